@@ -1,0 +1,68 @@
+package kernel
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
+// matrices, where op(X) is X or Xᵀ. op(A) is m×k, op(B) is k×n, C is m×n.
+// lda, ldb and ldc are the row strides of A, B and C as stored.
+// When beta is 0, C is not read (NaNs in C do not propagate).
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemmRef(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Dgemm is Sgemm for float64.
+func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	dgemmRef(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func sgemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float32
+			for p := 0; p < k; p++ {
+				var x, y float32
+				if transA {
+					x = a[p*lda+i]
+				} else {
+					x = a[i*lda+p]
+				}
+				if transB {
+					y = b[j*ldb+p]
+				} else {
+					y = b[p*ldb+j]
+				}
+				s += x * y
+			}
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
+		}
+	}
+}
+
+func dgemmRef(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for p := 0; p < k; p++ {
+				var x, y float64
+				if transA {
+					x = a[p*lda+i]
+				} else {
+					x = a[i*lda+p]
+				}
+				if transB {
+					y = b[j*ldb+p]
+				} else {
+					y = b[p*ldb+j]
+				}
+				s += x * y
+			}
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
+		}
+	}
+}
