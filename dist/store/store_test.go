@@ -1,0 +1,161 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func newServer(t *testing.T, token string, logw io.Writer) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logw == nil {
+		logw = io.Discard
+	}
+	s := Serve(ln, []byte(token), slog.New(slog.NewTextHandler(logw, nil)))
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestSetGetAdd(t *testing.T) {
+	s := newServer(t, "tok", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for r := 0; r < n; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			c, err := Dial(ctx, s.Addr().String(), []byte("tok"), r)
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			defer c.Close()
+			if err := c.Set(ctx, "addr/"+string(rune('a'+r)), []byte{byte(r)}); err != nil {
+				errs[r] = err
+				return
+			}
+			for q := 0; q < n; q++ {
+				v, err := c.Get(ctx, "addr/"+string(rune('a'+q)))
+				if err != nil || !bytes.Equal(v, []byte{byte(q)}) {
+					errs[r] = errors.Join(err, errors.New("wrong value"))
+					return
+				}
+			}
+			if _, err := c.Add(ctx, "count", int64(r+1)); err != nil {
+				errs[r] = err
+			}
+		}(r)
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	c, err := Dial(ctx, s.Addr().String(), []byte("tok"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, err := c.Add(ctx, "count", 0)
+	if err != nil || got != n*(n+1)/2 {
+		t.Fatalf("count = %d, %v; want %d", got, err, n*(n+1)/2)
+	}
+}
+
+func TestGetTimeout(t *testing.T) {
+	s := newServer(t, "tok", nil)
+	c, err := Dial(context.Background(), s.Addr().String(), []byte("tok"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = c.Get(ctx, "never")
+	if err == nil || time.Since(start) > 3*time.Second {
+		t.Fatalf("Get = %v after %v", err, time.Since(start))
+	}
+	// the connection is still usable afterwards when the server answered
+	if err := c.Set(context.Background(), "k", []byte("v")); err != nil {
+		t.Logf("set after timeout: %v (acceptable: connection may be reset)", err)
+	}
+}
+
+func TestWrongTokenRefusedAndLogged(t *testing.T) {
+	var logbuf syncBuffer
+	s := newServer(t, "right-token", &logbuf)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := Dial(ctx, s.Addr().String(), []byte("wrong-token"), 5)
+	if err == nil {
+		t.Fatal("dial with a wrong token succeeded")
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for !strings.Contains(logbuf.String(), "refused") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	log := logbuf.String()
+	if !strings.Contains(log, "rank_claim=5") || !strings.Contains(log, "127.0.0.1") {
+		t.Errorf("log lacks address or claim: %q", log)
+	}
+	if strings.Contains(log, "right-token") || strings.Contains(log, "wrong-token") {
+		t.Errorf("log leaks a token: %q", log)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestCloseWakesWaiters(t *testing.T) {
+	s := newServer(t, "tok", nil)
+	c, err := Dial(context.Background(), s.Addr().String(), []byte("tok"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Get(context.Background(), "abort")
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Get returned no error after the server closed")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Get still blocked 5s after the server closed")
+	}
+}
