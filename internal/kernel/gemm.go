@@ -4,15 +4,37 @@ package kernel
 // matrices, where op(X) is X or Xᵀ. op(A) is m×k, op(B) is k×n, C is m×n.
 // lda, ldb and ldc are the row strides of A, B and C as stored.
 // When beta is 0, C is not read (NaNs in C do not propagate).
+//
+// The work is blocked and packed as in GotoBLAS/BLIS (see gemm_driver.go),
+// runs an assembly micro-kernel chosen at start-up from the CPU's features,
+// and is split over GOMAXPROCS cores when it is large enough.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemmRef(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(sgemmActive, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Dgemm is Sgemm for float64.
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	dgemmRef(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(dgemmActive, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// sgemmVariants and dgemmVariants list every micro-kernel family usable on
+// this CPU, fastest first; the first entry is the one Sgemm/Dgemm use. The
+// pure-Go variant is always last and always present. Tests run them all.
+var (
+	sgemmVariants []*gemmVariant[float32]
+	dgemmVariants []*gemmVariant[float64]
+	sgemmActive   *gemmVariant[float32]
+	dgemmActive   *gemmVariant[float64]
+)
+
+func init() {
+	sgemmVariants = append(sgemmAsmVariants(), sgemmGoVariant())
+	dgemmVariants = append(dgemmAsmVariants(), dgemmGoVariant())
+	sgemmActive = sgemmVariants[0]
+	dgemmActive = dgemmVariants[0]
+}
+
+// sgemmRef is the reference triple loop the tests compare against.
 func sgemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
@@ -40,6 +62,7 @@ func sgemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda 
 	}
 }
 
+// dgemmRef is sgemmRef for float64.
 func dgemmRef(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {

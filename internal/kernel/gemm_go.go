@@ -1,0 +1,89 @@
+package kernel
+
+// Pure-Go micro-kernel: a 4×4 register tile. It is the fallback under the
+// purego build tag and on other architectures, and a registered variant
+// everywhere so tests always exercise it.
+
+func sgemmGoVariant() *gemmVariant[float32] {
+	return &gemmVariant[float32]{name: "go", mr: 4, nr: 4, kc: 256, mc: 128, nc: 1024, masked: true, micro: goMicro[float32]}
+}
+
+func dgemmGoVariant() *gemmVariant[float64] {
+	return &gemmVariant[float64]{name: "go", mr: 4, nr: 4, kc: 256, mc: 64, nc: 1024, masked: true, micro: goMicro[float64]}
+}
+
+// goMicro is the microKernel of the pure-Go variant (mr = nr = 4).
+func goMicro[T gemmFloat](rows, cols, k int, a, b, c []T, ldc int, beta T) {
+	if rows == 4 && cols == 4 {
+		goMicro4x4(k, a, b, c, ldc, beta)
+		return
+	}
+	var acc [4][4]T
+	for p := 0; p < k; p++ {
+		bp := b[p*4 : p*4+4]
+		ap := a[p*rows : p*rows+rows]
+		for i, x := range ap {
+			acc[i][0] += x * bp[0]
+			acc[i][1] += x * bp[1]
+			acc[i][2] += x * bp[2]
+			acc[i][3] += x * bp[3]
+		}
+	}
+	for i := 0; i < rows; i++ {
+		row := c[i*ldc : i*ldc+cols]
+		for j := range row {
+			if beta == 0 {
+				row[j] = acc[i][j]
+			} else {
+				row[j] = acc[i][j] + beta*row[j]
+			}
+		}
+	}
+}
+
+// goMicro4x4 keeps the 16 accumulators in locals so the compiler can hold
+// them in registers.
+func goMicro4x4[T gemmFloat](k int, a, b, c []T, ldc int, beta T) {
+	var c00, c01, c02, c03, c10, c11, c12, c13 T
+	var c20, c21, c22, c23, c30, c31, c32, c33 T
+	a = a[:4*k]
+	b = b[:4*k]
+	for p := 0; p+4 <= len(a) && p+4 <= len(b); p += 4 {
+		b0, b1, b2, b3 := b[p], b[p+1], b[p+2], b[p+3]
+		a0 := a[p]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		a1 := a[p+1]
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		a2 := a[p+2]
+		c20 += a2 * b0
+		c21 += a2 * b1
+		c22 += a2 * b2
+		c23 += a2 * b3
+		a3 := a[p+3]
+		c30 += a3 * b0
+		c31 += a3 * b1
+		c32 += a3 * b2
+		c33 += a3 * b3
+	}
+	store := func(row []T, x0, x1, x2, x3 T) {
+		row = row[:4]
+		if beta == 0 {
+			row[0], row[1], row[2], row[3] = x0, x1, x2, x3
+			return
+		}
+		row[0] = x0 + beta*row[0]
+		row[1] = x1 + beta*row[1]
+		row[2] = x2 + beta*row[2]
+		row[3] = x3 + beta*row[3]
+	}
+	store(c[0:], c00, c01, c02, c03)
+	store(c[ldc:], c10, c11, c12, c13)
+	store(c[2*ldc:], c20, c21, c22, c23)
+	store(c[3*ldc:], c30, c31, c32, c33)
+}

@@ -1,0 +1,221 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+type gemmShape struct{ m, n, k int }
+
+// gemmTestShapes are awkward sizes: empty, single, odd, just past the tile
+// sizes, and one large dimension at a time.
+func gemmTestShapes(short bool) []gemmShape {
+	var shapes []gemmShape
+	small := []int{0, 1, 2, 7, 17, 33}
+	for _, m := range small {
+		for _, n := range small {
+			for _, k := range small {
+				shapes = append(shapes, gemmShape{m, n, k})
+			}
+		}
+	}
+	shapes = append(shapes,
+		gemmShape{100, 257, 33}, gemmShape{257, 100, 300}, gemmShape{64, 256, 96},
+		gemmShape{29, 65, 513}, gemmShape{15, 31, 1}, gemmShape{1, 300, 70}, gemmShape{300, 1, 70},
+	)
+	if !short {
+		shapes = append(shapes,
+			gemmShape{1031, 17, 9}, gemmShape{3, 1030, 5}, gemmShape{17, 9, 1029}, gemmShape{130, 70, 600},
+		)
+	}
+	return shapes
+}
+
+// gemmCase is one call: transposes, scalars and padded leading dimensions.
+type gemmCase struct {
+	transA, transB bool
+	alpha, beta    float64
+	pad            int // extra elements per row of A, B and C
+}
+
+func gemmCases() []gemmCase {
+	var cs []gemmCase
+	for _, ta := range []bool{false, true} {
+		for _, tb := range []bool{false, true} {
+			cs = append(cs,
+				gemmCase{ta, tb, 1, 0, 0},
+				gemmCase{ta, tb, -1.5, 0.5, 3},
+			)
+		}
+	}
+	cs = append(cs, gemmCase{false, false, 1, 1, 1}, gemmCase{true, false, 0.25, -2, 0}, gemmCase{false, true, 0, 3, 2})
+	return cs
+}
+
+// gemmOperands builds A, B, C for one case; C's padding holds a sentinel and,
+// when beta == 0, its visible part holds NaN (which must not propagate).
+func gemmOperands(rng *rand.Rand, s gemmShape, tc gemmCase) (a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+	ar, ac := s.m, s.k
+	if tc.transA {
+		ar, ac = s.k, s.m
+	}
+	br, bc := s.k, s.n
+	if tc.transB {
+		br, bc = s.n, s.k
+	}
+	lda, ldb, ldc = ac+tc.pad, bc+tc.pad, s.n+tc.pad
+	fill := func(rows, ld int) []float64 {
+		x := make([]float64, rows*ld)
+		for i := range x {
+			x[i] = rng.Float64()*2 - 1
+		}
+		return x
+	}
+	a, b, c = fill(ar, lda), fill(br, ldb), fill(s.m, ldc)
+	for i := 0; i < s.m; i++ {
+		for j := 0; j < ldc; j++ {
+			switch {
+			case j >= s.n:
+				c[i*ldc+j] = 12345
+			case tc.beta == 0:
+				c[i*ldc+j] = math.NaN()
+			}
+		}
+	}
+	return
+}
+
+func toF32(x []float64) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = float32(v)
+	}
+	return y
+}
+
+// checkGemmResult compares got with want elementwise with a tolerance that
+// grows with k, and checks that C's padding was not written.
+func checkGemmResult[T gemmFloat](t *testing.T, name string, s gemmShape, ldc int, got, want []T, eps float64) {
+	t.Helper()
+	tol := eps * float64(s.k+4) * 8
+	for i := 0; i < s.m; i++ {
+		for j := 0; j < ldc; j++ {
+			g, w := float64(got[i*ldc+j]), float64(want[i*ldc+j])
+			if j >= s.n {
+				if g != 12345 {
+					t.Fatalf("%s: C padding (%d,%d) overwritten: %v", name, i, j, g)
+				}
+				continue
+			}
+			if math.IsNaN(g) || math.Abs(g-w) > tol*(1+math.Abs(w)) {
+				t.Fatalf("%s: C(%d,%d) = %v, want %v", name, i, j, g, w)
+			}
+		}
+	}
+}
+
+// testVariants returns each registered variant twice: with its own blocking
+// and with tiny cache blocks, so that block edges in k, m and n are crossed.
+func testVariants[T gemmFloat](vs []*gemmVariant[T]) []*gemmVariant[T] {
+	var out []*gemmVariant[T]
+	for _, v := range vs {
+		out = append(out, v)
+		tiny := &gemmVariant[T]{name: v.name + "/tinyblocks", mr: v.mr, nr: v.nr, kc: 5, mc: 2 * v.mr, nc: 2 * v.nr, masked: v.masked, micro: v.micro}
+		out = append(out, tiny)
+	}
+	return out
+}
+
+func TestGemmVariants(t *testing.T) {
+	for _, par := range []bool{false, true} {
+		saved := gemmParallelMinFlops
+		if par {
+			gemmParallelMinFlops = 0 // split even tiny products
+		} else {
+			gemmParallelMinFlops = math.MaxInt
+		}
+		t.Run(fmt.Sprintf("parallel=%v", par), func(t *testing.T) {
+			t.Run("f32", func(t *testing.T) { testSgemmVariants(t) })
+			t.Run("f64", func(t *testing.T) { testDgemmVariants(t) })
+		})
+		gemmParallelMinFlops = saved
+	}
+}
+
+func testSgemmVariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, v := range testVariants(sgemmVariants) {
+		for _, s := range gemmTestShapes(testing.Short()) {
+			for _, tc := range gemmCases() {
+				a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
+				a, b, c := toF32(a64), toF32(b64), toF32(c64)
+				want := append([]float32(nil), c...)
+				sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
+				gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, ldc)
+				name := fmt.Sprintf("sgemm %s %+v %+v", v.name, s, tc)
+				checkGemmResult(t, name, s, ldc, c, want, 1.2e-7)
+			}
+		}
+	}
+}
+
+func testDgemmVariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, v := range testVariants(dgemmVariants) {
+		for _, s := range gemmTestShapes(testing.Short()) {
+			for _, tc := range gemmCases() {
+				a, lda, b, ldb, c, ldc := gemmOperands(rng, s, tc)
+				want := append([]float64(nil), c...)
+				dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a, lda, b, ldb, tc.beta, want, ldc)
+				gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+				name := fmt.Sprintf("dgemm %s %+v %+v", v.name, s, tc)
+				checkGemmResult(t, name, s, ldc, c, want, 2.3e-16)
+			}
+		}
+	}
+}
+
+// TestGemmPublic checks the exported entry points on one shape.
+func TestGemmPublic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := gemmShape{45, 67, 89}
+	tc := gemmCase{false, true, 2, 0.5, 1}
+	a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
+	want64 := append([]float64(nil), c64...)
+	dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, want64, ldc)
+	a, b, c := toF32(a64), toF32(b64), toF32(c64)
+	want := append([]float32(nil), c...)
+	sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
+	Sgemm(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, ldc)
+	checkGemmResult(t, "Sgemm", s, ldc, c, want, 1.2e-7)
+	Dgemm(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, c64, ldc)
+	checkGemmResult(t, "Dgemm", s, ldc, c64, want64, 2.3e-16)
+}
+
+func TestGemmPanicsOnShortSlice(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Sgemm with a too-short C did not panic")
+		}
+	}()
+	a := make([]float32, 4*4)
+	Sgemm(false, false, 4, 4, 4, 1, a, 4, a, 4, 0, make([]float32, 15), 4)
+}
+
+// TestGemmNoGarbage checks that steady-state calls allocate nothing, on the
+// serial and the parallel path.
+func TestGemmNoGarbage(t *testing.T) {
+	for _, n := range []int{32, 256} {
+		a := make([]float32, n*n)
+		c := make([]float32, n*n)
+		Sgemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
+		allocs := testing.AllocsPerRun(20, func() {
+			Sgemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
+		})
+		if allocs > 0.5 {
+			t.Errorf("Sgemm n=%d: %v allocations per call", n, allocs)
+		}
+	}
+}
