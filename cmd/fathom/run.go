@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fathom-ml/fathom/launch"
+	"github.com/spf13/cobra"
+)
+
+// runCfg is bound to the flags of `fathom run`.
+var runCfg = launch.DefaultConfig()
+
+var runCmd = &cobra.Command{
+	Use:   "run [flags] [--] CMD [ARGS...]",
+	Short: "Start N workers of a command with the distributed environment set (torchrun's role)",
+	Long: `Start N workers of CMD on this machine, each with RANK, WORLD_SIZE, LOCAL_RANK,
+LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, GROUP_RANK/NODE_RANK, FATHOM_RESTART_COUNT
+and FATHOM_JOB_TOKEN set (the token is inherited when set, generated otherwise, and
+never printed). Worker output lines are prefixed with "[rank] ". SIGINT and SIGTERM
+are forwarded to the workers; a second signal kills them. When one worker fails the
+others are stopped and the local group is restarted up to --max-restarts times; then
+fathom exits non-zero with a summary of the first failure.
+
+Multi-node: run one launcher per node with the same --nnodes, --master-addr and
+--master-port and a distinct --node-rank; global RANK = node_rank*N + local_rank.`,
+	Example: `  fathom run -n 4 -- fathom bench allreduce
+  fathom run -n 2 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 -- ./worker`,
+	Args: cobra.MinimumNArgs(1),
+	RunE: runWorkers,
+}
+
+func init() {
+	runCfg.AddFlags(runCmd.Flags())
+	// Flags after the command name belong to the command.
+	runCmd.Flags().SetInterspersed(false)
+	rootCmd.AddCommand(runCmd)
+}
+
+// runResultJSON is the --json summary line of `fathom run`.
+type runResultJSON struct {
+	OK          bool            `json:"ok"`
+	Restarts    int             `json:"restarts"`
+	Interrupted bool            `json:"interrupted"`
+	Seconds     float64         `json:"seconds"`
+	MasterAddr  string          `json:"master_addr"`
+	MasterPort  int             `json:"master_port"`
+	Workers     []runWorkerJSON `json:"workers"`
+	Failures    []runWorkerJSON `json:"failures,omitempty"`
+}
+
+type runWorkerJSON struct {
+	Rank     int     `json:"rank"`
+	ExitCode int     `json:"exit_code"`
+	Signal   string  `json:"signal,omitempty"`
+	Seconds  float64 `json:"seconds"`
+}
+
+func runWorkers(cmd *cobra.Command, args []string) error {
+	cfg := runCfg
+	cfg.Command = args
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	cfg.Signals = sigs
+
+	res, err := launch.Run(context.Background(), cfg)
+	if jsonOut && (err == nil || len(res.Workers) > 0) {
+		if jerr := printJSON(runJSON(res, err)); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
+	if errors.Is(err, launch.ErrInterrupted) && !errors.Is(err, launch.ErrWorkerFailed) {
+		// Exit as a shell does for a command killed by the signal.
+		code := 130
+		if res.Signal == syscall.SIGTERM {
+			code = 143
+		}
+		os.Stderr.WriteString("fathom: run: " + err.Error() + "\n")
+		os.Exit(code)
+	}
+	if err != nil {
+		return errors.New("run: " + err.Error())
+	}
+	return nil
+}
+
+func runJSON(res launch.Result, err error) runResultJSON {
+	conv := func(ws []launch.WorkerResult) []runWorkerJSON {
+		out := make([]runWorkerJSON, len(ws))
+		for i, w := range ws {
+			out[i] = runWorkerJSON{Rank: w.Rank, ExitCode: w.ExitCode, Seconds: w.Duration.Seconds()}
+			if w.Signal != 0 {
+				out[i].Signal = w.Status()[len("signal "):]
+			}
+		}
+		return out
+	}
+	return runResultJSON{
+		OK:          err == nil,
+		Restarts:    res.Restarts,
+		Interrupted: res.Interrupted,
+		Seconds:     res.Duration.Seconds(),
+		MasterAddr:  res.MasterAddr,
+		MasterPort:  res.MasterPort,
+		Workers:     conv(res.Workers),
+		Failures:    conv(res.Failures),
+	}
+}

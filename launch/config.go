@@ -1,0 +1,248 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Defaults used when a Config field is left at its zero value.
+const (
+	DefaultMasterAddr = "127.0.0.1"
+	DefaultGrace      = 5 * time.Second
+	DefaultTailLines  = 10
+)
+
+// AutoThreads as Config.ThreadsPerWorker splits this machine's CPUs evenly
+// among the local workers: max(1, runtime.NumCPU()/NProcPerNode).
+const AutoThreads = -1
+
+// Limits that keep rank arithmetic and resource use sane.
+const (
+	maxProcsPerNode = 4096
+	maxNodes        = 1 << 20
+	maxWorldSize    = 1 << 24
+)
+
+// Config describes one launch: which command to start, how many copies, and
+// where this node sits in the job. The zero value of every field except
+// Command means "default"; see the field comments.
+type Config struct {
+	// Command is the worker program and its arguments; required.
+	Command []string
+
+	// NProcPerNode is N, the number of workers started on this node
+	// (LOCAL_WORLD_SIZE). 0 means 1.
+	NProcPerNode int
+	// NNodes is M, the number of launchers (nodes) in the job. 0 means 1.
+	NNodes int
+	// NodeRank is this node's index in [0, NNodes).
+	NodeRank int
+	// MasterAddr is the host of global rank 0 (MASTER_ADDR).
+	// "" means DefaultMasterAddr.
+	MasterAddr string
+	// MasterPort is MASTER_PORT. 0 means: pick a free port on MasterAddr,
+	// which is allowed only when NNodes == 1 (every node must agree on it).
+	MasterPort int
+
+	// MaxRestarts is how many times the local group is restarted after a
+	// worker failure before Run gives up.
+	MaxRestarts int
+	// Grace is how long workers get between SIGTERM (or a forwarded
+	// signal) and SIGKILL. 0 means DefaultGrace.
+	Grace time.Duration
+	// ThreadsPerWorker, when > 0, sets GOMAXPROCS and OMP_NUM_THREADS of
+	// every worker; AutoThreads splits the CPUs evenly; 0 leaves both alone.
+	ThreadsPerWorker int
+
+	// NoPrefix turns off the "[rank] " prefix on worker output lines.
+	// Output stays line-buffered either way.
+	NoPrefix bool
+	// TailLines is how many of the failed worker's last stderr lines the
+	// failure summary shows. 0 means DefaultTailLines; negative means none.
+	TailLines int
+
+	// Env is the base environment of the workers ("KEY=VALUE" entries);
+	// nil means os.Environ(). The distributed variables are set on top.
+	Env []string
+	// Dir is the workers' working directory; "" means the launcher's.
+	Dir string
+	// Stdout and Stderr receive the workers' (prefixed) output and the
+	// launcher's own messages; nil means os.Stdout and os.Stderr.
+	Stdout, Stderr io.Writer
+	// Signals, if not nil, delivers signals to forward to the workers
+	// (the CLI feeds it from signal.Notify for SIGINT and SIGTERM). The
+	// first signal is forwarded and starts the grace period; a second one
+	// kills the workers with SIGKILL at once.
+	Signals <-chan os.Signal
+}
+
+// DefaultConfig returns a Config with every default filled in explicitly;
+// AddFlags uses its values as flag defaults.
+func DefaultConfig() Config {
+	return Config{
+		NProcPerNode: 1,
+		NNodes:       1,
+		MasterAddr:   DefaultMasterAddr,
+		Grace:        DefaultGrace,
+		TailLines:    DefaultTailLines,
+	}
+}
+
+// withDefaults returns c with zero-valued fields replaced by their defaults.
+func (c Config) withDefaults() Config {
+	if c.NProcPerNode == 0 {
+		c.NProcPerNode = 1
+	}
+	if c.NNodes == 0 {
+		c.NNodes = 1
+	}
+	if c.MasterAddr == "" {
+		c.MasterAddr = DefaultMasterAddr
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	if c.TailLines == 0 {
+		c.TailLines = DefaultTailLines
+	}
+	if c.Env == nil {
+		c.Env = os.Environ()
+	}
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	return c
+}
+
+// ErrConfig is wrapped by every error Validate returns.
+var ErrConfig = errors.New("launch: invalid config")
+
+// Validate reports the first problem with c (after defaults are applied),
+// as an error wrapping ErrConfig.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case len(c.Command) == 0 || c.Command[0] == "":
+		return bad("no command to run")
+	case c.NProcPerNode < 1 || c.NProcPerNode > maxProcsPerNode:
+		return bad("nproc-per-node %d out of range [1, %d]", c.NProcPerNode, maxProcsPerNode)
+	case c.NNodes < 1 || c.NNodes > maxNodes:
+		return bad("nnodes %d out of range [1, %d]", c.NNodes, maxNodes)
+	case c.NNodes*c.NProcPerNode > maxWorldSize:
+		return bad("world size %d x %d exceeds %d", c.NNodes, c.NProcPerNode, maxWorldSize)
+	case c.NodeRank < 0 || c.NodeRank >= c.NNodes:
+		return bad("node-rank %d out of range [0, %d)", c.NodeRank, c.NNodes)
+	case c.MasterPort < 0 || c.MasterPort > 65535:
+		return bad("master-port %d out of range [0, 65535]", c.MasterPort)
+	case c.NNodes > 1 && c.MasterPort == 0:
+		return bad("nnodes is %d: every node must be given the same --master-port", c.NNodes)
+	case strings.ContainsAny(c.MasterAddr, " \t\n="):
+		return bad("master-addr %q is not a host name or address", c.MasterAddr)
+	case c.MaxRestarts < 0:
+		return bad("max-restarts %d is negative", c.MaxRestarts)
+	case c.Grace < 0:
+		return bad("grace %v is negative", c.Grace)
+	case c.ThreadsPerWorker < AutoThreads:
+		return bad("threads-per-worker %d is negative", c.ThreadsPerWorker)
+	}
+	return nil
+}
+
+// threads returns the GOMAXPROCS value to give each worker, 0 for none.
+func (c Config) threads() int {
+	if c.ThreadsPerWorker == AutoThreads {
+		return max(1, runtime.NumCPU()/c.NProcPerNode)
+	}
+	return c.ThreadsPerWorker
+}
+
+// AddFlags registers the launcher's command-line flags on fs, bound to c's
+// fields and using c's current values as defaults. The flag names follow
+// torchrun's (with dashes): -n/--nproc-per-node, --nnodes, --node-rank,
+// --master-addr, --master-port, --max-restarts, plus --grace,
+// --threads-per-worker, --no-prefix and --tail-lines.
+func (c *Config) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVarP(&c.NProcPerNode, "nproc-per-node", "n", c.NProcPerNode, "number of workers to start on this node")
+	fs.IntVar(&c.NNodes, "nnodes", c.NNodes, "number of nodes (one launcher each) in the job")
+	fs.IntVar(&c.NodeRank, "node-rank", c.NodeRank, "this node's index in [0, nnodes)")
+	fs.StringVar(&c.MasterAddr, "master-addr", c.MasterAddr, "host of global rank 0 (MASTER_ADDR)")
+	fs.IntVar(&c.MasterPort, "master-port", c.MasterPort, "port of the rendezvous on master-addr (MASTER_PORT); 0 picks a free port (single node only)")
+	fs.IntVar(&c.MaxRestarts, "max-restarts", c.MaxRestarts, "restart the local group up to this many times after a worker failure")
+	fs.DurationVar(&c.Grace, "grace", c.Grace, "time between SIGTERM and SIGKILL when stopping workers")
+	fs.Var((*threadsValue)(&c.ThreadsPerWorker), "threads-per-worker", "set GOMAXPROCS and OMP_NUM_THREADS of each worker to this number, or \"auto\" (CPUs / nproc-per-node); unset leaves them alone")
+	fs.BoolVar(&c.NoPrefix, "no-prefix", c.NoPrefix, "do not prefix worker output lines with \"[rank] \"")
+	fs.IntVar(&c.TailLines, "tail-lines", c.TailLines, "how many of a failed worker's last stderr lines the summary shows")
+}
+
+// ParseArgs parses a torchrun-style argument list: launcher flags, an
+// optional "--", then the worker command and its arguments. Parsing stops at
+// the first argument that is not a flag, so the command's own flags are left
+// alone. The result is validated.
+func ParseArgs(args []string) (Config, error) {
+	c := DefaultConfig()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SetInterspersed(false)
+	c.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	c.Command = fs.Args()
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// threadsValue is the pflag.Value of --threads-per-worker: a positive
+// integer, "auto", or 0/"" for unset.
+type threadsValue int
+
+func (v *threadsValue) String() string {
+	switch int(*v) {
+	case AutoThreads:
+		return "auto"
+	case 0:
+		return ""
+	}
+	return strconv.Itoa(int(*v))
+}
+
+func (v *threadsValue) Set(s string) error {
+	n, err := ParseThreads(s)
+	if err != nil {
+		return err
+	}
+	*v = threadsValue(n)
+	return nil
+}
+
+func (v *threadsValue) Type() string { return "N|auto" }
+
+// ParseThreads parses a --threads-per-worker value: a non-negative integer,
+// or "auto" (returned as AutoThreads).
+func ParseThreads(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "auto" {
+		return AutoThreads, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("threads-per-worker %q: want a non-negative integer or \"auto\"", s)
+	}
+	return n, nil
+}

@@ -1,0 +1,457 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Sentinel errors of Run; test with errors.Is.
+var (
+	// ErrWorkerFailed: a worker exited non-zero or was killed by a signal,
+	// and no restarts were left.
+	ErrWorkerFailed = errors.New("launch: worker failed")
+	// ErrInterrupted: a signal arrived on Config.Signals or the context was
+	// cancelled; the workers were stopped and not restarted.
+	ErrInterrupted = errors.New("launch: interrupted")
+)
+
+// drainTimeout bounds how long Run waits, after every worker has exited and
+// its process group is killed, for the workers' output pipes to reach EOF.
+// Only a process that left the group (setsid) can keep a pipe open that
+// long; its remaining output is dropped.
+const drainTimeout = 2 * time.Second
+
+// WorkerResult is how one worker ended.
+type WorkerResult struct {
+	Rank      int // global rank
+	LocalRank int
+	Pid       int
+	// ExitCode is the process's exit code, or -1 if a signal killed it.
+	ExitCode int
+	// Signal is the signal that killed the process, 0 if it exited.
+	Signal   syscall.Signal
+	Duration time.Duration // from start to exit
+	// StderrTail holds the last Config.TailLines lines of its stderr.
+	StderrTail []string
+}
+
+// Success reports whether the worker exited with code 0.
+func (w WorkerResult) Success() bool { return w.ExitCode == 0 && w.Signal == 0 }
+
+// Status describes the ending: "exit code 3", "signal SIGKILL" or
+// "exit code 0".
+func (w WorkerResult) Status() string {
+	if w.Signal != 0 {
+		return "signal " + signalName(w.Signal)
+	}
+	return fmt.Sprintf("exit code %d", w.ExitCode)
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	// Workers is how each worker of the last attempt ended, by local rank.
+	Workers []WorkerResult
+	// Failures holds the first failed worker of every failed attempt, in
+	// order; its last element caused Run's ErrWorkerFailed, if any.
+	Failures []WorkerResult
+	// Restarts is how many times the local group was restarted.
+	Restarts int
+	// Interrupted is set when a signal or the context stopped the run;
+	// Signal is the first signal received (nil for the context).
+	Interrupted bool
+	Signal      os.Signal
+	// MasterAddr and MasterPort are the values the workers were given.
+	MasterAddr string
+	MasterPort int
+	// TokenGenerated tells whether the job token was generated (true) or
+	// inherited from FATHOM_JOB_TOKEN. The token itself is never returned.
+	TokenGenerated bool
+	Duration       time.Duration
+}
+
+// Summary describes the failure that ended the run, in a few lines for a
+// human: which rank failed first, how, after how long, and the last lines
+// of its stderr. It is "" when no worker failed.
+func (r Result) Summary() string {
+	if len(r.Failures) == 0 {
+		return ""
+	}
+	f := r.Failures[len(r.Failures)-1]
+	var b strings.Builder
+	fmt.Fprintf(&b, "fathom run: rank %d failed first: %s after %v (local rank %d, pid %d)\n",
+		f.Rank, f.Status(), roundDuration(f.Duration), f.LocalRank, f.Pid)
+	stopped := 0
+	for _, w := range r.Workers {
+		if w.Rank != f.Rank && w.Signal != 0 {
+			stopped++
+		}
+	}
+	fmt.Fprintf(&b, "fathom run: %d other worker(s) stopped by signal; %d restart(s) used\n", stopped, r.Restarts)
+	if len(f.StderrTail) > 0 {
+		fmt.Fprintf(&b, "fathom run: last %d line(s) of rank %d's stderr:\n", len(f.StderrTail), f.Rank)
+		for _, line := range f.StderrTail {
+			fmt.Fprintf(&b, "    %s\n", line)
+		}
+	} else {
+		fmt.Fprintf(&b, "fathom run: rank %d wrote nothing to stderr\n", f.Rank)
+	}
+	return b.String()
+}
+
+// Run starts cfg.NProcPerNode workers of cfg.Command with the distributed
+// environment set, streams their output, and waits for all of them.
+//
+// When a worker fails, Run stops the others (SIGTERM, then SIGKILL after
+// cfg.Grace) and restarts the group with FATHOM_RESTART_COUNT incremented,
+// up to cfg.MaxRestarts times; then it prints Result.Summary to cfg.Stderr
+// and returns an error wrapping ErrWorkerFailed. A signal on cfg.Signals is
+// forwarded to every worker (a second one sends SIGKILL), and cancelling ctx
+// acts like SIGTERM; both end the run with an error wrapping ErrInterrupted
+// (or ErrWorkerFailed if a worker had failed first). A worker that cannot be
+// started ends the run at once. Run returns only after every worker process
+// has exited, and leaves no goroutine behind.
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
+	begin := time.Now()
+	defer func() { res.Duration = time.Since(begin) }()
+
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return res, err
+	}
+	token, generated, err := JobToken(cfg.Env)
+	if err != nil {
+		return res, err
+	}
+	port := cfg.MasterPort
+	if port == 0 {
+		if port, err = FreePort(cfg.MasterAddr); err != nil {
+			return res, err
+		}
+	}
+	stdout, stderr := outputs(cfg.Stdout, cfg.Stderr)
+	l := &launcher{cfg: cfg, token: token, port: port, stdout: stdout, stderr: stderr}
+	res.MasterAddr, res.MasterPort, res.TokenGenerated = cfg.MasterAddr, port, generated
+
+	for restart := 0; ; restart++ {
+		g, err := l.runGroup(ctx, restart)
+		res.Workers, res.Restarts = g.workers, restart
+		if err != nil {
+			return res, err
+		}
+		if g.failed >= 0 {
+			res.Failures = append(res.Failures, g.workers[g.failed])
+		}
+		if !g.interrupted && g.failed >= 0 && restart < cfg.MaxRestarts {
+			f := g.workers[g.failed]
+			l.notef("fathom run: rank %d failed (%s after %v); restarting the local group (restart %d of %d)\n",
+				f.Rank, f.Status(), roundDuration(f.Duration), restart+1, cfg.MaxRestarts)
+			g.interrupted, g.signal = l.pendingInterrupt(ctx)
+			if !g.interrupted {
+				continue
+			}
+		}
+		if g.interrupted {
+			res.Interrupted, res.Signal = true, g.signal
+		}
+		switch {
+		case g.failed >= 0:
+			f := res.Failures[len(res.Failures)-1]
+			l.notef("%s", res.Summary())
+			return res, fmt.Errorf("%w: rank %d %s after %v", ErrWorkerFailed, f.Rank, f.Status(), roundDuration(f.Duration))
+		case g.interrupted:
+			return res, l.interruptErr(ctx, g.signal)
+		}
+		return res, nil
+	}
+}
+
+// launcher holds what every attempt of one Run shares.
+type launcher struct {
+	cfg    Config
+	token  string
+	port   int
+	stdout *lockedWriter
+	stderr *lockedWriter
+}
+
+// notef writes a launcher message to stderr, not interleaved with worker lines.
+func (l *launcher) notef(format string, args ...any) {
+	fmt.Fprintf(l.stderr, format, args...)
+}
+
+func (l *launcher) interruptErr(ctx context.Context, sig os.Signal) error {
+	if sig != nil {
+		return fmt.Errorf("%w by %s", ErrInterrupted, osSignalName(sig))
+	}
+	return fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
+}
+
+// pendingInterrupt reports, without blocking, whether a signal or the
+// context's end arrived while no worker was running.
+func (l *launcher) pendingInterrupt(ctx context.Context) (bool, os.Signal) {
+	select {
+	case sig, ok := <-l.cfg.Signals:
+		if ok {
+			return true, sig
+		}
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return true, nil
+	default:
+	}
+	return false, nil
+}
+
+// proc is one running worker.
+type proc struct {
+	info    Worker
+	cmd     *exec.Cmd
+	start   time.Time
+	readers [2]*os.File // stdout and stderr read ends
+	tail    *tailBuffer
+	exited  bool
+	res     WorkerResult
+}
+
+type exitEvent struct {
+	local int
+	at    time.Time
+}
+
+// group is the outcome of one attempt.
+type group struct {
+	workers     []WorkerResult
+	failed      int // local rank of the first failure, -1 if none
+	interrupted bool
+	signal      os.Signal
+}
+
+// runGroup starts the local workers for attempt number restart and waits
+// until all of them have exited.
+func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
+	n := l.cfg.NProcPerNode
+	g := group{failed: -1}
+	exits := make(chan exitEvent, n) // buffered: the waiters never block
+	var pumps sync.WaitGroup
+	procs := make([]*proc, 0, n)
+	for local := range n {
+		p, err := l.start(local, restart, exits, &pumps)
+		if err != nil {
+			for _, q := range procs {
+				_ = signalWorker(q.cmd.Process, syscall.SIGKILL)
+			}
+			for range procs {
+				<-exits
+			}
+			l.finish(procs, &pumps)
+			return g, fmt.Errorf("launch: start rank %d (%s): %w", p.info.Rank(), l.cfg.Command[0], err)
+		}
+		procs = append(procs, p)
+	}
+
+	var grace *time.Timer
+	var graceC <-chan time.Time
+	defer func() {
+		if grace != nil {
+			grace.Stop()
+		}
+	}()
+	stopping := false
+	// stop sends sig to every running worker and starts the grace period.
+	stop := func(sig syscall.Signal) {
+		stopping = true
+		for _, p := range procs {
+			if !p.exited {
+				_ = signalWorker(p.cmd.Process, sig)
+			}
+		}
+		if grace == nil {
+			grace = time.NewTimer(l.cfg.Grace)
+			graceC = grace.C
+		}
+	}
+	kill := func() {
+		for _, p := range procs {
+			if !p.exited {
+				_ = signalWorker(p.cmd.Process, syscall.SIGKILL)
+			}
+		}
+	}
+
+	sigs, done := l.cfg.Signals, ctx.Done()
+	for running := n; running > 0; {
+		select {
+		case ev := <-exits:
+			running--
+			p := procs[ev.local]
+			p.exited = true
+			p.res.Duration = ev.at.Sub(p.start)
+			if st := p.cmd.ProcessState; st != nil {
+				p.res.ExitCode, p.res.Signal = exitStatus(st)
+			} else {
+				p.res.ExitCode = -1
+			}
+			if !p.res.Success() && !stopping {
+				g.failed = ev.local
+				stop(syscall.SIGTERM)
+			}
+		case sig, ok := <-sigs:
+			if !ok {
+				sigs = nil
+				continue
+			}
+			if !g.interrupted {
+				g.interrupted, g.signal = true, sig
+			}
+			if stopping {
+				kill() // second signal: no more grace
+			} else {
+				stop(toSyscallSignal(sig))
+			}
+		case <-done:
+			done = nil
+			g.interrupted = true
+			if !stopping {
+				stop(syscall.SIGTERM)
+			}
+		case <-graceC:
+			graceC = nil
+			kill()
+		}
+	}
+	l.finish(procs, &pumps)
+	g.workers = make([]WorkerResult, len(procs))
+	for i, p := range procs {
+		p.res.StderrTail = p.tail.snapshot()
+		g.workers[i] = p.res
+	}
+	return g, nil
+}
+
+// start starts worker local of attempt restart. Its exit is reported on
+// exits; its two output pumps are counted in pumps.
+func (l *launcher) start(local, restart int, exits chan<- exitEvent, pumps *sync.WaitGroup) (*proc, error) {
+	cfg := l.cfg
+	p := &proc{info: Worker{
+		Topology:     Topology{NNodes: cfg.NNodes, NodeRank: cfg.NodeRank, NProcPerNode: cfg.NProcPerNode},
+		LocalRank:    local,
+		MasterAddr:   cfg.MasterAddr,
+		MasterPort:   l.port,
+		RestartCount: restart,
+		MaxRestarts:  cfg.MaxRestarts,
+		Threads:      cfg.threads(),
+	}}
+	p.res = WorkerResult{Rank: p.info.Rank(), LocalRank: local}
+	p.tail = &tailBuffer{n: cfg.TailLines}
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return p, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return p, err
+	}
+	p.cmd = exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	p.cmd.Env = p.info.Environ(cfg.Env, l.token)
+	p.cmd.Dir = cfg.Dir
+	p.cmd.Stdout, p.cmd.Stderr = outW, errW // *os.File: no copying goroutines in os/exec
+	p.cmd.SysProcAttr = sysProcAttr()
+	err = p.cmd.Start()
+	// The child holds its own copies of the write ends; closing ours lets
+	// the pumps see EOF when the worker (and its children) are gone.
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return p, err
+	}
+	p.start = time.Now()
+	p.res.Pid = p.cmd.Process.Pid
+	p.readers = [2]*os.File{outR, errR}
+
+	var prefix []byte
+	if !cfg.NoPrefix {
+		prefix = fmt.Appendf(nil, "[%d] ", p.info.Rank())
+	}
+	pumps.Add(2)
+	go func() { defer pumps.Done(); pump(outR, l.stdout, prefix, nil) }()
+	go func() { defer pumps.Done(); pump(errR, l.stderr, prefix, p.tail) }()
+	go func() {
+		_ = p.cmd.Wait() // the exit status is read from ProcessState
+		exits <- exitEvent{local: local, at: time.Now()}
+	}()
+	return p, nil
+}
+
+// finish runs after every worker of procs has exited: it kills what is left
+// of their process groups, waits (bounded) for the output pumps to drain,
+// and closes the pipes.
+func (l *launcher) finish(procs []*proc, pumps *sync.WaitGroup) {
+	for _, p := range procs {
+		killLeftovers(p.cmd.Process)
+	}
+	drained := make(chan struct{})
+	go func() { pumps.Wait(); close(drained) }()
+	timer := time.NewTimer(drainTimeout)
+	defer timer.Stop()
+	select {
+	case <-drained:
+	case <-timer.C:
+		// A process outside the group still holds a pipe: closing our
+		// read ends makes the blocked pumps return.
+		for _, p := range procs {
+			for _, r := range p.readers {
+				r.Close()
+			}
+		}
+		<-drained
+	}
+	for _, p := range procs {
+		for _, r := range p.readers {
+			r.Close()
+		}
+	}
+}
+
+func toSyscallSignal(sig os.Signal) syscall.Signal {
+	if s, ok := sig.(syscall.Signal); ok {
+		return s
+	}
+	return syscall.SIGTERM
+}
+
+func signalName(sig syscall.Signal) string {
+	if name, ok := signalNames[sig]; ok {
+		return name
+	}
+	return sig.String()
+}
+
+func osSignalName(sig os.Signal) string {
+	if s, ok := sig.(syscall.Signal); ok {
+		return signalName(s)
+	}
+	return sig.String()
+}
+
+// roundDuration rounds d for messages: milliseconds, or microseconds below
+// 10ms so that short runs do not read as "0s".
+func roundDuration(d time.Duration) time.Duration {
+	if d < 10*time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}

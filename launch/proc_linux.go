@@ -1,0 +1,15 @@
+package launch
+
+import "syscall"
+
+// sysProcAttr puts each worker in its own process group (so the terminal's
+// Ctrl-C reaches only the launcher, which forwards it, and a signal to the
+// group reaches the worker's children too) and asks the kernel to SIGKILL
+// the worker if the launcher dies without stopping it.
+//
+// Pdeathsig fires when the OS thread that started the child exits; the Go
+// runtime only ends threads whose goroutine exits while locked with
+// runtime.LockOSThread, so do not call Run from such a goroutine.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
