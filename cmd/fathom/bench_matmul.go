@@ -1,0 +1,135 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+)
+
+// matmulResult is one `fathom bench matmul` measurement (a JSON line with --json).
+type matmulResult struct {
+	M       int     `json:"m"`
+	N       int     `json:"n"`
+	K       int     `json:"k"`
+	Dtype   string  `json:"dtype"`
+	Threads int     `json:"threads"`
+	Sec     float64 `json:"sec"`
+	GFlops  float64 `json:"gflops"`
+	Samples int     `json:"samples"`
+}
+
+func init() {
+	var m, n, k, iters, threads int
+	var dtype string
+	var minTime time.Duration
+	cmd := &cobra.Command{
+		Use:   "matmul",
+		Short: "Measure dense matrix multiply throughput (GFLOP/s)",
+		Long: `Times C = A·B for row-major m×k by k×n matrices of standard-normal values
+into a preallocated C. After one warm-up call, each of --iters samples repeats
+the multiply until it lasts at least --min-time; the median time per multiply
+gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if m == 0 {
+				m = n
+			}
+			if k == 0 {
+				k = n
+			}
+			if m <= 0 || n <= 0 || k <= 0 {
+				return fmt.Errorf("bench matmul: sizes must be positive, got m=%d n=%d k=%d", m, n, k)
+			}
+			if iters < 1 {
+				return fmt.Errorf("bench matmul: --iters must be at least 1, got %d", iters)
+			}
+			if threads > 0 {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+			}
+			var call func()
+			switch dtype {
+			case "f32", "float32":
+				dtype = "f32"
+				a, b, c := randF32(m*k), randF32(k*n), make([]float32, m*n)
+				call = func() { kernel.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
+			case "f64", "float64":
+				dtype = "f64"
+				a, b, c := randF64(m*k), randF64(k*n), make([]float64, m*n)
+				call = func() { kernel.Dgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
+			default:
+				return fmt.Errorf("bench matmul: unknown --dtype %q (want f32 or f64)", dtype)
+			}
+			sec, samples := medianTime(call, iters, minTime)
+			res := matmulResult{
+				M: m, N: n, K: k, Dtype: dtype, Threads: runtime.GOMAXPROCS(0),
+				Sec: sec, GFlops: 2 * float64(m) * float64(n) * float64(k) / sec / 1e9, Samples: samples,
+			}
+			if jsonOut {
+				return printJSON(res)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "matmul %s m=%d n=%d k=%d threads=%d: %.3f ms  %.1f GFLOP/s (median of %d)\n",
+				res.Dtype, m, n, k, res.Threads, sec*1e3, res.GFlops, samples)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&n, "n", 1024, "columns of B and C (and every size when --m/--k are not given)")
+	f.IntVar(&m, "m", 0, "rows of A and C (default --n)")
+	f.IntVar(&k, "k", 0, "columns of A, rows of B (default --n)")
+	f.StringVar(&dtype, "dtype", "f32", "element type: f32 or f64")
+	f.IntVar(&iters, "iters", 5, "number of timed samples (the median is reported)")
+	f.IntVar(&threads, "threads", 0, "GOMAXPROCS for the run (0 keeps the current value)")
+	f.DurationVar(&minTime, "min-time", 300*time.Millisecond, "minimum duration of one sample")
+	benchCmd.AddCommand(cmd)
+}
+
+// medianTime calls fn once to warm up, then takes iters samples, each
+// repeating fn until it lasts at least minTime, and returns the median
+// seconds per call.
+func medianTime(fn func(), iters int, minTime time.Duration) (float64, int) {
+	t0 := time.Now()
+	fn()
+	single := time.Since(t0)
+	reps := 1
+	if single > 0 && single < minTime {
+		reps = int(minTime/single) + 1
+	}
+	samples := make([]float64, iters)
+	for s := range samples {
+		t0 := time.Now()
+		for range reps {
+			fn()
+		}
+		samples[s] = time.Since(t0).Seconds() / float64(reps)
+	}
+	slices.Sort(samples)
+	mid := len(samples) / 2
+	if len(samples)%2 == 0 {
+		return (samples[mid-1] + samples[mid]) / 2, iters
+	}
+	return samples[mid], iters
+}
+
+func randF32(n int) []float32 {
+	r := rand.New(rand.NewPCG(1, uint64(n)))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+func randF64(n int) []float64 {
+	r := rand.New(rand.NewPCG(2, uint64(n)))
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	return x
+}
