@@ -1,69 +1,235 @@
 package kernel
 
-import "math"
+import (
+	"fmt"
+	"math"
 
-// The elementwise kernels below take slices of equal length; dst may alias
-// an input.
+	"github.com/fathom-ml/fathom/internal/parallel"
+)
+
+// Elementwise maps over flat slices.
+//
+// Every map works on len(dst) elements (len(y) for Axpy); the inputs must
+// be at least that long (extra elements are ignored) or the function panics
+// with a message naming the kernel. dst may be the very same slice as an
+// input (in-place update), but must not partially overlap one.
+//
+// Work of fewer than about 2·grain elements (see grainMem, grainCompute)
+// runs on the calling goroutine; larger work is split over the cores with
+// package parallel in chunks that are multiples of 64 elements.
+
+const (
+	// grainMem is the smallest chunk worth a core for memory-bound maps
+	// (add, mul, axpy, relu, sum, ...): below 2·grainMem = 128 Ki elements
+	// the hand-off to a second core costs more than it saves.
+	grainMem = 1 << 16
+	// grainCompute is the same for maps that cost tens of cycles per
+	// vector (exp, tanh, sigmoid, log, div).
+	grainCompute = 1 << 13
+	// block keeps chunk boundaries on 64-element (256-byte) multiples, so
+	// only the last chunk has a scalar tail.
+	block = 64
+)
+
+// split runs fn over [0, n) on one goroutine if n is small, else in
+// parallel over block-aligned chunks of at least grain elements.
+func split(n, grain int, fn func(lo, hi int)) {
+	if n < 2*grain {
+		fn(0, n)
+		return
+	}
+	nb := (n + block - 1) / block
+	parallel.For(nb, grain/block, func(lo, hi int) {
+		fn(lo*block, min(hi*block, n))
+	})
+}
+
+// splitReduce is split for reductions: the partial results of the chunks
+// are added in chunk order (deterministic for a fixed GOMAXPROCS).
+func splitReduce(n, grain int, fn func(lo, hi int) float64) float64 {
+	if n < 2*grain {
+		return fn(0, n)
+	}
+	nb := (n + block - 1) / block
+	return parallel.MapReduce(nb, grain/block, 0.0,
+		func(lo, hi int) float64 { return fn(lo*block, min(hi*block, n)) },
+		func(a, b float64) float64 { return a + b })
+}
+
+func checkLen(op, name string, got, want int) {
+	if got < want {
+		panic(fmt.Sprintf("kernel.%s: len(%s) = %d, shorter than %d", op, name, got, want))
+	}
+}
+
+func nanF64() float64 { return math.NaN() }
+
+// ----------------------------------------------------------- float32 maps
 
 // AddF32 sets dst[i] = a[i] + b[i].
 func AddF32(dst, a, b []float32) {
-	for i := range dst {
-		dst[i] = a[i] + b[i]
-	}
+	n := len(dst)
+	checkLen("AddF32", "a", len(a), n)
+	checkLen("AddF32", "b", len(b), n)
+	split(n, grainMem, func(lo, hi int) { elem.addF32(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// SubF32 sets dst[i] = a[i] − b[i].
+func SubF32(dst, a, b []float32) {
+	n := len(dst)
+	checkLen("SubF32", "a", len(a), n)
+	checkLen("SubF32", "b", len(b), n)
+	split(n, grainMem, func(lo, hi int) { elem.subF32(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // MulF32 sets dst[i] = a[i] * b[i].
 func MulF32(dst, a, b []float32) {
-	for i := range dst {
-		dst[i] = a[i] * b[i]
-	}
+	n := len(dst)
+	checkLen("MulF32", "a", len(a), n)
+	checkLen("MulF32", "b", len(b), n)
+	split(n, grainMem, func(lo, hi int) { elem.mulF32(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
-// AxpyF32 sets y[i] += alpha * x[i].
+// DivF32 sets dst[i] = a[i] / b[i] (IEEE division: x/0 is ±Inf or NaN).
+func DivF32(dst, a, b []float32) {
+	n := len(dst)
+	checkLen("DivF32", "a", len(a), n)
+	checkLen("DivF32", "b", len(b), n)
+	split(n, grainCompute, func(lo, hi int) { elem.divF32(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// AddScalarF32 sets dst[i] = x[i] + s.
+func AddScalarF32(dst, x []float32, s float32) {
+	n := len(dst)
+	checkLen("AddScalarF32", "x", len(x), n)
+	split(n, grainMem, func(lo, hi int) { elem.addScalarF32(dst[lo:hi], x[lo:hi], s) })
+}
+
+// MulScalarF32 sets dst[i] = x[i] * s.
+func MulScalarF32(dst, x []float32, s float32) {
+	n := len(dst)
+	checkLen("MulScalarF32", "x", len(x), n)
+	split(n, grainMem, func(lo, hi int) { elem.mulScalarF32(dst[lo:hi], x[lo:hi], s) })
+}
+
+// ScaleF32 sets x[i] *= alpha in place.
+func ScaleF32(alpha float32, x []float32) { MulScalarF32(x, x, alpha) }
+
+// AxpyF32 sets y[i] += alpha * x[i] (one fused multiply-add per element in
+// the vector variants, so results may differ from the reference in the last
+// bit).
 func AxpyF32(alpha float32, x, y []float32) {
-	for i := range y {
-		y[i] += alpha * x[i]
-	}
+	n := len(y)
+	checkLen("AxpyF32", "x", len(x), n)
+	split(n, grainMem, func(lo, hi int) { elem.axpyF32(alpha, x[lo:hi], y[lo:hi]) })
 }
 
-// ReluF32 sets dst[i] = max(x[i], 0).
+// ReluF32 sets dst[i] = max(x[i], 0); NaN maps to 0.
 func ReluF32(dst, x []float32) {
-	for i := range dst {
-		if x[i] > 0 {
-			dst[i] = x[i]
-		} else {
-			dst[i] = 0
-		}
-	}
+	n := len(dst)
+	checkLen("ReluF32", "x", len(x), n)
+	split(n, grainMem, func(lo, hi int) { elem.reluF32(dst[lo:hi], x[lo:hi]) })
 }
 
-// ExpF32 sets dst[i] = exp(x[i]).
+// ReluBackwardF32 sets dst[i] = grad[i] where x[i] > 0 and 0 elsewhere: the
+// gradient of ReluF32 with respect to its input x. dst may alias grad.
+func ReluBackwardF32(dst, grad, x []float32) {
+	n := len(dst)
+	checkLen("ReluBackwardF32", "grad", len(grad), n)
+	checkLen("ReluBackwardF32", "x", len(x), n)
+	split(n, grainMem, func(lo, hi int) { elem.reluBackwardF32(dst[lo:hi], grad[lo:hi], x[lo:hi]) })
+}
+
+// ExpF32 sets dst[i] = e^x[i]. The vector variants are within 2 ulp of the
+// correctly rounded result over the whole float32 range (including
+// subnormal results), overflow to +Inf above about 88.72, return 0 below
+// about −103.97, and propagate NaN.
 func ExpF32(dst, x []float32) {
-	for i := range dst {
-		dst[i] = float32(math.Exp(float64(x[i])))
-	}
+	n := len(dst)
+	checkLen("ExpF32", "x", len(x), n)
+	split(n, grainCompute, func(lo, hi int) { elem.expF32(dst[lo:hi], x[lo:hi]) })
 }
 
-// SumF32 returns the sum of x, accumulated in float64.
-func SumF32(x []float32) float32 {
-	var s float64
-	for _, v := range x {
-		s += float64(v)
-	}
-	return float32(s)
+// SigmoidF32 sets dst[i] = 1/(1+e^−x[i]).
+func SigmoidF32(dst, x []float32) {
+	n := len(dst)
+	checkLen("SigmoidF32", "x", len(x), n)
+	split(n, grainCompute, func(lo, hi int) { elem.sigmoidF32(dst[lo:hi], x[lo:hi]) })
 }
 
-// MaxF32 returns the largest element of x (NaN if any element is NaN,
-// -Inf for an empty slice).
-func MaxF32(x []float32) float32 {
-	m := float32(math.Inf(-1))
-	for _, v := range x {
-		if v != v {
-			return v
+// TanhF32 sets dst[i] = tanh(x[i]).
+func TanhF32(dst, x []float32) {
+	n := len(dst)
+	checkLen("TanhF32", "x", len(x), n)
+	split(n, grainCompute, func(lo, hi int) { elem.tanhF32(dst[lo:hi], x[lo:hi]) })
+}
+
+// LogF32 sets dst[i] = ln x[i] (NaN for x < 0, −Inf for 0). It has no
+// vector variant yet: it goes through float64 math.Log on every element.
+func LogF32(dst, x []float32) {
+	n := len(dst)
+	checkLen("LogF32", "x", len(x), n)
+	split(n, grainCompute, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dst[i] = float32(math.Log(float64(x[i])))
 		}
-		if v > m {
-			m = v
-		}
-	}
-	return m
+	})
+}
+
+// ----------------------------------------------------------- float64 maps
+
+// AddF64 sets dst[i] = a[i] + b[i].
+func AddF64(dst, a, b []float64) {
+	n := len(dst)
+	checkLen("AddF64", "a", len(a), n)
+	checkLen("AddF64", "b", len(b), n)
+	split(n, grainMem, func(lo, hi int) { elem.addF64(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// SubF64 sets dst[i] = a[i] − b[i].
+func SubF64(dst, a, b []float64) {
+	n := len(dst)
+	checkLen("SubF64", "a", len(a), n)
+	checkLen("SubF64", "b", len(b), n)
+	split(n, grainMem, func(lo, hi int) { elem.subF64(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// MulF64 sets dst[i] = a[i] * b[i].
+func MulF64(dst, a, b []float64) {
+	n := len(dst)
+	checkLen("MulF64", "a", len(a), n)
+	checkLen("MulF64", "b", len(b), n)
+	split(n, grainMem, func(lo, hi int) { elem.mulF64(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// DivF64 sets dst[i] = a[i] / b[i].
+func DivF64(dst, a, b []float64) {
+	n := len(dst)
+	checkLen("DivF64", "a", len(a), n)
+	checkLen("DivF64", "b", len(b), n)
+	split(n, grainCompute, func(lo, hi int) { elem.divF64(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// AddScalarF64 sets dst[i] = x[i] + s.
+func AddScalarF64(dst, x []float64, s float64) {
+	n := len(dst)
+	checkLen("AddScalarF64", "x", len(x), n)
+	split(n, grainMem, func(lo, hi int) { elem.addScalarF64(dst[lo:hi], x[lo:hi], s) })
+}
+
+// MulScalarF64 sets dst[i] = x[i] * s.
+func MulScalarF64(dst, x []float64, s float64) {
+	n := len(dst)
+	checkLen("MulScalarF64", "x", len(x), n)
+	split(n, grainMem, func(lo, hi int) { elem.mulScalarF64(dst[lo:hi], x[lo:hi], s) })
+}
+
+// ScaleF64 sets x[i] *= alpha in place.
+func ScaleF64(alpha float64, x []float64) { MulScalarF64(x, x, alpha) }
+
+// AxpyF64 sets y[i] += alpha * x[i].
+func AxpyF64(alpha float64, x, y []float64) {
+	n := len(y)
+	checkLen("AxpyF64", "x", len(x), n)
+	split(n, grainMem, func(lo, hi int) { elem.axpyF64(alpha, x[lo:hi], y[lo:hi]) })
 }

@@ -1,0 +1,200 @@
+package kernel
+
+import "math"
+
+// Reference (pure Go) versions of every elementwise kernel and reduction.
+// They define the semantics the vector variants must reproduce, always
+// compile, and serve as the fallback with the purego tag or off amd64.
+
+type float interface{ ~float32 | ~float64 }
+
+func addRef[T float](dst, a, b []T) {
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+func subRef[T float](dst, a, b []T) {
+	for i := range dst {
+		dst[i] = a[i] - b[i]
+	}
+}
+
+func mulRef[T float](dst, a, b []T) {
+	for i := range dst {
+		dst[i] = a[i] * b[i]
+	}
+}
+
+func divRef[T float](dst, a, b []T) {
+	for i := range dst {
+		dst[i] = a[i] / b[i]
+	}
+}
+
+func addScalarRef[T float](dst, x []T, s T) {
+	for i := range dst {
+		dst[i] = x[i] + s
+	}
+}
+
+func mulScalarRef[T float](dst, x []T, s T) {
+	for i := range dst {
+		dst[i] = x[i] * s
+	}
+}
+
+func axpyRef[T float](alpha T, x, y []T) {
+	for i := range y {
+		y[i] += alpha * x[i]
+	}
+}
+
+// sumRef accumulates in float64.
+func sumRef[T float](x []T) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v)
+	}
+	return s
+}
+
+// dotRef accumulates in float64.
+func dotRef[T float](x, y []T) float64 {
+	var s float64
+	for i, v := range x {
+		s += float64(v) * float64(y[i])
+	}
+	return s
+}
+
+// maxRef returns the largest element, NaN if any element is NaN, −Inf for
+// an empty slice.
+func maxRef[T float](x []T) T {
+	m := T(math.Inf(-1))
+	for _, v := range x {
+		if v != v {
+			return v
+		}
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// minRef returns the smallest element, NaN if any element is NaN, +Inf for
+// an empty slice.
+func minRef[T float](x []T) T {
+	m := T(math.Inf(1))
+	for _, v := range x {
+		if v != v {
+			return v
+		}
+		if v < m {
+			m = v
+		}
+	}
+	return m
+}
+
+// reluRef sets dst[i] = x[i] if x[i] > 0, else 0 (NaN maps to 0).
+func reluRef(dst, x []float32) {
+	for i := range dst {
+		if x[i] > 0 {
+			dst[i] = x[i]
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+func reluBackwardRef(dst, grad, x []float32) {
+	for i := range dst {
+		if x[i] > 0 {
+			dst[i] = grad[i]
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
+func expRef(dst, x []float32) {
+	for i := range dst {
+		dst[i] = float32(math.Exp(float64(x[i])))
+	}
+}
+
+func sigmoidRef(dst, x []float32) {
+	for i := range dst {
+		dst[i] = float32(1 / (1 + math.Exp(-float64(x[i]))))
+	}
+}
+
+func tanhRef(dst, x []float32) {
+	for i := range dst {
+		dst[i] = float32(math.Tanh(float64(x[i])))
+	}
+}
+
+// expShiftSumRef sets dst[i] = exp(x[i] − shift) and returns their sum,
+// accumulated in float64.
+func expShiftSumRef(dst, x []float32, shift float32) float64 {
+	var s float64
+	for i := range dst {
+		e := float32(math.Exp(float64(x[i] - shift)))
+		dst[i] = e
+		s += float64(e)
+	}
+	return s
+}
+
+// elemKernels is one complete implementation of the elementwise kernels:
+// the reference, or one instruction set's assembly with the reference for
+// the tail. All functions work on len(dst) (or len(y), len(x) for
+// reductions) elements; callers check lengths.
+type elemKernels struct {
+	name string
+
+	addF32, subF32, mulF32, divF32 func(dst, a, b []float32)
+	addF64, subF64, mulF64, divF64 func(dst, a, b []float64)
+	addScalarF32, mulScalarF32     func(dst, x []float32, s float32)
+	addScalarF64, mulScalarF64     func(dst, x []float64, s float64)
+	axpyF32                        func(alpha float32, x, y []float32)
+	axpyF64                        func(alpha float64, x, y []float64)
+	sumF32                         func(x []float32) float64
+	sumF64                         func(x []float64) float64
+	dotF32                         func(x, y []float32) float64
+	dotF64                         func(x, y []float64) float64
+	maxF32, minF32                 func(x []float32) float32
+	maxF64, minF64                 func(x []float64) float64
+
+	reluF32, expF32, sigmoidF32, tanhF32 func(dst, x []float32)
+	reluBackwardF32                      func(dst, grad, x []float32)
+	expShiftSumF32                       func(dst, x []float32, shift float32) float64
+}
+
+var elemRef = &elemKernels{
+	name:   "purego",
+	addF32: addRef[float32], subF32: subRef[float32], mulF32: mulRef[float32], divF32: divRef[float32],
+	addF64: addRef[float64], subF64: subRef[float64], mulF64: mulRef[float64], divF64: divRef[float64],
+	addScalarF32: addScalarRef[float32], mulScalarF32: mulScalarRef[float32],
+	addScalarF64: addScalarRef[float64], mulScalarF64: mulScalarRef[float64],
+	axpyF32: axpyRef[float32], axpyF64: axpyRef[float64],
+	sumF32: sumRef[float32], sumF64: sumRef[float64],
+	dotF32: dotRef[float32], dotF64: dotRef[float64],
+	maxF32: maxRef[float32], minF32: minRef[float32],
+	maxF64: maxRef[float64], minF64: minRef[float64],
+	reluF32: reluRef, expF32: expRef, sigmoidF32: sigmoidRef, tanhF32: tanhRef,
+	reluBackwardF32: reluBackwardRef,
+	expShiftSumF32:  expShiftSumRef,
+}
+
+// elemVariants lists every implementation usable on this CPU, the reference
+// first and the preferred one last; tests run all of them. elem is the one
+// the exported functions use. Both are set once, during package
+// initialization, and never changed.
+var (
+	elemVariants = append([]*elemKernels{elemRef}, asmElemVariants()...)
+	elem         = elemVariants[len(elemVariants)-1]
+)
