@@ -56,7 +56,8 @@ type Config struct {
 	// worker failure before Run gives up.
 	MaxRestarts int
 	// Grace is how long workers get between SIGTERM (or a forwarded
-	// signal) and SIGKILL. 0 means DefaultGrace.
+	// signal) and SIGKILL. 0 means DefaultGrace; negative means SIGKILL
+	// right after the first signal.
 	Grace time.Duration
 	// ThreadsPerWorker, when > 0, sets GOMAXPROCS and OMP_NUM_THREADS of
 	// every worker; AutoThreads splits the CPUs evenly; 0 leaves both alone.
@@ -154,8 +155,6 @@ func (c Config) Validate() error {
 		return bad("master-addr %q is not a host name or address", c.MasterAddr)
 	case c.MaxRestarts < 0:
 		return bad("max-restarts %d is negative", c.MaxRestarts)
-	case c.Grace < 0:
-		return bad("grace %v is negative", c.Grace)
 	case c.ThreadsPerWorker < AutoThreads:
 		return bad("threads-per-worker %d is negative", c.ThreadsPerWorker)
 	}
@@ -176,16 +175,16 @@ func (c Config) threads() int {
 // --master-addr, --master-port, --max-restarts, plus --grace,
 // --threads-per-worker, --no-prefix and --tail-lines.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
-	fs.IntVarP(&c.NProcPerNode, "nproc-per-node", "n", c.NProcPerNode, "number of workers to start on this node")
-	fs.IntVar(&c.NNodes, "nnodes", c.NNodes, "number of nodes (one launcher each) in the job")
+	fs.VarP((*positiveValue)(&c.NProcPerNode), "nproc-per-node", "n", "number of workers to start on this node")
+	fs.Var((*positiveValue)(&c.NNodes), "nnodes", "number of nodes (one launcher each) in the job")
 	fs.IntVar(&c.NodeRank, "node-rank", c.NodeRank, "this node's index in [0, nnodes)")
 	fs.StringVar(&c.MasterAddr, "master-addr", c.MasterAddr, "host of global rank 0 (MASTER_ADDR)")
 	fs.IntVar(&c.MasterPort, "master-port", c.MasterPort, "port of the rendezvous on master-addr (MASTER_PORT); 0 picks a free port (single node only)")
 	fs.IntVar(&c.MaxRestarts, "max-restarts", c.MaxRestarts, "restart the local group up to this many times after a worker failure")
-	fs.DurationVar(&c.Grace, "grace", c.Grace, "time between SIGTERM and SIGKILL when stopping workers")
+	fs.Var((*graceValue)(&c.Grace), "grace", "time between SIGTERM and SIGKILL when stopping workers (0: none)")
 	fs.Var((*threadsValue)(&c.ThreadsPerWorker), "threads-per-worker", "set GOMAXPROCS and OMP_NUM_THREADS of each worker to this number, or \"auto\" (CPUs / nproc-per-node); unset leaves them alone")
 	fs.BoolVar(&c.NoPrefix, "no-prefix", c.NoPrefix, "do not prefix worker output lines with \"[rank] \"")
-	fs.IntVar(&c.TailLines, "tail-lines", c.TailLines, "how many of a failed worker's last stderr lines the summary shows")
+	fs.Var((*tailValue)(&c.TailLines), "tail-lines", "how many of a failed worker's last stderr lines the summary shows")
 }
 
 // ParseArgs parses a torchrun-style argument list: launcher flags, an
@@ -206,6 +205,63 @@ func ParseArgs(args []string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// The flag values below give the command line natural meanings where the
+// Config's zero value means "default": -n 0 is an error, --grace 0 means
+// no grace, --tail-lines 0 means no lines.
+
+// positiveValue is an int flag that must be at least 1.
+type positiveValue int
+
+func (v *positiveValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *positiveValue) Type() string   { return "int" }
+func (v *positiveValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q is not a positive integer", s)
+	}
+	*v = positiveValue(n)
+	return nil
+}
+
+// graceValue is a duration flag where 0 means "no grace".
+type graceValue time.Duration
+
+func (v *graceValue) String() string {
+	if *v < 0 {
+		return "0s"
+	}
+	return time.Duration(*v).String()
+}
+func (v *graceValue) Type() string { return "duration" }
+func (v *graceValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is not a non-negative duration", s)
+	}
+	if d == 0 {
+		d = -1
+	}
+	*v = graceValue(d)
+	return nil
+}
+
+// tailValue is an int flag where 0 means "no lines".
+type tailValue int
+
+func (v *tailValue) String() string { return strconv.Itoa(max(0, int(*v))) }
+func (v *tailValue) Type() string   { return "int" }
+func (v *tailValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a non-negative integer", s)
+	}
+	if n == 0 {
+		n = -1
+	}
+	*v = tailValue(n)
+	return nil
 }
 
 // threadsValue is the pflag.Value of --threads-per-worker: a positive
