@@ -1,0 +1,180 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/fathom-ml/fathom/internal/parallel"
+)
+
+// Window2d is the geometry of a 2-d sliding window (a convolution kernel or
+// a pooling window) over one H×W plane, with PyTorch's conventions:
+//
+//	OutH = ⌊(H + 2·PadH − DilH·(KH−1) − 1) / StrideH⌋ + 1
+//	OutW = ⌊(W + 2·PadW − DilW·(KW−1) − 1) / StrideW⌋ + 1
+//
+// Output position (oh, ow) and kernel tap (kh, kw) read input row
+// ih = oh·StrideH − PadH + kh·DilH and column iw = ow·StrideW − PadW + kw·DilW;
+// positions outside the plane are padding. A stride or dilation of 0 means 1.
+type Window2d struct {
+	H, W             int // input plane height and width
+	KH, KW           int // window height and width
+	StrideH, StrideW int
+	PadH, PadW       int
+	DilH, DilW       int
+}
+
+// norm returns g with zero strides and dilations replaced by 1, after
+// checking that the geometry is valid (op names the caller in the panic).
+func (g Window2d) norm(op string) Window2d {
+	if g.StrideH == 0 {
+		g.StrideH = 1
+	}
+	if g.StrideW == 0 {
+		g.StrideW = 1
+	}
+	if g.DilH == 0 {
+		g.DilH = 1
+	}
+	if g.DilW == 0 {
+		g.DilW = 1
+	}
+	if g.H < 0 || g.W < 0 || g.KH < 1 || g.KW < 1 || g.StrideH < 1 || g.StrideW < 1 ||
+		g.PadH < 0 || g.PadW < 0 || g.DilH < 1 || g.DilW < 1 || g.OutH() < 1 || g.OutW() < 1 {
+		panic(fmt.Sprintf("kernel.%s: invalid window %+v (output %d×%d)", op, g, g.OutH(), g.OutW()))
+	}
+	return g
+}
+
+// OutH returns the output height (see Window2d). Zero stride or dilation
+// count as 1.
+func (g Window2d) OutH() int {
+	return (g.H+2*g.PadH-max(g.DilH, 1)*(g.KH-1)-1)/max(g.StrideH, 1) + 1
+}
+
+// OutW returns the output width (see Window2d).
+func (g Window2d) OutW() int {
+	return (g.W+2*g.PadW-max(g.DilW, 1)*(g.KW-1)-1)/max(g.StrideW, 1) + 1
+}
+
+// colRange returns the output columns [lo, hi) whose input column
+// ow·sw − pw + off lies inside [0, w): the rest read padding.
+func colRange(outW, sw, pw, off, w int) (lo, hi int) {
+	// iw >= 0  ⇔  ow >= ceil((pw − off)/sw)
+	lo = 0
+	if d := pw - off; d > 0 {
+		lo = (d + sw - 1) / sw
+	}
+	// iw <= w−1  ⇔  ow <= floor((w − 1 + pw − off)/sw)
+	hi = 0
+	if d := w - 1 + pw - off; d >= 0 {
+		hi = d/sw + 1
+	}
+	lo, hi = min(lo, outW), min(hi, outW)
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi
+}
+
+// Im2colF32 unfolds one image for convolution as a matrix product.
+//
+// img holds one image in CHW layout: channels planes of g.H×g.W, row-major,
+// img[(c·H + h)·W + w]. col receives the (channels·KH·KW) × (OutH·OutW)
+// row-major matrix whose row (c·KH + kh)·KW + kw, column oh·OutW + ow holds
+// the input value under kernel tap (kh, kw) of channel c at output (oh, ow),
+// or 0 in the padding. A convolution of that image with weights laid out
+// as PyTorch's OC×C×KH×KW (row-major, i.e. an OC × (C·KH·KW) matrix) is then
+// out = weights · col, an OC × (OutH·OutW) matrix: exactly the CHW layout of
+// the output image.
+//
+// Grouped convolution: for G groups, call Im2colF32 once per group on the
+// group's channel slice img[g·(C/G)·H·W : (g+1)·(C/G)·H·W] with
+// channels = C/G, and multiply by the group's rows of the weights.
+//
+// Every element of col[:channels·KH·KW·OutH·OutW] is written. Large images
+// are unfolded on several cores.
+func Im2colF32(col, img []float32, channels int, g Window2d) {
+	g = g.norm("Im2colF32")
+	oh, ow := g.OutH(), g.OutW()
+	rows := channels * g.KH * g.KW
+	checkLen("Im2colF32", "img", len(img), channels*g.H*g.W)
+	checkLen("Im2colF32", "col", len(col), rows*oh*ow)
+	parallel.For(rows, max(1, grainMem/max(oh*ow, 1)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			c, k := r/(g.KH*g.KW), r%(g.KH*g.KW)
+			kh, kw := k/g.KW, k%g.KW
+			plane := img[c*g.H*g.W : (c+1)*g.H*g.W]
+			out := col[r*oh*ow : (r+1)*oh*ow]
+			offW := kw * g.DilW
+			wlo, whi := colRange(ow, g.StrideW, g.PadW, offW, g.W)
+			for y := range oh {
+				dst := out[y*ow : (y+1)*ow]
+				ih := y*g.StrideH - g.PadH + kh*g.DilH
+				if ih < 0 || ih >= g.H {
+					clear(dst)
+					continue
+				}
+				clear(dst[:wlo])
+				clear(dst[whi:])
+				src := plane[ih*g.W : (ih+1)*g.W]
+				iw := wlo*g.StrideW - g.PadW + offW
+				if g.StrideW == 1 {
+					copy(dst[wlo:whi], src[iw:iw+whi-wlo])
+					continue
+				}
+				for x := wlo; x < whi; x++ {
+					dst[x] = src[iw]
+					iw += g.StrideW
+				}
+			}
+		}
+	})
+}
+
+// Col2imF32 is the adjoint of Im2colF32: it sets img (channels×H×W, CHW) to
+// the sum, over every entry of col ((channels·KH·KW) × (OutH·OutW), the
+// Im2colF32 layout), of that entry added at the input position it was read
+// from; entries that came from padding are dropped. With col = Wᵀ·dOut this
+// is the gradient of a convolution with respect to its input. img is
+// overwritten (not accumulated into). Channels are processed in parallel.
+func Col2imF32(img, col []float32, channels int, g Window2d) {
+	g = g.norm("Col2imF32")
+	oh, ow := g.OutH(), g.OutW()
+	checkLen("Col2imF32", "img", len(img), channels*g.H*g.W)
+	checkLen("Col2imF32", "col", len(col), channels*g.KH*g.KW*oh*ow)
+	parallel.For(channels, max(1, grainMem/max(g.KH*g.KW*oh*ow, 1)), func(clo, chi int) {
+		for c := clo; c < chi; c++ {
+			plane := img[c*g.H*g.W : (c+1)*g.H*g.W]
+			clear(plane)
+			for kh := range g.KH {
+				for kw := range g.KW {
+					r := (c*g.KH+kh)*g.KW + kw
+					in := col[r*oh*ow : (r+1)*oh*ow]
+					offW := kw * g.DilW
+					wlo, whi := colRange(ow, g.StrideW, g.PadW, offW, g.W)
+					for y := range oh {
+						ih := y*g.StrideH - g.PadH + kh*g.DilH
+						if ih < 0 || ih >= g.H {
+							continue
+						}
+						dst := plane[ih*g.W : (ih+1)*g.W]
+						src := in[y*ow : (y+1)*ow]
+						iw := wlo*g.StrideW - g.PadW + offW
+						if g.StrideW == 1 {
+							d := dst[iw : iw+whi-wlo]
+							s := src[wlo:whi]
+							for x := range d {
+								d[x] += s[x]
+							}
+							continue
+						}
+						for x := wlo; x < whi; x++ {
+							dst[iw] += src[x]
+							iw += g.StrideW
+						}
+					}
+				}
+			}
+		}
+	})
+}
