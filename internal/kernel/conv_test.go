@@ -150,8 +150,8 @@ func TestCol2imAdjoint(t *testing.T) {
 
 func TestWindowInvalidPanics(t *testing.T) {
 	for _, g := range []Window2d{
-		{H: 2, W: 2, KH: 3, KW: 1},          // window larger than the plane
-		{H: 4, W: 4, KH: 0, KW: 1},          // empty kernel
+		{H: 2, W: 2, KH: 3, KW: 1},           // window larger than the plane
+		{H: 4, W: 4, KH: 0, KW: 1},           // empty kernel
 		{H: 4, W: 4, KH: 1, KW: 1, PadH: -1}, // negative padding
 		{H: 4, W: 4, KH: 1, KW: 1, StrideW: -2},
 	} {
