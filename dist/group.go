@@ -174,12 +174,17 @@ func New(ctx context.Context, o Options) (_ *Group, err error) {
 func (g *Group) openStore(ctx context.Context) error {
 	o := &g.opts
 	if o.NewStore != nil {
-		var err error
-		if g.st, err = o.NewStore(ctx); err != nil {
+		st, err := o.NewStore(ctx)
+		if err != nil {
 			return err
 		}
-		g.watch, err = o.NewStore(ctx)
-		return err
+		g.st = st
+		watch, err := o.NewStore(ctx)
+		if err != nil {
+			return err
+		}
+		g.watch = watch
+		return nil
 	}
 	addr := net.JoinHostPort(o.MasterAddr, strconv.Itoa(o.MasterPort))
 	if g.rank == 0 {
@@ -189,12 +194,17 @@ func (g *Group) openStore(ctx context.Context) error {
 		}
 		g.server = store.Serve(ln, o.Token, o.Logger)
 	}
-	var err error
-	if g.st, err = store.Dial(ctx, addr, o.Token, g.rank); err != nil {
+	st, err := store.Dial(ctx, addr, o.Token, g.rank)
+	if err != nil {
 		return err
 	}
-	g.watch, err = store.Dial(ctx, addr, o.Token, g.rank)
-	return err
+	g.st = st
+	watch, err := store.Dial(ctx, addr, o.Token, g.rank)
+	if err != nil {
+		return err
+	}
+	g.watch = watch
+	return nil
 }
 
 // agreeOnJob: rank 0 draws a random job id and announces the world size;
@@ -395,23 +405,48 @@ func (g *Group) abort(err error, publish bool) {
 		}
 	}
 	if publish && g.st != nil {
-		m := abortMsg{By: g.rank, Lost: -1, Reason: err.Error()}
-		var pe *PeerLostError
-		if errors.As(err, &pe) {
-			m.Lost = pe.Rank
-			if pe.Err != nil {
-				m.Reason = pe.Err.Error()
-			}
-		}
-		b, _ := json.Marshal(m)
-		g.bg.Add(1)
-		go func() {
-			defer g.bg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			g.st.Set(ctx, keyAbort, b)
-		}()
+		// synchronous: a rank that exits right after its error must have
+		// told the others first
+		g.publishAbort(err)
 	}
+}
+
+func (g *Group) publishAbort(err error) {
+	m := abortMsg{By: g.rank, Lost: -1, Reason: err.Error()}
+	var pe *PeerLostError
+	if errors.As(err, &pe) {
+		m.Lost = pe.Rank
+		if pe.Err != nil {
+			m.Reason = pe.Err.Error()
+		}
+	}
+	b, _ := json.Marshal(m)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	g.st.Set(ctx, keyAbort, b)
+}
+
+// remoteAbort returns the abort another rank already published, if any. A
+// rank whose peer's connection closes checks this first: the peer may have
+// exited because of an earlier failure elsewhere, which is the one to report.
+func (g *Group) remoteAbort() error {
+	if g.st == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	v, err := g.st.Get(ctx, keyAbort)
+	if err != nil {
+		return nil
+	}
+	var m abortMsg
+	if json.Unmarshal(v, &m) != nil || m.By == g.rank {
+		return nil
+	}
+	if m.Lost >= 0 {
+		return &PeerLostError{Rank: m.Lost, ReportedBy: m.By, Reason: m.Reason}
+	}
+	return &abortError{By: m.By, Reason: m.Reason}
 }
 
 func (g *Group) abortError() error {
@@ -427,6 +462,10 @@ func (g *Group) linkError(peer int, verb string, err error) error {
 	}
 	if g.closing.Load() {
 		return ErrClosed
+	}
+	if remote := g.remoteAbort(); remote != nil {
+		g.abort(remote, false)
+		return g.abortError()
 	}
 	pe := &PeerLostError{Rank: peer, ReportedBy: g.rank, Err: fmt.Errorf("%s rank %d: %w", verb, peer, err)}
 	g.abort(pe, true)

@@ -170,7 +170,7 @@ func (o *Options) check() error {
 		return fmt.Errorf("dist: MASTER_PORT %d out of range", o.MasterPort)
 	}
 	if o.WorldSize > 1 && len(o.Token) == 0 {
-		return fmt.Errorf("dist: rank %d: FATHOM_JOB_TOKEN is not set; every rank of a job needs the same secret " +
+		return fmt.Errorf("dist: rank %d: FATHOM_JOB_TOKEN is not set; every rank of a job needs the same secret "+
 			"(`fathom run` generates one; under torchrun export FATHOM_JOB_TOKEN=$(head -c 32 /dev/urandom | base64) before launching)", o.Rank)
 	}
 	return nil

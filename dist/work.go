@@ -117,6 +117,11 @@ func (g *Group) run(w *Work) {
 	}
 	if err != nil {
 		w.err = &opError{Rank: g.rank, Op: w.name, Err: err}
+		if g.server != nil {
+			// this process hosts the store and may exit on this error:
+			// first let the abort reach every rank waiting for it
+			g.server.WaitIdle(time.Second)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fathom-ml/fathom/dist/auth"
@@ -25,6 +26,7 @@ type Server struct {
 	conns  map[net.Conn]struct{}
 	closed chan struct{}
 	wg     sync.WaitGroup
+	busy   atomic.Int64 // requests received but not yet answered
 }
 
 // Serve starts serving the store on ln. Connections must authenticate with
@@ -45,6 +47,20 @@ func Serve(ln net.Listener, token []byte, logger *slog.Logger) *Server {
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// WaitIdle waits until no request is being served (blocked Gets count as
+// being served), or until timeout. The host of a failing job calls it before
+// exiting so that ranks waiting on a key it just set receive the value.
+func (s *Server) WaitIdle(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for s.busy.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}
 
 // Close stops the server and drops every client connection.
 func (s *Server) Close() error {
@@ -123,8 +139,11 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 			return
 		}
+		s.busy.Add(1)
 		status, out := s.handle(op, key, val, wait)
-		if err := writeResponse(w, status, out); err != nil {
+		err = writeResponse(w, status, out)
+		s.busy.Add(-1)
+		if err != nil {
 			return
 		}
 	}
