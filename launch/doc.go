@@ -1,0 +1,116 @@
+// Package launch is the process launcher behind `fathom run`: it plays the
+// role torchrun plays for PyTorch, starting the workers of a distributed job
+// on one machine with the environment the collective layer (package dist)
+// reads to find its peers.
+//
+// # Usage
+//
+//	fathom run -n 4 -- fathom bench allreduce
+//	fathom run -n 2 -- sh -c 'echo rank=$RANK world=$WORLD_SIZE'
+//
+// starts N workers of the command. From Go, the CLI is a thin wrapper over
+//
+//	res, err := launch.Run(ctx, launch.Config{
+//		Command:      []string{"./worker", "--epochs", "3"},
+//		NProcPerNode: 4,
+//		MaxRestarts:  2,
+//	})
+//
+// Run returns once every worker has exited. err is nil when all exited 0,
+// wraps ErrWorkerFailed when one failed and no restarts were left (then
+// res.Summary() says which rank failed first, how, after how long, and shows
+// the last lines of its stderr; Run has already printed it), and wraps
+// ErrInterrupted when a signal or the context stopped the run. ParseArgs
+// and Config.AddFlags give the torchrun-style command line to any program.
+//
+// # The environment of a worker
+//
+// With N = NProcPerNode, M = NNodes and I = NodeRank, local worker j gets
+//
+//	RANK               I*N + j (global rank; ranks are assigned node by node)
+//	WORLD_SIZE         M*N
+//	LOCAL_RANK         j
+//	LOCAL_WORLD_SIZE   N
+//	GROUP_RANK         I (torchrun's name), also NODE_RANK
+//	GROUP_WORLD_SIZE   M
+//	MASTER_ADDR        Config.MasterAddr, default 127.0.0.1
+//	MASTER_PORT        Config.MasterPort; on one node, default a free port
+//	FATHOM_JOB_TOKEN   the job's secret (below)
+//	FATHOM_RESTART_COUNT  0 for the first start, +1 at every restart
+//	FATHOM_MAX_RESTARTS   Config.MaxRestarts
+//	GOMAXPROCS, OMP_NUM_THREADS  only with ThreadsPerWorker (--threads-per-worker)
+//
+// on top of the launcher's own environment (or Config.Env). RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT are
+// the names torchrun and the Kubernetes training operators (Kubeflow's
+// PyTorchJob) set, so a fathom worker runs unchanged under them too, given
+// FATHOM_JOB_TOKEN.
+//
+// The job token is every connection's proof that it belongs to the job. It
+// is inherited from FATHOM_JOB_TOKEN when that is set and not empty (so all
+// nodes of a multi-node job share it: set it from a Kubernetes Secret, see
+// deploy/), and otherwise generated from 32 bytes of crypto/rand,
+// hex-encoded. The launcher never prints or logs it, and no value it returns
+// contains it (Worker and Result leave it out by design).
+//
+// # Output
+//
+// Each worker's stdout and stderr go through a pipe to the launcher, which
+// writes them line by line to its own stdout and stderr, each line prefixed
+// with the worker's global rank ("[3] loss 0.25"). A line is written with
+// one Write under a lock, so lines of different workers never mix; a last
+// line without a newline gets one, and lines over 1 MiB are split.
+// Config.NoPrefix (--no-prefix) drops the prefix but keeps the line
+// buffering. The last Config.TailLines lines of each worker's stderr are
+// kept for the failure summary.
+//
+// # Failures, signals and restarts
+//
+// Every worker is started in its own process group, so signals from the
+// terminal reach only the launcher, and a signal sent to a worker reaches
+// the processes it started (a shell's children) too. On Linux a worker also
+// gets SIGKILL if the launcher itself dies (Pdeathsig).
+//
+//   - When a worker fails (exits non-zero or is killed by a signal), the
+//     launcher sends SIGTERM to the others and SIGKILL to those still alive
+//     after Config.Grace (--grace, default 5s).
+//   - A signal on Config.Signals (the CLI forwards SIGINT and SIGTERM) is
+//     forwarded to every worker and starts the same grace period; a second
+//     signal kills them at once. Cancelling the context acts like SIGTERM.
+//     The CLI then exits 130 (SIGINT) or 143 (SIGTERM), as a shell would.
+//   - After a failure, the whole local group is stopped and restarted, up to
+//     Config.MaxRestarts (--max-restarts) times, with FATHOM_RESTART_COUNT
+//     incremented and the same MASTER_PORT and token: the basis for elastic
+//     training, where workers resume from their last checkpoint.
+//   - When a worker exits, whatever is left of its process group is killed,
+//     and the launcher waits at most 2s for output pipes held open by
+//     processes that escaped the group. Run never waits forever on a dead
+//     child and leaves no goroutine behind.
+//
+// # Several nodes
+//
+// As with torchrun, a multi-node job runs one launcher per node, all with
+// the same --nnodes M, --master-addr and --master-port (required when
+// M > 1: a free port picked on one node means nothing to the others) and a
+// distinct --node-rank in [0, M):
+//
+//	node 0: fathom run -n 4 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 -- ./worker
+//	node 1: fathom run -n 4 --nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --master-port 29500 -- ./worker
+//
+// The launchers do not talk to each other; the workers meet at the
+// rendezvous on MASTER_ADDR:MASTER_PORT (package dist). Limitation of this
+// first version: restarts are local. A node restarts its group on its own
+// workers' failures only; the workers on other nodes learn of it through
+// their collectives failing (a broken connection), exit non-zero, and their
+// launchers restart in turn, each spending one of its own restarts. Every
+// node must therefore be given the same --max-restarts, and a group-wide,
+// coordinated restart (torchrun's elastic agent with a shared rendezvous)
+// is future work. deploy/ holds a Kubernetes example (an Indexed Job and a
+// headless Service).
+//
+// # Portability
+//
+// Process groups, signal forwarding and leftover cleanup need Unix. On
+// other systems stopping a worker kills it outright and its children are
+// not reached.
+package launch
