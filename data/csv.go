@@ -141,7 +141,11 @@ func NewCSVScanner(r io.Reader, name string, opts CSVOptions) (*CSVScanner, erro
 }
 
 func newCSVScanner(r io.Reader, name string, opts CSVOptions) (*CSVScanner, error) {
-	cr := csv.NewReader(r)
+	br := bufio.NewReader(r)
+	if bom, _ := br.Peek(3); string(bom) == "\ufeff" { // a UTF-8 byte order mark
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
 	if opts.Comma != 0 {
 		cr.Comma = opts.Comma
 	}
@@ -182,7 +186,6 @@ func newCSVScanner(r io.Reader, name string, opts CSVOptions) (*CSVScanner, erro
 		for i, n := range first {
 			s.names[i] = strings.TrimSpace(n)
 		}
-		s.names[0] = strings.TrimPrefix(s.names[0], "\ufeff") // a UTF-8 byte order mark
 	}
 	s.sel, err = selectColumns(s.names, opts.Label, opts.LabelIndex, opts.Select, opts.Ignore)
 	if err != nil {

@@ -105,11 +105,14 @@ func LoadMNIST(dir, split string, opts MNISTOptions) (*Table, error) {
 		}
 		t.Labels[i] = int64(l)
 	}
-	scale := float32(1.0 / 255)
+	t.X = make([]float32, len(images.Uint8))
+	div := float32(255) // as torchvision's ToTensor: x / 255, correctly rounded
 	if opts.RawPixels {
-		scale = 1
+		div = 1
 	}
-	t.X = images.AsFloat32(scale)
+	for i, v := range images.Uint8 {
+		t.X[i] = float32(v) / div
+	}
 	return t, nil
 }
 
