@@ -26,6 +26,12 @@ const (
 	// grainCompute is the same for maps that cost tens of cycles per
 	// vector (exp, tanh, sigmoid, log, div).
 	grainCompute = 1 << 13
+	// streamMin is the output length from which binary maps use
+	// non-temporal stores: the result (≥ 16 MiB of float32) will not stay
+	// in the private caches anyway, and streaming saves the read of dst
+	// before each write (measured: add of 16 Mi float32 goes from about 15
+	// to about 17-24 GB/s on two cores of the shared development machine).
+	streamMin = 1 << 22
 	// block keeps chunk boundaries on 64-element (256-byte) multiples, so
 	// only the last chunk has a scalar tail.
 	block = 64
@@ -71,7 +77,11 @@ func AddF32(dst, a, b []float32) {
 	n := len(dst)
 	checkLen("AddF32", "a", len(a), n)
 	checkLen("AddF32", "b", len(b), n)
-	split(n, grainMem, func(lo, hi int) { elem.addF32(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	f := elem.addF32
+	if n >= streamMin {
+		f = elem.addF32Stream
+	}
+	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // SubF32 sets dst[i] = a[i] − b[i].
@@ -79,7 +89,11 @@ func SubF32(dst, a, b []float32) {
 	n := len(dst)
 	checkLen("SubF32", "a", len(a), n)
 	checkLen("SubF32", "b", len(b), n)
-	split(n, grainMem, func(lo, hi int) { elem.subF32(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	f := elem.subF32
+	if n >= streamMin {
+		f = elem.subF32Stream
+	}
+	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // MulF32 sets dst[i] = a[i] * b[i].
@@ -87,7 +101,11 @@ func MulF32(dst, a, b []float32) {
 	n := len(dst)
 	checkLen("MulF32", "a", len(a), n)
 	checkLen("MulF32", "b", len(b), n)
-	split(n, grainMem, func(lo, hi int) { elem.mulF32(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	f := elem.mulF32
+	if n >= streamMin {
+		f = elem.mulF32Stream
+	}
+	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // DivF32 sets dst[i] = a[i] / b[i] (IEEE division: x/0 is ±Inf or NaN).
@@ -95,7 +113,11 @@ func DivF32(dst, a, b []float32) {
 	n := len(dst)
 	checkLen("DivF32", "a", len(a), n)
 	checkLen("DivF32", "b", len(b), n)
-	split(n, grainCompute, func(lo, hi int) { elem.divF32(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	f := elem.divF32
+	if n >= streamMin {
+		f = elem.divF32Stream
+	}
+	split(n, grainCompute, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // AddScalarF32 sets dst[i] = x[i] + s.
@@ -183,7 +205,11 @@ func AddF64(dst, a, b []float64) {
 	n := len(dst)
 	checkLen("AddF64", "a", len(a), n)
 	checkLen("AddF64", "b", len(b), n)
-	split(n, grainMem, func(lo, hi int) { elem.addF64(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	f := elem.addF64
+	if n >= streamMin {
+		f = elem.addF64Stream
+	}
+	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // SubF64 sets dst[i] = a[i] − b[i].
@@ -191,7 +217,11 @@ func SubF64(dst, a, b []float64) {
 	n := len(dst)
 	checkLen("SubF64", "a", len(a), n)
 	checkLen("SubF64", "b", len(b), n)
-	split(n, grainMem, func(lo, hi int) { elem.subF64(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	f := elem.subF64
+	if n >= streamMin {
+		f = elem.subF64Stream
+	}
+	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // MulF64 sets dst[i] = a[i] * b[i].
@@ -199,7 +229,11 @@ func MulF64(dst, a, b []float64) {
 	n := len(dst)
 	checkLen("MulF64", "a", len(a), n)
 	checkLen("MulF64", "b", len(b), n)
-	split(n, grainMem, func(lo, hi int) { elem.mulF64(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	f := elem.mulF64
+	if n >= streamMin {
+		f = elem.mulF64Stream
+	}
+	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // DivF64 sets dst[i] = a[i] / b[i].
@@ -207,7 +241,11 @@ func DivF64(dst, a, b []float64) {
 	n := len(dst)
 	checkLen("DivF64", "a", len(a), n)
 	checkLen("DivF64", "b", len(b), n)
-	split(n, grainCompute, func(lo, hi int) { elem.divF64(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	f := elem.divF64
+	if n >= streamMin {
+		f = elem.divF64Stream
+	}
+	split(n, grainCompute, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // AddScalarF64 sets dst[i] = x[i] + s.

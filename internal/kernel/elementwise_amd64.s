@@ -443,6 +443,50 @@ addF32AVX512_done:
 	VZEROUPPER
 	RET
 
+// func addF32StreamAVX512(dst []float32, a []float32, b []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·addF32StreamAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	ANDQ $-16, BX
+
+addF32StreamAVX512_blocks:
+	CMPQ     SI, DI
+	JAE      addF32StreamAVX512_singles
+	VMOVUPS  (CX)(SI*4), Z0
+	VMOVUPS  64(CX)(SI*4), Z1
+	VMOVUPS  128(CX)(SI*4), Z2
+	VMOVUPS  192(CX)(SI*4), Z3
+	VADDPS   (DX)(SI*4), Z0, Z0
+	VADDPS   64(DX)(SI*4), Z1, Z1
+	VADDPS   128(DX)(SI*4), Z2, Z2
+	VADDPS   192(DX)(SI*4), Z3, Z3
+	VMOVNTPS Z0, (AX)(SI*4)
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVNTPS Z2, 128(AX)(SI*4)
+	VMOVNTPS Z3, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      addF32StreamAVX512_blocks
+
+addF32StreamAVX512_singles:
+	CMPQ     SI, BX
+	JAE      addF32StreamAVX512_done
+	VMOVUPS  (CX)(SI*4), Z0
+	VADDPS   (DX)(SI*4), Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      addF32StreamAVX512_singles
+
+addF32StreamAVX512_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func subF32AVX512(dst []float32, a []float32, b []float32)
 // Requires: AVX, AVX512F
 TEXT ·subF32AVX512(SB), NOSPLIT, $0-72
@@ -483,6 +527,50 @@ subF32AVX512_singles:
 	JMP     subF32AVX512_singles
 
 subF32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func subF32StreamAVX512(dst []float32, a []float32, b []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·subF32StreamAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	ANDQ $-16, BX
+
+subF32StreamAVX512_blocks:
+	CMPQ     SI, DI
+	JAE      subF32StreamAVX512_singles
+	VMOVUPS  (CX)(SI*4), Z0
+	VMOVUPS  64(CX)(SI*4), Z1
+	VMOVUPS  128(CX)(SI*4), Z2
+	VMOVUPS  192(CX)(SI*4), Z3
+	VSUBPS   (DX)(SI*4), Z0, Z0
+	VSUBPS   64(DX)(SI*4), Z1, Z1
+	VSUBPS   128(DX)(SI*4), Z2, Z2
+	VSUBPS   192(DX)(SI*4), Z3, Z3
+	VMOVNTPS Z0, (AX)(SI*4)
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVNTPS Z2, 128(AX)(SI*4)
+	VMOVNTPS Z3, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      subF32StreamAVX512_blocks
+
+subF32StreamAVX512_singles:
+	CMPQ     SI, BX
+	JAE      subF32StreamAVX512_done
+	VMOVUPS  (CX)(SI*4), Z0
+	VSUBPS   (DX)(SI*4), Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      subF32StreamAVX512_singles
+
+subF32StreamAVX512_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -529,6 +617,50 @@ mulF32AVX512_done:
 	VZEROUPPER
 	RET
 
+// func mulF32StreamAVX512(dst []float32, a []float32, b []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·mulF32StreamAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	ANDQ $-16, BX
+
+mulF32StreamAVX512_blocks:
+	CMPQ     SI, DI
+	JAE      mulF32StreamAVX512_singles
+	VMOVUPS  (CX)(SI*4), Z0
+	VMOVUPS  64(CX)(SI*4), Z1
+	VMOVUPS  128(CX)(SI*4), Z2
+	VMOVUPS  192(CX)(SI*4), Z3
+	VMULPS   (DX)(SI*4), Z0, Z0
+	VMULPS   64(DX)(SI*4), Z1, Z1
+	VMULPS   128(DX)(SI*4), Z2, Z2
+	VMULPS   192(DX)(SI*4), Z3, Z3
+	VMOVNTPS Z0, (AX)(SI*4)
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVNTPS Z2, 128(AX)(SI*4)
+	VMOVNTPS Z3, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      mulF32StreamAVX512_blocks
+
+mulF32StreamAVX512_singles:
+	CMPQ     SI, BX
+	JAE      mulF32StreamAVX512_done
+	VMOVUPS  (CX)(SI*4), Z0
+	VMULPS   (DX)(SI*4), Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      mulF32StreamAVX512_singles
+
+mulF32StreamAVX512_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func divF32AVX512(dst []float32, a []float32, b []float32)
 // Requires: AVX, AVX512F
 TEXT ·divF32AVX512(SB), NOSPLIT, $0-72
@@ -569,6 +701,50 @@ divF32AVX512_singles:
 	JMP     divF32AVX512_singles
 
 divF32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func divF32StreamAVX512(dst []float32, a []float32, b []float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·divF32StreamAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	ANDQ $-16, BX
+
+divF32StreamAVX512_blocks:
+	CMPQ     SI, DI
+	JAE      divF32StreamAVX512_singles
+	VMOVUPS  (CX)(SI*4), Z0
+	VMOVUPS  64(CX)(SI*4), Z1
+	VMOVUPS  128(CX)(SI*4), Z2
+	VMOVUPS  192(CX)(SI*4), Z3
+	VDIVPS   (DX)(SI*4), Z0, Z0
+	VDIVPS   64(DX)(SI*4), Z1, Z1
+	VDIVPS   128(DX)(SI*4), Z2, Z2
+	VDIVPS   192(DX)(SI*4), Z3, Z3
+	VMOVNTPS Z0, (AX)(SI*4)
+	VMOVNTPS Z1, 64(AX)(SI*4)
+	VMOVNTPS Z2, 128(AX)(SI*4)
+	VMOVNTPS Z3, 192(AX)(SI*4)
+	ADDQ     $0x00000040, SI
+	JMP      divF32StreamAVX512_blocks
+
+divF32StreamAVX512_singles:
+	CMPQ     SI, BX
+	JAE      divF32StreamAVX512_done
+	VMOVUPS  (CX)(SI*4), Z0
+	VDIVPS   (DX)(SI*4), Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*4)
+	ADDQ     $0x00000010, SI
+	JMP      divF32StreamAVX512_singles
+
+divF32StreamAVX512_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -1015,6 +1191,50 @@ addF64AVX512_done:
 	VZEROUPPER
 	RET
 
+// func addF64StreamAVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·addF64StreamAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+addF64StreamAVX512_blocks:
+	CMPQ     SI, DI
+	JAE      addF64StreamAVX512_singles
+	VMOVUPS  (CX)(SI*8), Z0
+	VMOVUPS  64(CX)(SI*8), Z1
+	VMOVUPS  128(CX)(SI*8), Z2
+	VMOVUPS  192(CX)(SI*8), Z3
+	VADDPD   (DX)(SI*8), Z0, Z0
+	VADDPD   64(DX)(SI*8), Z1, Z1
+	VADDPD   128(DX)(SI*8), Z2, Z2
+	VADDPD   192(DX)(SI*8), Z3, Z3
+	VMOVNTPS Z0, (AX)(SI*8)
+	VMOVNTPS Z1, 64(AX)(SI*8)
+	VMOVNTPS Z2, 128(AX)(SI*8)
+	VMOVNTPS Z3, 192(AX)(SI*8)
+	ADDQ     $0x00000020, SI
+	JMP      addF64StreamAVX512_blocks
+
+addF64StreamAVX512_singles:
+	CMPQ     SI, BX
+	JAE      addF64StreamAVX512_done
+	VMOVUPS  (CX)(SI*8), Z0
+	VADDPD   (DX)(SI*8), Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*8)
+	ADDQ     $0x00000008, SI
+	JMP      addF64StreamAVX512_singles
+
+addF64StreamAVX512_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func subF64AVX512(dst []float64, a []float64, b []float64)
 // Requires: AVX, AVX512F
 TEXT ·subF64AVX512(SB), NOSPLIT, $0-72
@@ -1055,6 +1275,50 @@ subF64AVX512_singles:
 	JMP     subF64AVX512_singles
 
 subF64AVX512_done:
+	VZEROUPPER
+	RET
+
+// func subF64StreamAVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·subF64StreamAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+subF64StreamAVX512_blocks:
+	CMPQ     SI, DI
+	JAE      subF64StreamAVX512_singles
+	VMOVUPS  (CX)(SI*8), Z0
+	VMOVUPS  64(CX)(SI*8), Z1
+	VMOVUPS  128(CX)(SI*8), Z2
+	VMOVUPS  192(CX)(SI*8), Z3
+	VSUBPD   (DX)(SI*8), Z0, Z0
+	VSUBPD   64(DX)(SI*8), Z1, Z1
+	VSUBPD   128(DX)(SI*8), Z2, Z2
+	VSUBPD   192(DX)(SI*8), Z3, Z3
+	VMOVNTPS Z0, (AX)(SI*8)
+	VMOVNTPS Z1, 64(AX)(SI*8)
+	VMOVNTPS Z2, 128(AX)(SI*8)
+	VMOVNTPS Z3, 192(AX)(SI*8)
+	ADDQ     $0x00000020, SI
+	JMP      subF64StreamAVX512_blocks
+
+subF64StreamAVX512_singles:
+	CMPQ     SI, BX
+	JAE      subF64StreamAVX512_done
+	VMOVUPS  (CX)(SI*8), Z0
+	VSUBPD   (DX)(SI*8), Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*8)
+	ADDQ     $0x00000008, SI
+	JMP      subF64StreamAVX512_singles
+
+subF64StreamAVX512_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -1101,6 +1365,50 @@ mulF64AVX512_done:
 	VZEROUPPER
 	RET
 
+// func mulF64StreamAVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·mulF64StreamAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+mulF64StreamAVX512_blocks:
+	CMPQ     SI, DI
+	JAE      mulF64StreamAVX512_singles
+	VMOVUPS  (CX)(SI*8), Z0
+	VMOVUPS  64(CX)(SI*8), Z1
+	VMOVUPS  128(CX)(SI*8), Z2
+	VMOVUPS  192(CX)(SI*8), Z3
+	VMULPD   (DX)(SI*8), Z0, Z0
+	VMULPD   64(DX)(SI*8), Z1, Z1
+	VMULPD   128(DX)(SI*8), Z2, Z2
+	VMULPD   192(DX)(SI*8), Z3, Z3
+	VMOVNTPS Z0, (AX)(SI*8)
+	VMOVNTPS Z1, 64(AX)(SI*8)
+	VMOVNTPS Z2, 128(AX)(SI*8)
+	VMOVNTPS Z3, 192(AX)(SI*8)
+	ADDQ     $0x00000020, SI
+	JMP      mulF64StreamAVX512_blocks
+
+mulF64StreamAVX512_singles:
+	CMPQ     SI, BX
+	JAE      mulF64StreamAVX512_done
+	VMOVUPS  (CX)(SI*8), Z0
+	VMULPD   (DX)(SI*8), Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*8)
+	ADDQ     $0x00000008, SI
+	JMP      mulF64StreamAVX512_singles
+
+mulF64StreamAVX512_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func divF64AVX512(dst []float64, a []float64, b []float64)
 // Requires: AVX, AVX512F
 TEXT ·divF64AVX512(SB), NOSPLIT, $0-72
@@ -1141,6 +1449,50 @@ divF64AVX512_singles:
 	JMP     divF64AVX512_singles
 
 divF64AVX512_done:
+	VZEROUPPER
+	RET
+
+// func divF64StreamAVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·divF64StreamAVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+divF64StreamAVX512_blocks:
+	CMPQ     SI, DI
+	JAE      divF64StreamAVX512_singles
+	VMOVUPS  (CX)(SI*8), Z0
+	VMOVUPS  64(CX)(SI*8), Z1
+	VMOVUPS  128(CX)(SI*8), Z2
+	VMOVUPS  192(CX)(SI*8), Z3
+	VDIVPD   (DX)(SI*8), Z0, Z0
+	VDIVPD   64(DX)(SI*8), Z1, Z1
+	VDIVPD   128(DX)(SI*8), Z2, Z2
+	VDIVPD   192(DX)(SI*8), Z3, Z3
+	VMOVNTPS Z0, (AX)(SI*8)
+	VMOVNTPS Z1, 64(AX)(SI*8)
+	VMOVNTPS Z2, 128(AX)(SI*8)
+	VMOVNTPS Z3, 192(AX)(SI*8)
+	ADDQ     $0x00000020, SI
+	JMP      divF64StreamAVX512_blocks
+
+divF64StreamAVX512_singles:
+	CMPQ     SI, BX
+	JAE      divF64StreamAVX512_done
+	VMOVUPS  (CX)(SI*8), Z0
+	VDIVPD   (DX)(SI*8), Z0, Z0
+	VMOVNTPS Z0, (AX)(SI*8)
+	ADDQ     $0x00000008, SI
+	JMP      divF64StreamAVX512_singles
+
+divF64StreamAVX512_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -2067,6 +2419,50 @@ addF32AVX2_done:
 	VZEROUPPER
 	RET
 
+// func addF32StreamAVX2(dst []float32, a []float32, b []float32)
+// Requires: AVX, MMX+
+TEXT ·addF32StreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+addF32StreamAVX2_blocks:
+	CMPQ     SI, DI
+	JAE      addF32StreamAVX2_singles
+	VMOVUPS  (CX)(SI*4), Y0
+	VMOVUPS  32(CX)(SI*4), Y1
+	VMOVUPS  64(CX)(SI*4), Y2
+	VMOVUPS  96(CX)(SI*4), Y3
+	VADDPS   (DX)(SI*4), Y0, Y0
+	VADDPS   32(DX)(SI*4), Y1, Y1
+	VADDPS   64(DX)(SI*4), Y2, Y2
+	VADDPS   96(DX)(SI*4), Y3, Y3
+	VMOVNTPS Y0, (AX)(SI*4)
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVNTPS Y2, 64(AX)(SI*4)
+	VMOVNTPS Y3, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      addF32StreamAVX2_blocks
+
+addF32StreamAVX2_singles:
+	CMPQ     SI, BX
+	JAE      addF32StreamAVX2_done
+	VMOVUPS  (CX)(SI*4), Y0
+	VADDPS   (DX)(SI*4), Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      addF32StreamAVX2_singles
+
+addF32StreamAVX2_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func subF32AVX2(dst []float32, a []float32, b []float32)
 // Requires: AVX
 TEXT ·subF32AVX2(SB), NOSPLIT, $0-72
@@ -2107,6 +2503,50 @@ subF32AVX2_singles:
 	JMP     subF32AVX2_singles
 
 subF32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func subF32StreamAVX2(dst []float32, a []float32, b []float32)
+// Requires: AVX, MMX+
+TEXT ·subF32StreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+subF32StreamAVX2_blocks:
+	CMPQ     SI, DI
+	JAE      subF32StreamAVX2_singles
+	VMOVUPS  (CX)(SI*4), Y0
+	VMOVUPS  32(CX)(SI*4), Y1
+	VMOVUPS  64(CX)(SI*4), Y2
+	VMOVUPS  96(CX)(SI*4), Y3
+	VSUBPS   (DX)(SI*4), Y0, Y0
+	VSUBPS   32(DX)(SI*4), Y1, Y1
+	VSUBPS   64(DX)(SI*4), Y2, Y2
+	VSUBPS   96(DX)(SI*4), Y3, Y3
+	VMOVNTPS Y0, (AX)(SI*4)
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVNTPS Y2, 64(AX)(SI*4)
+	VMOVNTPS Y3, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      subF32StreamAVX2_blocks
+
+subF32StreamAVX2_singles:
+	CMPQ     SI, BX
+	JAE      subF32StreamAVX2_done
+	VMOVUPS  (CX)(SI*4), Y0
+	VSUBPS   (DX)(SI*4), Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      subF32StreamAVX2_singles
+
+subF32StreamAVX2_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -2153,6 +2593,50 @@ mulF32AVX2_done:
 	VZEROUPPER
 	RET
 
+// func mulF32StreamAVX2(dst []float32, a []float32, b []float32)
+// Requires: AVX, MMX+
+TEXT ·mulF32StreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+mulF32StreamAVX2_blocks:
+	CMPQ     SI, DI
+	JAE      mulF32StreamAVX2_singles
+	VMOVUPS  (CX)(SI*4), Y0
+	VMOVUPS  32(CX)(SI*4), Y1
+	VMOVUPS  64(CX)(SI*4), Y2
+	VMOVUPS  96(CX)(SI*4), Y3
+	VMULPS   (DX)(SI*4), Y0, Y0
+	VMULPS   32(DX)(SI*4), Y1, Y1
+	VMULPS   64(DX)(SI*4), Y2, Y2
+	VMULPS   96(DX)(SI*4), Y3, Y3
+	VMOVNTPS Y0, (AX)(SI*4)
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVNTPS Y2, 64(AX)(SI*4)
+	VMOVNTPS Y3, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      mulF32StreamAVX2_blocks
+
+mulF32StreamAVX2_singles:
+	CMPQ     SI, BX
+	JAE      mulF32StreamAVX2_done
+	VMOVUPS  (CX)(SI*4), Y0
+	VMULPS   (DX)(SI*4), Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      mulF32StreamAVX2_singles
+
+mulF32StreamAVX2_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func divF32AVX2(dst []float32, a []float32, b []float32)
 // Requires: AVX
 TEXT ·divF32AVX2(SB), NOSPLIT, $0-72
@@ -2193,6 +2677,50 @@ divF32AVX2_singles:
 	JMP     divF32AVX2_singles
 
 divF32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func divF32StreamAVX2(dst []float32, a []float32, b []float32)
+// Requires: AVX, MMX+
+TEXT ·divF32StreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+divF32StreamAVX2_blocks:
+	CMPQ     SI, DI
+	JAE      divF32StreamAVX2_singles
+	VMOVUPS  (CX)(SI*4), Y0
+	VMOVUPS  32(CX)(SI*4), Y1
+	VMOVUPS  64(CX)(SI*4), Y2
+	VMOVUPS  96(CX)(SI*4), Y3
+	VDIVPS   (DX)(SI*4), Y0, Y0
+	VDIVPS   32(DX)(SI*4), Y1, Y1
+	VDIVPS   64(DX)(SI*4), Y2, Y2
+	VDIVPS   96(DX)(SI*4), Y3, Y3
+	VMOVNTPS Y0, (AX)(SI*4)
+	VMOVNTPS Y1, 32(AX)(SI*4)
+	VMOVNTPS Y2, 64(AX)(SI*4)
+	VMOVNTPS Y3, 96(AX)(SI*4)
+	ADDQ     $0x00000020, SI
+	JMP      divF32StreamAVX2_blocks
+
+divF32StreamAVX2_singles:
+	CMPQ     SI, BX
+	JAE      divF32StreamAVX2_done
+	VMOVUPS  (CX)(SI*4), Y0
+	VDIVPS   (DX)(SI*4), Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*4)
+	ADDQ     $0x00000008, SI
+	JMP      divF32StreamAVX2_singles
+
+divF32StreamAVX2_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -2631,6 +3159,50 @@ addF64AVX2_done:
 	VZEROUPPER
 	RET
 
+// func addF64StreamAVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·addF64StreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	ANDQ $-4, BX
+
+addF64StreamAVX2_blocks:
+	CMPQ     SI, DI
+	JAE      addF64StreamAVX2_singles
+	VMOVUPS  (CX)(SI*8), Y0
+	VMOVUPS  32(CX)(SI*8), Y1
+	VMOVUPS  64(CX)(SI*8), Y2
+	VMOVUPS  96(CX)(SI*8), Y3
+	VADDPD   (DX)(SI*8), Y0, Y0
+	VADDPD   32(DX)(SI*8), Y1, Y1
+	VADDPD   64(DX)(SI*8), Y2, Y2
+	VADDPD   96(DX)(SI*8), Y3, Y3
+	VMOVNTPS Y0, (AX)(SI*8)
+	VMOVNTPS Y1, 32(AX)(SI*8)
+	VMOVNTPS Y2, 64(AX)(SI*8)
+	VMOVNTPS Y3, 96(AX)(SI*8)
+	ADDQ     $0x00000010, SI
+	JMP      addF64StreamAVX2_blocks
+
+addF64StreamAVX2_singles:
+	CMPQ     SI, BX
+	JAE      addF64StreamAVX2_done
+	VMOVUPS  (CX)(SI*8), Y0
+	VADDPD   (DX)(SI*8), Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*8)
+	ADDQ     $0x00000004, SI
+	JMP      addF64StreamAVX2_singles
+
+addF64StreamAVX2_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func subF64AVX2(dst []float64, a []float64, b []float64)
 // Requires: AVX
 TEXT ·subF64AVX2(SB), NOSPLIT, $0-72
@@ -2671,6 +3243,50 @@ subF64AVX2_singles:
 	JMP     subF64AVX2_singles
 
 subF64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func subF64StreamAVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·subF64StreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	ANDQ $-4, BX
+
+subF64StreamAVX2_blocks:
+	CMPQ     SI, DI
+	JAE      subF64StreamAVX2_singles
+	VMOVUPS  (CX)(SI*8), Y0
+	VMOVUPS  32(CX)(SI*8), Y1
+	VMOVUPS  64(CX)(SI*8), Y2
+	VMOVUPS  96(CX)(SI*8), Y3
+	VSUBPD   (DX)(SI*8), Y0, Y0
+	VSUBPD   32(DX)(SI*8), Y1, Y1
+	VSUBPD   64(DX)(SI*8), Y2, Y2
+	VSUBPD   96(DX)(SI*8), Y3, Y3
+	VMOVNTPS Y0, (AX)(SI*8)
+	VMOVNTPS Y1, 32(AX)(SI*8)
+	VMOVNTPS Y2, 64(AX)(SI*8)
+	VMOVNTPS Y3, 96(AX)(SI*8)
+	ADDQ     $0x00000010, SI
+	JMP      subF64StreamAVX2_blocks
+
+subF64StreamAVX2_singles:
+	CMPQ     SI, BX
+	JAE      subF64StreamAVX2_done
+	VMOVUPS  (CX)(SI*8), Y0
+	VSUBPD   (DX)(SI*8), Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*8)
+	ADDQ     $0x00000004, SI
+	JMP      subF64StreamAVX2_singles
+
+subF64StreamAVX2_done:
+	SFENCE
 	VZEROUPPER
 	RET
 
@@ -2717,6 +3333,50 @@ mulF64AVX2_done:
 	VZEROUPPER
 	RET
 
+// func mulF64StreamAVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·mulF64StreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	ANDQ $-4, BX
+
+mulF64StreamAVX2_blocks:
+	CMPQ     SI, DI
+	JAE      mulF64StreamAVX2_singles
+	VMOVUPS  (CX)(SI*8), Y0
+	VMOVUPS  32(CX)(SI*8), Y1
+	VMOVUPS  64(CX)(SI*8), Y2
+	VMOVUPS  96(CX)(SI*8), Y3
+	VMULPD   (DX)(SI*8), Y0, Y0
+	VMULPD   32(DX)(SI*8), Y1, Y1
+	VMULPD   64(DX)(SI*8), Y2, Y2
+	VMULPD   96(DX)(SI*8), Y3, Y3
+	VMOVNTPS Y0, (AX)(SI*8)
+	VMOVNTPS Y1, 32(AX)(SI*8)
+	VMOVNTPS Y2, 64(AX)(SI*8)
+	VMOVNTPS Y3, 96(AX)(SI*8)
+	ADDQ     $0x00000010, SI
+	JMP      mulF64StreamAVX2_blocks
+
+mulF64StreamAVX2_singles:
+	CMPQ     SI, BX
+	JAE      mulF64StreamAVX2_done
+	VMOVUPS  (CX)(SI*8), Y0
+	VMULPD   (DX)(SI*8), Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*8)
+	ADDQ     $0x00000004, SI
+	JMP      mulF64StreamAVX2_singles
+
+mulF64StreamAVX2_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func divF64AVX2(dst []float64, a []float64, b []float64)
 // Requires: AVX
 TEXT ·divF64AVX2(SB), NOSPLIT, $0-72
@@ -2757,6 +3417,50 @@ divF64AVX2_singles:
 	JMP     divF64AVX2_singles
 
 divF64AVX2_done:
+	VZEROUPPER
+	RET
+
+// func divF64StreamAVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·divF64StreamAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ a_base+24(FP), CX
+	MOVQ b_base+48(FP), DX
+	MOVQ dst_len+8(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-16, DI
+	ANDQ $-4, BX
+
+divF64StreamAVX2_blocks:
+	CMPQ     SI, DI
+	JAE      divF64StreamAVX2_singles
+	VMOVUPS  (CX)(SI*8), Y0
+	VMOVUPS  32(CX)(SI*8), Y1
+	VMOVUPS  64(CX)(SI*8), Y2
+	VMOVUPS  96(CX)(SI*8), Y3
+	VDIVPD   (DX)(SI*8), Y0, Y0
+	VDIVPD   32(DX)(SI*8), Y1, Y1
+	VDIVPD   64(DX)(SI*8), Y2, Y2
+	VDIVPD   96(DX)(SI*8), Y3, Y3
+	VMOVNTPS Y0, (AX)(SI*8)
+	VMOVNTPS Y1, 32(AX)(SI*8)
+	VMOVNTPS Y2, 64(AX)(SI*8)
+	VMOVNTPS Y3, 96(AX)(SI*8)
+	ADDQ     $0x00000010, SI
+	JMP      divF64StreamAVX2_blocks
+
+divF64StreamAVX2_singles:
+	CMPQ     SI, BX
+	JAE      divF64StreamAVX2_done
+	VMOVUPS  (CX)(SI*8), Y0
+	VDIVPD   (DX)(SI*8), Y0, Y0
+	VMOVNTPS Y0, (AX)(SI*8)
+	ADDQ     $0x00000004, SI
+	JMP      divF64StreamAVX2_singles
+
+divF64StreamAVX2_done:
+	SFENCE
 	VZEROUPPER
 	RET
 

@@ -158,16 +158,20 @@ type elemKernels struct {
 
 	addF32, subF32, mulF32, divF32 func(dst, a, b []float32)
 	addF64, subF64, mulF64, divF64 func(dst, a, b []float64)
-	addScalarF32, mulScalarF32     func(dst, x []float32, s float32)
-	addScalarF64, mulScalarF64     func(dst, x []float64, s float64)
-	axpyF32                        func(alpha float32, x, y []float32)
-	axpyF64                        func(alpha float64, x, y []float64)
-	sumF32                         func(x []float32) float64
-	sumF64                         func(x []float64) float64
-	dotF32                         func(x, y []float32) float64
-	dotF64                         func(x, y []float64) float64
-	maxF32, minF32                 func(x []float32) float32
-	maxF64, minF64                 func(x []float64) float64
+	// The same with non-temporal stores, for outputs too large to stay in
+	// cache (the reference simply uses the regular loops).
+	addF32Stream, subF32Stream, mulF32Stream, divF32Stream func(dst, a, b []float32)
+	addF64Stream, subF64Stream, mulF64Stream, divF64Stream func(dst, a, b []float64)
+	addScalarF32, mulScalarF32                             func(dst, x []float32, s float32)
+	addScalarF64, mulScalarF64                             func(dst, x []float64, s float64)
+	axpyF32                                                func(alpha float32, x, y []float32)
+	axpyF64                                                func(alpha float64, x, y []float64)
+	sumF32                                                 func(x []float32) float64
+	sumF64                                                 func(x []float64) float64
+	dotF32                                                 func(x, y []float32) float64
+	dotF64                                                 func(x, y []float64) float64
+	maxF32, minF32                                         func(x []float32) float32
+	maxF64, minF64                                         func(x []float64) float64
 
 	reluF32, expF32, sigmoidF32, tanhF32 func(dst, x []float32)
 	reluBackwardF32                      func(dst, grad, x []float32)
@@ -178,6 +182,8 @@ var elemRef = &elemKernels{
 	name:   "purego",
 	addF32: addRef[float32], subF32: subRef[float32], mulF32: mulRef[float32], divF32: divRef[float32],
 	addF64: addRef[float64], subF64: subRef[float64], mulF64: mulRef[float64], divF64: divRef[float64],
+	addF32Stream: addRef[float32], subF32Stream: subRef[float32], mulF32Stream: mulRef[float32], divF32Stream: divRef[float32],
+	addF64Stream: addRef[float64], subF64Stream: subRef[float64], mulF64Stream: mulRef[float64], divF64Stream: divRef[float64],
 	addScalarF32: addScalarRef[float32], mulScalarF32: mulScalarRef[float32],
 	addScalarF64: addScalarRef[float64], mulScalarF64: mulScalarRef[float64],
 	axpyF32: axpyRef[float32], axpyF64: axpyRef[float64],

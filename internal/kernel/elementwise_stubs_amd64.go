@@ -7,14 +7,26 @@ package kernel
 // addF32AVX512 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
 func addF32AVX512(dst []float32, a []float32, b []float32)
 
+// addF32StreamAVX512 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+func addF32StreamAVX512(dst []float32, a []float32, b []float32)
+
 // subF32AVX512 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
 func subF32AVX512(dst []float32, a []float32, b []float32)
+
+// subF32StreamAVX512 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+func subF32StreamAVX512(dst []float32, a []float32, b []float32)
 
 // mulF32AVX512 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
 func mulF32AVX512(dst []float32, a []float32, b []float32)
 
+// mulF32StreamAVX512 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+func mulF32StreamAVX512(dst []float32, a []float32, b []float32)
+
 // divF32AVX512 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
 func divF32AVX512(dst []float32, a []float32, b []float32)
+
+// divF32StreamAVX512 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+func divF32StreamAVX512(dst []float32, a []float32, b []float32)
 
 func addScalarF32AVX512(dst []float32, x []float32, s float32)
 
@@ -33,14 +45,26 @@ func minF32AVX512(x []float32) (m float32, nan bool)
 // addF64AVX512 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
 func addF64AVX512(dst []float64, a []float64, b []float64)
 
+// addF64StreamAVX512 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+func addF64StreamAVX512(dst []float64, a []float64, b []float64)
+
 // subF64AVX512 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
 func subF64AVX512(dst []float64, a []float64, b []float64)
+
+// subF64StreamAVX512 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+func subF64StreamAVX512(dst []float64, a []float64, b []float64)
 
 // mulF64AVX512 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
 func mulF64AVX512(dst []float64, a []float64, b []float64)
 
+// mulF64StreamAVX512 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+func mulF64StreamAVX512(dst []float64, a []float64, b []float64)
+
 // divF64AVX512 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
 func divF64AVX512(dst []float64, a []float64, b []float64)
+
+// divF64StreamAVX512 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+func divF64StreamAVX512(dst []float64, a []float64, b []float64)
 
 func addScalarF64AVX512(dst []float64, x []float64, s float64)
 
@@ -71,14 +95,26 @@ func expShiftSumF32AVX512(dst []float32, x []float32, shift float32) float64
 // addF32AVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
 func addF32AVX2(dst []float32, a []float32, b []float32)
 
+// addF32StreamAVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+func addF32StreamAVX2(dst []float32, a []float32, b []float32)
+
 // subF32AVX2 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
 func subF32AVX2(dst []float32, a []float32, b []float32)
+
+// subF32StreamAVX2 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+func subF32StreamAVX2(dst []float32, a []float32, b []float32)
 
 // mulF32AVX2 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
 func mulF32AVX2(dst []float32, a []float32, b []float32)
 
+// mulF32StreamAVX2 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+func mulF32StreamAVX2(dst []float32, a []float32, b []float32)
+
 // divF32AVX2 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
 func divF32AVX2(dst []float32, a []float32, b []float32)
+
+// divF32StreamAVX2 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+func divF32StreamAVX2(dst []float32, a []float32, b []float32)
 
 func addScalarF32AVX2(dst []float32, x []float32, s float32)
 
@@ -97,14 +133,26 @@ func minF32AVX2(x []float32) (m float32, nan bool)
 // addF64AVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
 func addF64AVX2(dst []float64, a []float64, b []float64)
 
+// addF64StreamAVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+func addF64StreamAVX2(dst []float64, a []float64, b []float64)
+
 // subF64AVX2 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
 func subF64AVX2(dst []float64, a []float64, b []float64)
+
+// subF64StreamAVX2 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+func subF64StreamAVX2(dst []float64, a []float64, b []float64)
 
 // mulF64AVX2 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
 func mulF64AVX2(dst []float64, a []float64, b []float64)
 
+// mulF64StreamAVX2 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+func mulF64StreamAVX2(dst []float64, a []float64, b []float64)
+
 // divF64AVX2 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
 func divF64AVX2(dst []float64, a []float64, b []float64)
+
+// divF64StreamAVX2 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+func divF64StreamAVX2(dst []float64, a []float64, b []float64)
 
 func addScalarF64AVX2(dst []float64, x []float64, s float64)
 

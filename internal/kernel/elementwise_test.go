@@ -92,6 +92,8 @@ func TestBinaryF32(t *testing.T) {
 		}{
 			{"add", k.addF32, addRef[float32]}, {"sub", k.subF32, subRef[float32]},
 			{"mul", k.mulF32, mulRef[float32]}, {"div", k.divF32, divRef[float32]},
+			{"addStream", k.addF32Stream, addRef[float32]}, {"subStream", k.subF32Stream, subRef[float32]},
+			{"mulStream", k.mulF32Stream, mulRef[float32]}, {"divStream", k.divF32Stream, divRef[float32]},
 		} {
 			for _, n := range testSizes() {
 				a, b := randF32(rng, n, -10, 10), randF32(rng, n, -10, 10)
@@ -110,6 +112,15 @@ func TestBinaryF32(t *testing.T) {
 				}
 				if got[n] != 42 {
 					t.Fatalf("%s n=%d wrote past the end", op.name, n)
+				}
+				// misaligned dst (one element in): the streaming variants
+				// peel to the next vector boundary
+				if n > 0 {
+					buf := make([]float32, n+1)
+					op.got(buf[1:], a, b)
+					if !slices.EqualFunc(buf[1:], want, sameF32) {
+						t.Fatalf("%s n=%d misaligned dst differs", op.name, n)
+					}
 				}
 				// in place: dst is a
 				c := slices.Clone(a)
@@ -131,6 +142,8 @@ func TestBinaryF64(t *testing.T) {
 		}{
 			{"add", k.addF64, addRef[float64]}, {"sub", k.subF64, subRef[float64]},
 			{"mul", k.mulF64, mulRef[float64]}, {"div", k.divF64, divRef[float64]},
+			{"addStream", k.addF64Stream, addRef[float64]}, {"subStream", k.subF64Stream, subRef[float64]},
+			{"mulStream", k.mulF64Stream, mulRef[float64]}, {"divStream", k.divF64Stream, divRef[float64]},
 		} {
 			for _, n := range testSizes() {
 				a, b := randF64(rng, n, -10, 10), randF64(rng, n, -10, 10)
@@ -396,7 +409,7 @@ func TestExpShiftSum(t *testing.T) {
 // on sizes above the parallel threshold and with aliasing.
 func TestExportedParallel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
-	for _, n := range []int{0, 5, 2*grainMem - 1, 2*grainMem + 77, 5*grainMem + 3} {
+	for _, n := range []int{0, 5, 2*grainMem - 1, 2*grainMem + 77, 5*grainMem + 3, streamMin + 5} {
 		a, b := randF32(rng, n, -2, 2), randF32(rng, n, -2, 2)
 		got, want := make([]float32, n), make([]float32, n)
 		check := func(name string) {

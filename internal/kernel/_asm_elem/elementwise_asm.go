@@ -181,9 +181,15 @@ func vzeroupper() { VZEROUPPER() }
 
 // ------------------------------------------------------------- generators
 
-// binary: dst[i] = a[i] op b[i].
-func genBinary(s isa, t dtype, name, sym string, op func(...Op)) {
+// binary: dst[i] = a[i] op b[i]. With stream set, the stores are
+// non-temporal (VMOVNTPS: no read-for-ownership of dst, no cache
+// pollution), dst must be aligned to the vector width, and the function
+// ends with SFENCE so the stores are ordered before any later store.
+func genBinary(s isa, t dtype, name, sym string, op func(...Op), stream bool) {
 	fn := fmt.Sprintf("%s%s%s", name, t.name, s.name)
+	if stream {
+		fn = fmt.Sprintf("%s%sStream%s", name, t.name, s.name)
+	}
 	TEXT(fn, NOSPLIT, fmt.Sprintf("func(dst, a, b []%s)", t.gotype))
 	Doc(fmt.Sprintf("%s sets dst[i] = a[i] %s b[i] over the whole vectors of dst.", fn, sym))
 	dst := Load(Param("dst").Base(), GP64()).(reg.GPVirtual)
@@ -202,9 +208,16 @@ func genBinary(s isa, t dtype, name, sym string, op func(...Op)) {
 			op(elem(b, i, t, s, j), vs[j], vs[j]) // Intel: v = v op b
 		}
 		for j := range u {
-			VMOVUPS(vs[j], elem(dst, i, t, s, j))
+			if stream {
+				VMOVNTPS(vs[j], elem(dst, i, t, s, j))
+			} else {
+				VMOVUPS(vs[j], elem(dst, i, t, s, j))
+			}
 		}
 	})
+	if stream {
+		SFENCE()
+	}
 	vzeroupper()
 	RET()
 }
@@ -643,10 +656,14 @@ func main() {
 	defineConstants()
 	for _, s := range []isa{avx512, avx2} {
 		for _, t := range []dtype{f32, f64} {
-			genBinary(s, t, "add", "+", t.add)
-			genBinary(s, t, "sub", "-", t.sub)
-			genBinary(s, t, "mul", "*", t.mul)
-			genBinary(s, t, "div", "/", t.div)
+			genBinary(s, t, "add", "+", t.add, false)
+			genBinary(s, t, "add", "+", t.add, true)
+			genBinary(s, t, "sub", "-", t.sub, false)
+			genBinary(s, t, "sub", "-", t.sub, true)
+			genBinary(s, t, "mul", "*", t.mul, false)
+			genBinary(s, t, "mul", "*", t.mul, true)
+			genBinary(s, t, "div", "/", t.div, false)
+			genBinary(s, t, "div", "/", t.div, true)
 			genScalar(s, t, "addScalar", t.add)
 			genScalar(s, t, "mulScalar", t.mul)
 			genAxpy(s, t)
