@@ -1,0 +1,96 @@
+// Package tensor provides fathom's n-dimensional arrays and their automatic
+// differentiation: the Tensor type, dtypes, views, NumPy broadcasting,
+// elementwise math, reductions, matrix products and a dynamic autograd
+// engine in the style of PyTorch.
+//
+// # Tensors
+//
+// A *Tensor is a view (shape, strides, offset) of a typed storage that other
+// tensors may share. Float32 is the first-class dtype; Float64 is fully
+// supported; Int64, Int32, Uint8 and Bool cover indices, labels and masks;
+// Float16 and BFloat16 are storage types that every op converts to float32,
+// computes on, and rounds back (round to nearest, ties to even).
+//
+//	x := tensor.FromFloat32([]float32{1, 2, 3, 4, 5, 6}, 2, 3) // wraps the slice, no copy
+//	z := tensor.Zeros(tensor.Float32, 64, 784)
+//	rng := tensor.NewRNG(1)                                   // explicit, seeded, reproducible
+//	w := rng.Normal(tensor.Float32, 0, 0.05, 256, 784)
+//
+// Ops never change their inputs' shapes; they return new tensors. View ops
+// (Reshape when possible, View, Transpose, T, Permute, Narrow, Slice,
+// Select, Expand, Squeeze, Unsqueeze, Flatten) share storage and copy
+// nothing; Contiguous copies only when needed. Negative dims count from the
+// end everywhere. Every binary elementwise op broadcasts like NumPy and
+// promotes dtypes like PyTorch (bool < integers < floats, wider wins).
+// Methods chain:
+//
+//	h := x.MatMul(w1.T()).Add(b1).Relu() // or tensor.Linear(x, w1, b1).Relu()
+//
+// Float32s, Float64s and Int64s return the elements of a tensor in
+// row-major order: the storage itself when the tensor is contiguous (writes
+// go through), otherwise a copy.
+//
+// Shape errors are programmer errors: ops panic with a message that names
+// the op and the shapes, as gonum's mat does.
+//
+// # Autograd
+//
+// A tensor that requires grad (SetRequiresGrad(true) on a float leaf, such
+// as a parameter) makes every op that takes it record a node: the op's
+// inputs and a closure, written next to the op's forward code, that maps
+// the output's gradient to the inputs' gradients. There is no global tape:
+// the graph is the tensors' own links.
+//
+//	w := tensor.NewRNG(0).Normal(tensor.Float64, 0, 1, 3, 2).SetRequiresGrad(true)
+//	loss := x.MatMul(w).Square().MeanAll()
+//	loss.Backward()
+//	g := w.Grad() // ∂loss/∂w, shape [3 2]
+//
+// Backward (on a one-element tensor) or BackwardWith (seeded with a
+// gradient) sorts the graph topologically and accumulates into the Grad of
+// every leaf that requires grad, summing over broadcast dims so a gradient
+// always has its tensor's shape and dtype. Gradients accumulate across
+// calls: ZeroGrad clears them in place (keeping the buffer) and SetGrad(nil)
+// drops them. Non-leaf tensors get a Grad only after RetainGrad.
+//
+// Backward frees the graph as it goes: closures and the tensors they saved
+// are dropped so memory returns at once. Calling Backward through the same
+// graph again panics with a message saying so, unless the first call was
+// t.Backward(tensor.RetainGraph) (BackwardOpts{RetainGraph: true}).
+//
+// Only Float32, Float64 and the 16-bit types are differentiable; integer
+// and Bool tensors never require grad. The gradient of a kink (Relu and Abs
+// at 0, Clamp at its bounds) follows PyTorch's convention.
+//
+// In-place ops (AddInPlace, MulScalarInPlace, AxpyInPlace, AddcmulInPlace,
+// AddcdivInPlace, CopyFrom, Fill, Zero, ...) are for optimizers, gradient
+// buffers and initialization: they record nothing, and they panic on a
+// non-leaf tensor that requires grad. A recorded graph that saved a tensor
+// you later change in place sees the new values (there is no version
+// check), so update parameters only after Backward.
+//
+// # Inference without a graph
+//
+// Recording is switched off per tensor, not per goroutine or process:
+// x.NoGrad() returns a view of x marked for inference. An op with an
+// inference-marked input records nothing and marks its output too, so a
+// whole forward pass builds no graph even though the parameters it uses
+// require grad:
+//
+//	logits := model.Forward(batch.NoGrad()) // no nodes, no saved tensors
+//
+// Because the mark travels with the data, any number of goroutines can run
+// such forward passes over shared parameters at once; there is no global
+// switch for them to race on. Frozen parameters (SetRequiresGrad(false))
+// record nothing either, and Detach returns a view with no history.
+//
+// # Speed
+//
+// Float32 and float64 ops on contiguous data call package internal/kernel
+// (AVX-512/AVX2 assembly with a pure-Go fallback) or tight loops; strided
+// and broadcast operands are walked by one iterator that merges dims and
+// leaves the innermost dim to a tight loop. MatMul hands transposed views
+// to GEMM as transposed operands instead of copying, and Linear runs as one
+// GEMM over a bias-filled output. Large loops are split over cores with
+// internal/parallel.
+package tensor

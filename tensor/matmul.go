@@ -1,0 +1,261 @@
+package tensor
+
+import (
+	"fmt"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+)
+
+// gemmLayout reports how a rows×cols matrix with element strides (rs, cs)
+// can be handed to a row-major GEMM without copying: as stored (row-major,
+// leading dimension ld) or transposed (column-major, i.e. the row-major
+// storage of its transpose). ok is false when neither fits.
+func gemmLayout(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
+	if cs == 1 || cols == 1 {
+		ld = rs
+		if rows == 1 {
+			ld = max(cols, 1)
+		}
+		if ld >= max(cols, 1) {
+			return false, ld, true
+		}
+	}
+	if rs == 1 || rows == 1 {
+		ld = cs
+		if cols == 1 {
+			ld = max(rows, 1)
+		}
+		if ld >= max(rows, 1) {
+			return true, ld, true
+		}
+	}
+	return false, 0, false
+}
+
+// matLayout returns t (or a contiguous copy when its last two dims do not
+// fit GEMM) and how to pass its matrices.
+func matLayout(t *Tensor) (*Tensor, bool, int) {
+	nd := len(t.shape)
+	r, c := t.shape[nd-2], t.shape[nd-1]
+	if trans, ld, ok := gemmLayout(r, c, t.strides[nd-2], t.strides[nd-1]); ok {
+		return t, trans, ld
+	}
+	t = t.cloneRaw()
+	return t, false, max(c, 1)
+}
+
+// gemmCall computes C = A·B (+ beta·C) for one matrix of each operand,
+// at the given storage offsets. C is row-major with leading dimension n.
+func gemmCall(c *Tensor, co int, a *Tensor, ao int, ta bool, lda int, b *Tensor, bo int, tb bool, ldb int, m, n, k int, beta float64) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	switch c.dtype {
+	case Float32:
+		kernel.Sgemm(ta, tb, m, n, k, 1, data[float32](a)[ao:], lda, data[float32](b)[bo:], ldb, float32(beta), data[float32](c)[co:], n)
+	case Float64:
+		kernel.Dgemm(ta, tb, m, n, k, 1, data[float64](a)[ao:], lda, data[float64](b)[bo:], ldb, beta, data[float64](c)[co:], n)
+	default:
+		panic("tensor: gemm on " + c.dtype.String())
+	}
+}
+
+// matmulRaw multiplies the last two dims of a (…×m×k) and b (…×k×n),
+// broadcasting batch dims, with no autograd.
+func matmulRaw(a, b *Tensor) *Tensor {
+	if len(a.shape) < 2 || len(b.shape) < 2 {
+		panic(fmt.Sprintf("tensor: internal matmul of shapes %v and %v", a.shape, b.shape))
+	}
+	ct := PromoteTypes(a.dtype, b.dtype)
+	a, b = a.castRaw(ct), b.castRaw(ct)
+	if ct.IsHalf() {
+		return matmulRaw(a.castRaw(Float32), b.castRaw(Float32)).castRaw(ct)
+	}
+	if !ct.IsFloat() {
+		return matmulRaw(a.castRaw(Float64), b.castRaw(Float64)).castRaw(ct)
+	}
+	na, nb := len(a.shape), len(b.shape)
+	m, k, n := a.shape[na-2], a.shape[na-1], b.shape[nb-1]
+	if b.shape[nb-2] != k {
+		panic(fmt.Sprintf("tensor: MatMul: shapes %v and %v do not multiply (%d ≠ %d)", a.shape, b.shape, k, b.shape[nb-2]))
+	}
+	batch := broadcastShapes("MatMul", a.shape[:na-2], b.shape[:nb-2])
+	outShape := append(append([]int(nil), batch...), m, n)
+	out := empty(ct, outShape)
+	// A 2-D right operand lets a's batch fold into the rows of one GEMM
+	// when a's rows are evenly spaced.
+	if nb == 2 && na > 2 {
+		if st := viewStrides(a.shape, a.strides, []int{numelOf(a.shape[:na-1]), k}); st != nil {
+			a2 := a.viewAs([]int{numelOf(a.shape[:na-1]), k}, st, a.offset)
+			if ta, lda, ok := gemmLayout(a2.shape[0], k, st[0], st[1]); ok {
+				b, tb, ldb := matLayout(b)
+				gemmCall(out, 0, a2, a2.offset, ta, lda, b, b.offset, tb, ldb, a2.shape[0], n, k, 0)
+				return out
+			}
+		}
+	}
+	a, ta, lda := matLayout(a)
+	b, tb, ldb := matLayout(b)
+	if len(batch) == 0 {
+		gemmCall(out, 0, a, a.offset, ta, lda, b, b.offset, tb, ldb, m, n, k, 0)
+		return out
+	}
+	// Walk the batch dims with a plan over out, a and b (stride 0 where a
+	// batch dim is broadcast).
+	var st [maxOperands][]int
+	var off [maxOperands]int
+	st[0] = out.strides[:len(batch)]
+	st[1] = broadcastStrides("MatMul", a.viewAs(a.shape[:na-2], a.strides[:na-2], 0), batch)
+	st[2] = broadcastStrides("MatMul", b.viewAs(b.shape[:nb-2], b.strides[:nb-2], 0), batch)
+	off[1], off[2] = a.offset, b.offset
+	p := newPlan(batch, 3, &st, &off)
+	p.run(false, func(o *[maxOperands]int) {
+		for e := 0; e < p.n; e++ {
+			gemmCall(out, o[0]+e*p.inner[0], a, o[1]+e*p.inner[1], ta, lda, b, o[2]+e*p.inner[2], tb, ldb, m, n, k, 0)
+		}
+	})
+	return out
+}
+
+// MatMul returns the matrix product with torch.matmul semantics: 1-D·1-D
+// is a dot product; a 1-D left operand is a row vector and a 1-D right
+// operand a column vector (the added dim is removed from the result);
+// otherwise the last two dims multiply and leading (batch) dims broadcast.
+// Transposed views are passed to GEMM as transposed operands, not copied.
+func (a *Tensor) MatMul(b *Tensor) *Tensor {
+	switch {
+	case len(a.shape) == 0 || len(b.shape) == 0:
+		panic(fmt.Sprintf("tensor: MatMul of 0-d tensors (shapes %v and %v)", a.shape, b.shape))
+	case len(a.shape) == 1 && len(b.shape) == 1:
+		return Dot(a, b)
+	case len(a.shape) == 1:
+		return a.Unsqueeze(0).MatMul(b).Squeeze(-2)
+	case len(b.shape) == 1:
+		return a.MatMul(b.Unsqueeze(1)).Squeeze(-1)
+	}
+	out := matmulRaw(a, b)
+	if track2(out, a, b) {
+		out.attach("MatMul", func(g *Tensor) []*Tensor {
+			var ga, gb *Tensor
+			if needs(a) { // dA = G·Bᵀ
+				ga = matmulRaw(g, b.transposeRaw(-2, -1))
+			}
+			if needs(b) { // dB = Aᵀ·G, with a's batch folded into one GEMM when b is 2-D
+				if len(b.shape) == 2 && len(a.shape) > 2 {
+					k, n := a.shape[len(a.shape)-1], g.shape[len(g.shape)-1]
+					gb = matmulRaw(a.reshapeRaw([]int{-1, k}).transposeRaw(0, 1), g.reshapeRaw([]int{-1, n}))
+				} else {
+					gb = matmulRaw(a.transposeRaw(-2, -1), g)
+				}
+			}
+			return []*Tensor{ga, gb}
+		}, a, b)
+	}
+	return out
+}
+
+// MatMul returns a.MatMul(b).
+func MatMul(a, b *Tensor) *Tensor { return a.MatMul(b) }
+
+// Dot returns the inner product of two 1-D tensors of equal length as a
+// 0-d tensor.
+func Dot(a, b *Tensor) *Tensor {
+	if len(a.shape) != 1 || len(b.shape) != 1 || a.shape[0] != b.shape[0] {
+		panic(fmt.Sprintf("tensor: Dot needs two 1-D tensors of equal length, got %v and %v", a.shape, b.shape))
+	}
+	if a.dtype == Float32 && b.dtype == Float32 && a.IsContiguous() && b.IsContiguous() {
+		out := Scalar(float64(kernel.DotF32(flat[float32](a), flat[float32](b))), Float32)
+		if track2(out, a, b) {
+			out.attach("Dot", func(g *Tensor) []*Tensor {
+				var ga, gb *Tensor
+				if needs(a) {
+					ga = binaryRaw(opMul, b, g)
+				}
+				if needs(b) {
+					gb = binaryRaw(opMul, a, g)
+				}
+				return []*Tensor{ga, gb}
+			}, a, b)
+		}
+		return out
+	}
+	return a.Mul(b).SumAll()
+}
+
+// Outer returns the outer product a·bᵀ of two 1-D tensors.
+func Outer(a, b *Tensor) *Tensor {
+	if len(a.shape) != 1 || len(b.shape) != 1 {
+		panic(fmt.Sprintf("tensor: Outer needs 1-D tensors, got %v and %v", a.shape, b.shape))
+	}
+	return a.Unsqueeze(1).Mul(b.Unsqueeze(0))
+}
+
+// Linear returns x·wᵀ + b, the affine map of a fully connected layer: x is
+// […, in], w is [out, in] (PyTorch's layout), b is [out] or nil. It runs
+// as one GEMM whose output starts as the broadcast bias (beta = 1), and has
+// its own backward: dx = G·w, dw = Gᵀ·x, db = Σ_rows G, each computed only
+// when needed.
+func Linear(x, w, b *Tensor) *Tensor {
+	if len(x.shape) == 0 || len(w.shape) != 2 || w.shape[1] != x.shape[len(x.shape)-1] {
+		panic(fmt.Sprintf("tensor: Linear: input %v does not match weight %v (want [out, in])", x.shape, w.shape))
+	}
+	outF, in := w.shape[0], w.shape[1]
+	if b != nil && (b.Numel() != outF || len(b.shape) > 1) {
+		panic(fmt.Sprintf("tensor: Linear: bias %v does not match weight %v", b.shape, w.shape))
+	}
+	ct := PromoteTypes(x.dtype, w.dtype)
+	if b != nil {
+		ct = PromoteTypes(ct, b.dtype)
+	}
+	if ct.IsHalf() || !ct.IsFloat() || x.dtype != ct || w.dtype != ct || (b != nil && b.dtype != ct) {
+		// Mixed or 16-bit types go through float32 (recorded casts).
+		ft := floatOf(ct)
+		if ft.IsHalf() {
+			ft = Float32
+		}
+		var bf *Tensor
+		if b != nil {
+			bf = b.To(ft)
+		}
+		r := Linear(x.To(ft), w.To(ft), bf)
+		if ct.IsFloat() {
+			r = r.To(ct)
+		}
+		return r
+	}
+	x2 := x.reshapeRaw([]int{-1, in})
+	rows := x2.shape[0]
+	out := empty(ct, []int{rows, outF})
+	beta := 0.0
+	if b != nil {
+		copyRaw(out, b.reshapeRaw([]int{outF}))
+		beta = 1
+	}
+	x2, ta, lda := matLayout(x2)
+	wt, tb, ldb := matLayout(w.transposeRaw(0, 1))
+	gemmCall(out, 0, x2, x2.offset, ta, lda, wt, wt.offset, tb, ldb, rows, outF, in, beta)
+	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), outF)
+	out = out.contiguousView(outShape)
+	if track3(out, x, w, b) {
+		back := func(g *Tensor) []*Tensor {
+			g2 := g.reshapeRaw([]int{rows, outF})
+			var gx, gw, gb *Tensor
+			if needs(x) {
+				gx = matmulRaw(g2, w).reshapeRaw(x.shape)
+			}
+			if needs(w) {
+				gw = matmulRaw(g2.transposeRaw(0, 1), x2)
+			}
+			if needs(b) {
+				gb = reduceRaw(redSum, g2, []int{0}, false).reshapeRaw(b.shape)
+			}
+			return []*Tensor{gx, gw, gb}
+		}
+		if b != nil {
+			out.attach("Linear", back, x, w, b)
+		} else {
+			out.attach("Linear", back, x, w)
+		}
+	}
+	return out
+}
