@@ -45,11 +45,20 @@ type WorkerResult struct {
 // Success reports whether the worker exited with code 0.
 func (w WorkerResult) Success() bool { return w.ExitCode == 0 && w.Signal == 0 }
 
+// SignalName is the name of the signal that killed the worker ("SIGKILL"),
+// or "" if it exited.
+func (w WorkerResult) SignalName() string {
+	if w.Signal == 0 {
+		return ""
+	}
+	return signalName(w.Signal)
+}
+
 // Status describes the ending: "exit code 3", "signal SIGKILL" or
 // "exit code 0".
 func (w WorkerResult) Status() string {
 	if w.Signal != 0 {
-		return "signal " + signalName(w.Signal)
+		return "signal " + w.SignalName()
 	}
 	return fmt.Sprintf("exit code %d", w.ExitCode)
 }
@@ -136,6 +145,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 	}
 	stdout, stderr := outputs(cfg.Stdout, cfg.Stderr)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+		return res, fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
+	}
 	l := &launcher{cfg: cfg, token: token, port: port, stdout: stdout, stderr: stderr}
 	res.MasterAddr, res.MasterPort, res.TokenGenerated = cfg.MasterAddr, port, generated
 

@@ -492,3 +492,13 @@ func childPid(t *testing.T, out string) int {
 	pid, _ := strconv.Atoi(m[1])
 	return pid
 }
+
+func TestRunCancelledBeforeStart(t *testing.T) {
+	cfg, out := helperConfig(t, 2, "env")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, cfg)
+	if !errors.Is(err, ErrInterrupted) || !res.Interrupted || len(res.Workers) != 0 || out.String() != "" {
+		t.Errorf("err %v, result %+v, output %q", err, res, out)
+	}
+}

@@ -92,10 +92,7 @@ func runJSON(res launch.Result, err error) runResultJSON {
 	conv := func(ws []launch.WorkerResult) []runWorkerJSON {
 		out := make([]runWorkerJSON, len(ws))
 		for i, w := range ws {
-			out[i] = runWorkerJSON{Rank: w.Rank, ExitCode: w.ExitCode, Seconds: w.Duration.Seconds()}
-			if w.Signal != 0 {
-				out[i].Signal = w.Status()[len("signal "):]
-			}
+			out[i] = runWorkerJSON{Rank: w.Rank, ExitCode: w.ExitCode, Signal: w.SignalName(), Seconds: w.Duration.Seconds()}
 		}
 		return out
 	}
