@@ -32,6 +32,10 @@ func AllReduceWith[T Number](g *Group, x []T, op ReduceOp, algo Algorithm) error
 	return g.do("allreduce/"+algo.String(), -1, func(tag uint32) error { return allReduce(g, tag, x, op, algo) })
 }
 
+// ChooseAlgorithm returns the algorithm AllReduceWith runs for a message of
+// the given size in bytes when asked for algo (resolves AlgoAuto).
+func (g *Group) ChooseAlgorithm(bytes int, algo Algorithm) Algorithm { return g.chooseAlgo(bytes, algo) }
+
 func (g *Group) chooseAlgo(bytes int, algo Algorithm) Algorithm {
 	if algo != AlgoAuto {
 		return algo
