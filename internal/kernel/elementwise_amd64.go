@@ -2,7 +2,10 @@
 
 package kernel
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 //go:generate sh -c "cd _asm_elem && go run . -out ../elementwise_amd64.s -stubs ../elementwise_stubs_amd64.go -pkg kernel"
 
@@ -72,6 +75,25 @@ func tailAxpy[T float](w int, asm, ref func(alpha T, x, y []T)) func(alpha T, x,
 		}
 		if k < n {
 			ref(alpha, x[k:n], y[k:])
+		}
+	}
+}
+
+// paddedUnary wraps a costly vector map (exp, tanh, sigmoid): the tail is
+// copied into a vector-sized buffer and mapped by the same kernel, so every
+// element gets the same result wherever it sits, and short slices stay fast.
+func paddedUnary(w int, asm func(dst, x []float32)) func(dst, x []float32) {
+	return func(dst, x []float32) {
+		n := len(dst)
+		k := n &^ (w - 1)
+		if k > 0 {
+			asm(dst[:k], x[:k])
+		}
+		if k < n {
+			var buf [16]float32
+			copy(buf[:], x[k:n])
+			asm(buf[:w], buf[:w])
+			copy(dst[k:], buf[:n-k])
 		}
 	}
 }
@@ -152,7 +174,9 @@ func tailExtreme[T float](w int, isMax bool, asm func(x []T) (T, bool)) func(x [
 	}
 }
 
-func tailExpShiftSum(w int, asm func(dst, x []float32, shift float32) float64) func(dst, x []float32, shift float32) float64 {
+// paddedExpShiftSum is paddedUnary for expShiftSum: the padding lanes hold
+// −Inf, whose exponential adds 0 to the sum.
+func paddedExpShiftSum(w int, asm func(dst, x []float32, shift float32) float64) func(dst, x []float32, shift float32) float64 {
 	return func(dst, x []float32, shift float32) float64 {
 		n := len(dst)
 		k := n &^ (w - 1)
@@ -161,7 +185,14 @@ func tailExpShiftSum(w int, asm func(dst, x []float32, shift float32) float64) f
 			s = asm(dst[:k], x[:k], shift)
 		}
 		if k < n {
-			s += expShiftSumRef(dst[k:], x[k:n], shift)
+			var buf [16]float32
+			negInf := float32(math.Inf(-1))
+			for i := range buf {
+				buf[i] = negInf
+			}
+			copy(buf[:], x[k:n])
+			s += asm(buf[:w], buf[:w], shift)
+			copy(dst[k:], buf[:n-k])
 		}
 		return s
 	}
@@ -196,11 +227,11 @@ func asmElemVariants() []*elemKernels {
 			maxF32: tailExtreme(w32, true, maxF32AVX2), minF32: tailExtreme(w32, false, minF32AVX2),
 			maxF64: tailExtreme(w64, true, maxF64AVX2), minF64: tailExtreme(w64, false, minF64AVX2),
 			reluF32:         tailUnary(w32, reluF32AVX2, reluRef),
-			expF32:          tailUnary(w32, expF32AVX2, expRef),
-			sigmoidF32:      tailUnary(w32, sigmoidF32AVX2, sigmoidRef),
-			tanhF32:         tailUnary(w32, tanhF32AVX2, tanhRef),
+			expF32:          paddedUnary(w32, expF32AVX2),
+			sigmoidF32:      paddedUnary(w32, sigmoidF32AVX2),
+			tanhF32:         paddedUnary(w32, tanhF32AVX2),
 			reluBackwardF32: tailReluBackward(w32, reluBackwardF32AVX2),
-			expShiftSumF32:  tailExpShiftSum(w32, expShiftSumF32AVX2),
+			expShiftSumF32:  paddedExpShiftSum(w32, expShiftSumF32AVX2),
 		})
 	}
 	if hasAVX512 {
@@ -230,11 +261,11 @@ func asmElemVariants() []*elemKernels {
 			maxF32: tailExtreme(w32, true, maxF32AVX512), minF32: tailExtreme(w32, false, minF32AVX512),
 			maxF64: tailExtreme(w64, true, maxF64AVX512), minF64: tailExtreme(w64, false, minF64AVX512),
 			reluF32:         tailUnary(w32, reluF32AVX512, reluRef),
-			expF32:          tailUnary(w32, expF32AVX512, expRef),
-			sigmoidF32:      tailUnary(w32, sigmoidF32AVX512, sigmoidRef),
-			tanhF32:         tailUnary(w32, tanhF32AVX512, tanhRef),
+			expF32:          paddedUnary(w32, expF32AVX512),
+			sigmoidF32:      paddedUnary(w32, sigmoidF32AVX512),
+			tanhF32:         paddedUnary(w32, tanhF32AVX512),
 			reluBackwardF32: tailReluBackward(w32, reluBackwardF32AVX512),
-			expShiftSumF32:  tailExpShiftSum(w32, expShiftSumF32AVX512),
+			expShiftSumF32:  paddedExpShiftSum(w32, expShiftSumF32AVX512),
 		})
 	}
 	return vs
