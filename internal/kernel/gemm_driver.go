@@ -7,37 +7,45 @@ package kernel
 // F. Van Zee and R. van de Geijn, "BLIS: A Framework for Rapidly
 // Instantiating BLAS Functionality", ACM TOMS 41(3), 2015):
 //
-//	for jc over n in steps of nc          (B block kc×nc lives in L3)
+//	for jc over n in steps of nc          (B block kc×nc, shared by workers)
 //	  for pc over k in steps of kc
 //	    pack op(B)[pc:pc+kc, jc:jc+nc] into nr-column micro-panels
 //	    for ic over m in steps of mc      (A block mc×kc lives in L2)
-//	      pack alpha·op(A)[ic:ic+mc, pc:pc+kc] into mr-row micro-panels
+//	      pack op(A)[ic:ic+mc, pc:pc+kc]
 //	      for jr over the block in steps of nr   (B micro-panel in L1)
 //	        for ir over the block in steps of mr
-//	          micro-kernel: C[ir:ir+mr, jr:jr+nr] (+)= Apanel · Bpanel
+//	          micro-kernel: C[ir:ir+mr, jr:jr+nr] = alpha·A·B + beta·C
 //
-// Packing absorbs the transposes and alpha, so the micro-kernels only ever see
-// one layout. The first kc block applies the caller's beta; later ones add
-// (beta = 1). Work big enough to pay for it is split over GOMAXPROCS cores by
-// cutting C into row or column strips (whichever wastes less), each strip run
-// by one persistent worker with its own packing buffers.
+// The assembly micro-kernels read A with a stride in either orientation, so
+// "packing" A is a row copy (or nothing: A is used in place when its stride
+// does not alias in L1), and they take alpha and beta themselves. B is packed
+// into nr-wide panels, except when only one row panel will use it (small m),
+// where it is read in place. The first kc block applies the caller's beta,
+// later ones add (beta = 1).
+//
+// Work big enough to pay for it is split over GOMAXPROCS cores: into row
+// strips that share one packed B (each worker packs a slice of it, a barrier,
+// then each computes its rows; B is double-buffered so one barrier per block
+// suffices), or, when m is small, into column strips that need no sharing.
 
 import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
 // gemmFloat is the element type of the GEMM kernels.
 type gemmFloat interface{ ~float32 | ~float64 }
 
-// microKernel computes the rows×cols tile of C at c (row stride ldc) from a
-// packed A micro-panel a (rows values per k step) and a packed B micro-panel b
-// (nr values per k step): C = A·B when beta == 0 (C not read), otherwise
-// C = A·B + beta·C. rows ≤ mr and cols ≤ nr; kernels that are not masked are
-// only called with cols == nr.
-type microKernel[T gemmFloat] func(rows, cols, k int, a, b, c []T, ldc int, beta T)
+// microKernel computes the rows×cols tile of C at c (row stride ldc):
+// C = alpha·A·B when beta == 0 (C not read), else C = alpha·A·B + beta·C,
+// where B(p, j) = b[p*ldb + j] and A(i, p) = a[i*lda + p] when rowA, else
+// a[p*lda + i]. rows ≤ mr and cols ≤ nr; a kernel that is not masked is only
+// called with cols == nr, and B always has nr readable columns.
+type microKernel[T gemmFloat] func(rowA bool, rows, cols, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, alpha, beta T)
 
 // gemmVariant is one micro-kernel family with its blocking parameters.
 type gemmVariant[T gemmFloat] struct {
@@ -45,10 +53,12 @@ type gemmVariant[T gemmFloat] struct {
 	mr, nr     int // register tile
 	kc, mc, nc int // cache blocks; mc is a multiple of mr, nc of nr
 	masked     bool
+	strided    bool // the kernel is fast on A in place and on unpacked B
 	micro      microKernel[T]
 
-	bufs sync.Pool  // *gemmBuf[T]
-	job  gemmJob[T] // used only while holding gemmPool.mu
+	bufs    sync.Pool  // *gemmBuf[T]
+	job     gemmJob[T] // used only while holding gemmPool.mu
+	sharedB [2][]T     // double-buffered B block of parallel jobs (gemmPool.mu)
 }
 
 // gemmBuf holds one worker's packing buffers.
@@ -61,8 +71,7 @@ type gemmBuf[T gemmFloat] struct {
 func alignedSlice[T gemmFloat](n int) []T {
 	var zero T
 	size := int(unsafe.Sizeof(zero))
-	extra := 64 / size
-	s := make([]T, n+extra)
+	s := make([]T, n+64/size)
 	off := 0
 	for uintptr(unsafe.Pointer(&s[off]))%64 != 0 {
 		off++
@@ -70,24 +79,24 @@ func alignedSlice[T gemmFloat](n int) []T {
 	return s[off : off+n : off+n]
 }
 
+// grow returns buf if it holds n elements, else a new aligned slice.
+func grow[T gemmFloat](buf []T, n int) []T {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return alignedSlice[T](n)
+}
+
 func (v *gemmVariant[T]) getBuf() *gemmBuf[T] {
 	bf, _ := v.bufs.Get().(*gemmBuf[T])
 	if bf == nil {
 		bf = new(gemmBuf[T])
 	}
-	if na := v.mc * v.kc; len(bf.a) < na {
-		bf.a = alignedSlice[T](na)
-	}
-	if nb := v.nc * v.kc; len(bf.b) < nb {
-		bf.b = alignedSlice[T](nb)
-	}
-	if nt := v.mr * v.nr; len(bf.tile) < nt {
-		bf.tile = alignedSlice[T](nt)
-	}
+	bf.tile = grow(bf.tile, v.mr*v.nr)
 	return bf
 }
 
-// gemmArgs are the arguments of one GEMM call.
+// gemmArgs are the arguments of one GEMM call and the per-call choices.
 type gemmArgs[T gemmFloat] struct {
 	transA, transB bool
 	m, n, k        int
@@ -99,11 +108,17 @@ type gemmArgs[T gemmFloat] struct {
 	beta           T
 	c              []T
 	ldc            int
+
+	directA bool // use A in place (no copy)
+	directB bool // use B in place (full-width panels)
 }
 
 // gemmParallelMinFlops is the size (2·m·n·k) below which a GEMM runs on the
-// calling goroutine only: waking a worker costs a few microseconds.
-var gemmParallelMinFlops = 3_000_000
+// calling goroutine only.
+var gemmParallelMinFlops = 1_000_000
+
+// gemmDirectA enables using A in place; tests and benchmarks flip it.
+var gemmDirectA = true
 
 func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
@@ -114,14 +129,22 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	args := gemmArgs[T]{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}
+	g := gemmArgs[T]{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
+		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	if v.strided {
+		var zero T
+		size := int(unsafe.Sizeof(zero))
+		g.directA = gemmDirectA && friendlyStride(lda*size)
+		// A packed B panel pays off only when several row panels reuse it.
+		g.directB = !transB && m <= v.mr
+	}
 	parts := runtime.GOMAXPROCS(0)
 	if 2*float64(m)*float64(n)*float64(k) < float64(gemmParallelMinFlops) {
 		parts = 1
 	}
 	if parts > 1 && gemmPool.mu.TryLock() {
 		j := &v.job
-		if j.plan(v, &args, parts) > 1 {
+		if j.plan(v, &g, parts) > 1 {
 			gemmPool.run(j.parts, j)
 			j.args = gemmArgs[T]{} // drop references to the caller's slices
 			gemmPool.mu.Unlock()
@@ -130,8 +153,16 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 		gemmPool.mu.Unlock()
 	}
 	bf := v.getBuf()
-	gemmBlock(v, bf, &args, 0, m, 0, n)
+	gemmStrip(v, bf, &g, 0, m, 0, n)
 	v.bufs.Put(bf)
+}
+
+// friendlyStride reports whether rows this many bytes apart can be streamed
+// together without piling onto one L1 set (a 4 KiB multiple maps every row
+// to the same set of a 48 KiB 12-way cache).
+func friendlyStride(bytes int) bool {
+	r := bytes % 4096
+	return r != 0 && r != 2048
 }
 
 // checkGemm panics with a descriptive message when the slices cannot hold the
@@ -179,39 +210,100 @@ func scaleC[T gemmFloat](m, n int, beta T, c []T, ldc int) {
 	}
 }
 
-// gemmBlock computes rows [m0,m1) and columns [n0,n1) of C on the calling
-// goroutine.
-func gemmBlock[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], m0, m1, n0, n1 int) {
-	mr, nr := v.mr, v.nr
+// gemmStrip computes rows [m0,m1) and columns [n0,n1) of C on the calling
+// goroutine with its own buffers.
+func gemmStrip[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], m0, m1, n0, n1 int) {
 	for jc := n0; jc < n1; jc += v.nc {
 		ncur := min(v.nc, n1-jc)
 		for pc := 0; pc < g.k; pc += v.kc {
 			kcur := min(v.kc, g.k-pc)
-			packB(bf.b, g.b, g.ldb, g.transB, pc, kcur, jc, ncur, nr)
-			beta := g.beta
-			if pc > 0 {
-				beta = 1
+			bf.b = grow(bf.b, kcur*roundUp(ncur, v.nr))
+			packBPanels(v, g, bf.b, pc, kcur, jc, ncur, 0, (ncur+v.nr-1)/v.nr)
+			macroBlock(v, bf, g, bf.b, pc, kcur, jc, ncur, m0, m1)
+		}
+	}
+}
+
+func roundUp(x, to int) int { return (x + to - 1) / to * to }
+
+// packBPanels packs micro-panels [p0,p1) of op(B)[pc:pc+kcur, jc:jc+ncur]
+// into dst (panel q at dst[q*nr*kcur:]). With directB only the last, partial
+// panel is packed: full panels are read in place.
+func packBPanels[T gemmFloat](v *gemmVariant[T], g *gemmArgs[T], dst []T, pc, kcur, jc, ncur, p0, p1 int) {
+	nr := v.nr
+	for q := p0; q < p1; q++ {
+		jr := q * nr
+		cols := min(nr, ncur-jr)
+		if g.directB && cols == nr {
+			continue
+		}
+		packB(dst[jr*kcur:(jr+nr)*kcur], g.b, g.ldb, g.transB, pc, kcur, jc+jr, cols, nr)
+	}
+}
+
+// macroBlock runs the ic, jr and ir loops over rows [m0,m1) against the
+// packed B block bp of op(B)[pc:pc+kcur, jc:jc+ncur].
+func macroBlock[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], bp []T, pc, kcur, jc, ncur, m0, m1 int) {
+	mr, nr := v.mr, v.nr
+	beta := g.beta
+	if pc > 0 {
+		beta = 1
+	}
+	for ic := m0; ic < m1; ic += v.mc {
+		mcur := min(v.mc, m1-ic)
+		// A for this block: in place, or copied/packed into bf.a.
+		var ablk []T
+		var lda int
+		rowA := !g.transA
+		switch {
+		case g.directA && rowA:
+			ablk, lda = g.a[ic*g.lda+pc:], g.lda
+		case g.directA:
+			ablk, lda = g.a[pc*g.lda+ic:], g.lda
+		default:
+			bf.a = grow(bf.a, mcur*kcur)
+			ablk = bf.a
+			if v.strided && rowA {
+				copyRows(ablk, g.a, g.lda, ic, mcur, pc, kcur)
+				lda = kcur
+			} else {
+				packA(ablk, g.a, g.lda, g.transA, ic, mcur, pc, kcur, mr)
+				rowA = false
 			}
-			for ic := m0; ic < m1; ic += v.mc {
-				mcur := min(v.mc, m1-ic)
-				packA(bf.a, g.a, g.lda, g.transA, ic, mcur, pc, kcur, mr, g.alpha)
-				for jr := 0; jr < ncur; jr += nr {
-					cols := min(nr, ncur-jr)
-					bp := bf.b[jr*kcur : (jr+nr)*kcur]
-					for ir := 0; ir < mcur; ir += mr {
-						rows := min(mr, mcur-ir)
-						ap := bf.a[ir*kcur : (ir+rows)*kcur]
-						ci := (ic+ir)*g.ldc + jc + jr
-						if cols == nr || v.masked {
-							v.micro(rows, cols, kcur, ap, bp, g.c[ci:], g.ldc, beta)
-							continue
-						}
-						// Partial column tile for a kernel that always writes
-						// nr columns: compute into scratch, then merge.
-						v.micro(rows, nr, kcur, ap, bp, bf.tile, nr, 0)
-						mergeTile(rows, cols, bf.tile, nr, g.c[ci:], g.ldc, beta)
-					}
+		}
+		for jr := 0; jr < ncur; jr += nr {
+			cols := min(nr, ncur-jr)
+			var bpan []T
+			ldb := nr
+			if g.directB && cols == nr {
+				bpan, ldb = g.b[pc*g.ldb+jc+jr:], g.ldb
+			} else {
+				bpan = bp[jr*kcur : (jr+nr)*kcur]
+			}
+			for ir := 0; ir < mcur; ir += mr {
+				rows := min(mr, mcur-ir)
+				// Offset of the panel's first element in ablk.
+				var ap []T
+				alda := lda
+				switch {
+				case g.directA && rowA:
+					ap = ablk[ir*g.lda:]
+				case g.directA:
+					ap = ablk[ir:]
+				case rowA:
+					ap = ablk[ir*kcur:]
+				default: // packed panels of `rows` values per k step
+					ap, alda = ablk[ir*kcur:], rows
 				}
+				ci := (ic+ir)*g.ldc + jc + jr
+				if cols == nr || v.masked {
+					v.micro(rowA, rows, cols, kcur, ap, alda, bpan, ldb, g.c[ci:], g.ldc, g.alpha, beta)
+					continue
+				}
+				// Partial column tile for a kernel that always writes nr
+				// columns: compute into scratch, then merge.
+				v.micro(rowA, rows, nr, kcur, ap, alda, bpan, ldb, bf.tile, nr, g.alpha, 0)
+				mergeTile(rows, cols, bf.tile, nr, g.c[ci:], g.ldc, beta)
 			}
 		}
 	}
@@ -232,26 +324,25 @@ func mergeTile[T gemmFloat](rows, cols int, t []T, ldt int, c []T, ldc int, beta
 	}
 }
 
-// packA packs alpha·op(A)[ic:ic+mcur, pc:pc+kcur] into micro-panels of mr
-// rows; the panel starting at row ir holds rows = min(mr, mcur-ir) values per
-// k step, at dst[ir*kcur + p*rows + i].
-func packA[T gemmFloat](dst, a []T, lda int, trans bool, ic, mcur, pc, kcur, mr int, alpha T) {
+// copyRows copies op(A)[ic:ic+mcur, pc:pc+kcur] of a non-transposed A into
+// dst with row stride kcur.
+func copyRows[T gemmFloat](dst, a []T, lda, ic, mcur, pc, kcur int) {
+	for i := 0; i < mcur; i++ {
+		copy(dst[i*kcur:(i+1)*kcur], a[(ic+i)*lda+pc:])
+	}
+}
+
+// packA packs op(A)[ic:ic+mcur, pc:pc+kcur] into micro-panels of mr rows; the
+// panel starting at row ir holds rows = min(mr, mcur-ir) values per k step,
+// at dst[ir*kcur + p*rows + i].
+func packA[T gemmFloat](dst, a []T, lda int, trans bool, ic, mcur, pc, kcur, mr int) {
 	for ir := 0; ir < mcur; ir += mr {
 		rows := min(mr, mcur-ir)
 		panel := dst[ir*kcur : (ir+rows)*kcur]
 		if trans {
 			// op(A)(i, p) = a[p*lda + i]: each k step is a contiguous run.
 			for p := 0; p < kcur; p++ {
-				src := a[(pc+p)*lda+ic+ir:]
-				src = src[:rows]
-				d := panel[p*rows : p*rows+rows]
-				if alpha == 1 {
-					copy(d, src)
-				} else {
-					for i, x := range src {
-						d[i] = alpha * x
-					}
-				}
+				copy(panel[p*rows:p*rows+rows], a[(pc+p)*lda+ic+ir:])
 			}
 			continue
 		}
@@ -259,49 +350,49 @@ func packA[T gemmFloat](dst, a []T, lda int, trans bool, ic, mcur, pc, kcur, mr 
 		for i := 0; i < rows; i++ {
 			src := a[(ic+ir+i)*lda+pc:]
 			src = src[:kcur]
-			if alpha == 1 {
-				for p, x := range src {
-					panel[p*rows+i] = x
-				}
-			} else {
-				for p, x := range src {
-					panel[p*rows+i] = alpha * x
-				}
+			for p, x := range src {
+				panel[p*rows+i] = x
 			}
 		}
 	}
 }
 
-// packB packs op(B)[pc:pc+kcur, jc:jc+ncur] into micro-panels of nr columns,
-// zero-padded to nr: the panel starting at column jr is dst[jr*kcur:], with
-// element (p, j) at p*nr + j.
-func packB[T gemmFloat](dst, b []T, ldb int, trans bool, pc, kcur, jc, ncur, nr int) {
-	for jr := 0; jr < ncur; jr += nr {
-		cols := min(nr, ncur-jr)
-		panel := dst[jr*kcur : (jr+nr)*kcur]
-		if !trans {
-			// op(B)(p, j) = b[p*ldb + j]: each k step is a contiguous run.
-			for p := 0; p < kcur; p++ {
-				d := panel[p*nr : p*nr+nr]
-				copy(d, b[(pc+p)*ldb+jc+jr:][:cols])
-				if cols < nr {
-					clear(d[cols:])
-				}
-			}
-			continue
-		}
-		// op(B)(p, j) = b[j*ldb + p]: read columns of op(B) contiguously.
-		for j := 0; j < cols; j++ {
-			src := b[(jc+jr+j)*ldb+pc:]
-			src = src[:kcur]
-			for p, x := range src {
-				panel[p*nr+j] = x
+// packB packs op(B)[pc:pc+kcur, j0:j0+cols] into one micro-panel dst of nr
+// columns, zero-padded: element (p, j) at dst[p*nr + j].
+func packB[T gemmFloat](dst, b []T, ldb int, trans bool, pc, kcur, j0, cols, nr int) {
+	if !trans {
+		// op(B)(p, j) = b[p*ldb + j]: each k step is a contiguous run.
+		for p := 0; p < kcur; p++ {
+			d := dst[p*nr : p*nr+nr]
+			copy(d, b[(pc+p)*ldb+j0:][:cols])
+			if cols < nr {
+				clear(d[cols:])
 			}
 		}
-		if cols < nr {
-			for p := 0; p < kcur; p++ {
-				clear(panel[p*nr+cols : p*nr+nr])
-			}
+		return
+	}
+	// op(B)(p, j) = b[j*ldb + p]: four columns of op(B) at a time, each
+	// read contiguously.
+	j := 0
+	for ; j+4 <= cols; j += 4 {
+		s0 := b[(j0+j)*ldb+pc:][:kcur]
+		s1 := b[(j0+j+1)*ldb+pc:][:kcur]
+		s2 := b[(j0+j+2)*ldb+pc:][:kcur]
+		s3 := b[(j0+j+3)*ldb+pc:][:kcur]
+		for p := range s0 {
+			d := dst[p*nr+j : p*nr+j+4]
+			d[0], d[1], d[2], d[3] = s0[p], s1[p], s2[p], s3[p]
+		}
+	}
+	for ; j < cols; j++ {
+		src := b[(j0+j)*ldb+pc:][:kcur]
+		for p, x := range src {
+			dst[p*nr+j] = x
+		}
+	}
+	if cols < nr {
+		for p := 0; p < kcur; p++ {
+			clear(dst[p*nr+cols : p*nr+nr])
 		}
 	}
 }
@@ -310,33 +401,40 @@ func packB[T gemmFloat](dst, b []T, ldb int, trans bool, pc, kcur, jc, ncur, nr 
 type gemmJob[T gemmFloat] struct {
 	v      *gemmVariant[T]
 	args   gemmArgs[T]
-	splitM bool  // strips are row ranges (else column ranges)
+	splitM bool  // strips are row ranges sharing packed B (else column ranges)
 	bounds []int // parts+1 strip boundaries
 	parts  int
+	sync   spinBarrier
 }
 
 // plan chooses the strips for up to maxParts workers and returns how many
-// there are. Strips are whole micro-panels. Splitting rows makes every
-// worker pack all of op(B); splitting columns makes it pack all of op(A).
-// The cost model counts the slowest worker's padded tile work plus its
-// packing, with packing one element taken as 16 multiply-adds.
+// there are. Strips are whole micro-panels. Row strips share the packing of
+// B; column strips each use all of A (in place or copied), so they suit a
+// small m. The cost model counts the slowest worker's padded tile work plus
+// its packing, with packing one element taken as 8 multiply-adds.
 func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	j.v, j.args = v, *g
 	m, n, k := g.m, g.n, g.k
 	pm := (m + v.mr - 1) / v.mr // row panels
 	pn := (n + v.nr - 1) / v.nr // column panels
-	cost := func(panels, panelSize, other, parts int) float64 {
-		per := (panels + parts - 1) / parts
-		return float64(per*panelSize)*float64(other)*float64(k) + 16*float64(k)*float64(other+per*panelSize)
-	}
 	partsM := min(maxParts, pm)
 	partsN := min(maxParts, pn)
-	costM := cost(pm, v.mr, pn*v.nr, partsM)
-	costN := cost(pn, v.nr, pm*v.mr, partsN)
+	perM := (pm + partsM - 1) / partsM
+	perN := (pn + partsN - 1) / partsN
+	costM := float64(perM*v.mr)*float64(pn*v.nr)*float64(k) + 8*float64(k)*float64(perM*v.mr+n/partsM)
+	packA := float64(m)
+	if g.directA {
+		packA = 0
+	}
+	costN := float64(perN*v.nr)*float64(pm*v.mr)*float64(k) + 8*float64(k)*(float64(perN*v.nr)+packA)
 	j.splitM = costM <= costN
 	panels, size, total, parts := pn, v.nr, n, partsN
 	if j.splitM {
 		panels, size, total, parts = pm, v.mr, m, partsM
+		j.args.directB = false // B is shared and packed
+		need := min(v.kc, k) * roundUp(min(v.nc, n), v.nr)
+		v.sharedB[0] = grow(v.sharedB[0], need)
+		v.sharedB[1] = grow(v.sharedB[1], need)
 	}
 	j.parts = parts
 	if cap(j.bounds) < parts+1 {
@@ -351,53 +449,195 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 
 func (j *gemmJob[T]) runPart(w int) {
 	lo, hi := j.bounds[w], j.bounds[w+1]
-	if lo >= hi {
+	v, g := j.v, &j.args
+	bf := v.getBuf()
+	defer v.bufs.Put(bf)
+	if !j.splitM {
+		if lo < hi {
+			gemmStrip(v, bf, g, 0, g.m, lo, hi)
+		}
 		return
 	}
-	bf := j.v.getBuf()
-	if j.splitM {
-		gemmBlock(j.v, bf, &j.args, lo, hi, 0, j.args.n)
-	} else {
-		gemmBlock(j.v, bf, &j.args, 0, j.args.m, lo, hi)
+	// Row strips: every worker packs its share of each B block into the
+	// shared buffer, waits for the others, then multiplies its rows. B is
+	// double-buffered: when a worker passes the barrier of block t+1, all have
+	// finished block t-1, whose buffer block t+1 reuses.
+	iter := 0
+	for jc := 0; jc < g.n; jc += v.nc {
+		ncur := min(v.nc, g.n-jc)
+		panels := (ncur + v.nr - 1) / v.nr
+		for pc := 0; pc < g.k; pc += v.kc {
+			kcur := min(v.kc, g.k-pc)
+			bp := v.sharedB[iter%2][:kcur*panels*v.nr]
+			packBPanels(v, g, bp, pc, kcur, jc, ncur, panels*w/j.parts, panels*(w+1)/j.parts)
+			j.sync.wait(j.parts)
+			if lo < hi {
+				macroBlock(v, bf, g, bp, pc, kcur, jc, ncur, lo, hi)
+			}
+			iter++
+		}
 	}
-	j.v.bufs.Put(bf)
+}
+
+// spinBarrier is a reusable barrier for the workers of one job. Waiting
+// spins for a few microseconds (the usual wait when both cores are ours),
+// then blocks, so a descheduled peer on a busy machine costs no CPU.
+type spinBarrier struct {
+	count atomic.Int32
+	gen   atomic.Uint32
+	mu    sync.Mutex
+	cond  *sync.Cond
+}
+
+// gemmSpinWait is how long a waiting worker spins before it blocks.
+const gemmSpinWait = 50 * time.Microsecond
+
+func (b *spinBarrier) wait(parts int) {
+	gen := b.gen.Load()
+	if b.count.Add(1) == int32(parts) {
+		b.count.Store(0)
+		b.mu.Lock()
+		b.gen.Add(1)
+		if b.cond != nil {
+			b.cond.Broadcast()
+		}
+		b.mu.Unlock()
+		return
+	}
+	if spinUntil(func() bool { return b.gen.Load() != gen }, gemmSpinWait) {
+		return
+	}
+	b.mu.Lock()
+	if b.cond == nil {
+		b.cond = sync.NewCond(&b.mu)
+	}
+	for b.gen.Load() == gen {
+		b.cond.Wait()
+	}
+	b.mu.Unlock()
+}
+
+// spinUntil polls done for up to d, yielding the processor now and then,
+// and reports whether done became true.
+func spinUntil(done func() bool, d time.Duration) bool {
+	var start time.Time
+	for i := 1; ; i++ {
+		if done() {
+			return true
+		}
+		if i%64 == 0 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > d {
+				return false
+			}
+			runtime.Gosched()
+		}
+	}
 }
 
 // gemmTask is a piece of work split into parts run concurrently.
 type gemmTask interface{ runPart(part int) }
 
-// gemmWorkerPool is a set of persistent worker goroutines, so a parallel GEMM
-// costs a channel hand-off instead of goroutine creation and allocates
-// nothing. Only the holder of mu may use it; a GEMM that finds it busy
-// (another GEMM is running in parallel already) runs on its own goroutine.
+// gemmWorkerPool is a set of persistent worker goroutines. A parallel GEMM
+// publishes its task by bumping seq; workers that finished a task recently
+// are still spinning on seq and start within nanoseconds, as BLAS thread pools
+// do, while idle ones sleep on a channel. The hand-off allocates nothing.
+// Only the holder of mu may publish; a GEMM that finds the pool busy (another
+// GEMM is running in parallel already) runs on its own goroutine.
 type gemmWorkerPool struct {
 	mu      sync.Mutex
-	workers []chan gemmTask
-	done    chan struct{}
+	seq     atomic.Uint64 // task generation
+	task    gemmTask
+	parts   int
+	pending atomic.Int32 // parts of the current task not yet finished
+	workers []*gemmWorker
+
+	doneMu   sync.Mutex
+	doneCond *sync.Cond // signalled when pending drops to zero
 }
 
-var gemmPool = gemmWorkerPool{done: make(chan struct{})}
+type gemmWorker struct {
+	id    int // part index, ≥ 1
+	state atomic.Int32
+	wake  chan struct{}
+}
+
+const (
+	gemmWorkerAwake = iota
+	gemmWorkerAsleep
+)
+
+// gemmSpin is how long an idle worker spins before it goes to sleep.
+const gemmSpin = 300 * time.Microsecond
+
+var gemmPool = newGemmWorkerPool()
+
+func newGemmWorkerPool() *gemmWorkerPool {
+	p := new(gemmWorkerPool)
+	p.doneCond = sync.NewCond(&p.doneMu)
+	return p
+}
 
 // run executes t.runPart(0..parts-1) concurrently, part 0 on the calling
 // goroutine, and returns when all parts are done. The caller holds p.mu.
 func (p *gemmWorkerPool) run(parts int, t gemmTask) {
 	for len(p.workers) < parts-1 {
-		ch := make(chan gemmTask)
-		p.workers = append(p.workers, ch)
-		go gemmWorker(ch, p.done, len(p.workers))
+		w := &gemmWorker{id: len(p.workers) + 1, wake: make(chan struct{}, 1)}
+		p.workers = append(p.workers, w)
+		go p.loop(w, p.seq.Load())
 	}
-	for w := 1; w < parts; w++ {
-		p.workers[w-1] <- t
+	p.task, p.parts = t, parts
+	p.pending.Store(int32(parts - 1))
+	p.seq.Add(1)
+	for _, w := range p.workers {
+		if w.state.CompareAndSwap(gemmWorkerAsleep, gemmWorkerAwake) {
+			w.wake <- struct{}{}
+		}
 	}
 	t.runPart(0)
-	for w := 1; w < parts; w++ {
-		<-p.done
+	if !spinUntil(func() bool { return p.pending.Load() == 0 }, gemmSpinWait) {
+		p.doneMu.Lock()
+		for p.pending.Load() != 0 {
+			p.doneCond.Wait()
+		}
+		p.doneMu.Unlock()
 	}
+	p.task = nil
 }
 
-func gemmWorker(tasks <-chan gemmTask, done chan<- struct{}, part int) {
-	for t := range tasks {
-		t.runPart(part)
-		done <- struct{}{}
+func (p *gemmWorkerPool) loop(w *gemmWorker, seen uint64) {
+	for {
+		start := time.Now()
+		for i := 1; p.seq.Load() == seen; i++ {
+			if i%256 != 0 {
+				continue
+			}
+			if time.Since(start) < gemmSpin {
+				runtime.Gosched()
+				continue
+			}
+			// Sleep. Re-check seq after announcing it: if a task was published
+			// meanwhile, either we see it here or the publisher saw us asleep
+			// and sends a wake-up, which we must then consume.
+			w.state.Store(gemmWorkerAsleep)
+			if p.seq.Load() != seen {
+				if !w.state.CompareAndSwap(gemmWorkerAsleep, gemmWorkerAwake) {
+					<-w.wake
+				}
+				break
+			}
+			<-w.wake
+			start = time.Now()
+		}
+		seen = p.seq.Load()
+		if w.id < p.parts {
+			p.task.runPart(w.id)
+		}
+		if p.pending.Add(-1) == 0 {
+			p.doneMu.Lock()
+			p.doneCond.Broadcast()
+			p.doneMu.Unlock()
+		}
 	}
 }

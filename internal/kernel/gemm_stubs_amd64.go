@@ -4,202 +4,482 @@
 
 package kernel
 
-// sgemmAVX5121 computes a 1×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R1 computes a 1×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5121(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX5122 computes a 2×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R2 computes a 2×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5122(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX5123 computes a 3×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R3 computes a 3×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5123(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R3(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX5124 computes a 4×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R4 computes a 4×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5124(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX5125 computes a 5×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R5 computes a 5×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5125(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R5(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX5126 computes a 6×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R6 computes a 6×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5126(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R6(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX5127 computes a 7×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R7 computes a 7×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5127(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R7(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX5128 computes a 8×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R8 computes a 8×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5128(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R8(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX5129 computes a 9×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R9 computes a 9×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX5129(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R9(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX51210 computes a 10×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R10 computes a 10×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX51210(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R10(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX51211 computes a 11×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R11 computes a 11×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX51211(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R11(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX51212 computes a 12×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R12 computes a 12×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX51212(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R12(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX51213 computes a 13×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R13 computes a 13×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX51213(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R13(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX51214 computes a 14×32 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512R14 computes a 14×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX51214(k int, a *float32, b *float32, c *float32, ldc int, beta float32, mask uint64)
+func sgemmAVX512R14(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5121 computes a 1×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C1 computes a 1×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5121(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5122 computes a 2×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C2 computes a 2×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5122(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5123 computes a 3×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C3 computes a 3×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5123(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C3(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5124 computes a 4×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C4 computes a 4×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5124(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5125 computes a 5×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C5 computes a 5×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5125(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C5(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5126 computes a 6×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C6 computes a 6×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5126(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C6(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5127 computes a 7×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C7 computes a 7×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5127(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C7(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5128 computes a 8×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C8 computes a 8×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5128(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C8(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX5129 computes a 9×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C9 computes a 9×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX5129(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C9(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX51210 computes a 10×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C10 computes a 10×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX51210(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C10(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX51211 computes a 11×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C11 computes a 11×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX51211(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C11(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX51212 computes a 12×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C12 computes a 12×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX51212(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C12(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX51213 computes a 13×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C13 computes a 13×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX51213(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C13(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// dgemmAVX51214 computes a 14×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// sgemmAVX512C14 computes a 14×32 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX51214(k int, a *float64, b *float64, c *float64, ldc int, beta float64, mask uint64)
+func sgemmAVX512C14(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
 
-// sgemmAVX21 computes a 1×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R1 computes a 1×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX21(k int, a *float32, b *float32, c *float32, ldc int, beta float32)
+func dgemmAVX512R1(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// sgemmAVX22 computes a 2×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R2 computes a 2×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX22(k int, a *float32, b *float32, c *float32, ldc int, beta float32)
+func dgemmAVX512R2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// sgemmAVX23 computes a 3×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R3 computes a 3×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX23(k int, a *float32, b *float32, c *float32, ldc int, beta float32)
+func dgemmAVX512R3(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// sgemmAVX24 computes a 4×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R4 computes a 4×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX24(k int, a *float32, b *float32, c *float32, ldc int, beta float32)
+func dgemmAVX512R4(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// sgemmAVX25 computes a 5×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R5 computes a 5×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX25(k int, a *float32, b *float32, c *float32, ldc int, beta float32)
+func dgemmAVX512R5(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// sgemmAVX26 computes a 6×16 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R6 computes a 6×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func sgemmAVX26(k int, a *float32, b *float32, c *float32, ldc int, beta float32)
+func dgemmAVX512R6(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// dgemmAVX21 computes a 1×8 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R7 computes a 7×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX21(k int, a *float64, b *float64, c *float64, ldc int, beta float64)
+func dgemmAVX512R7(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// dgemmAVX22 computes a 2×8 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R8 computes a 8×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX22(k int, a *float64, b *float64, c *float64, ldc int, beta float64)
+func dgemmAVX512R8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// dgemmAVX23 computes a 3×8 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R9 computes a 9×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX23(k int, a *float64, b *float64, c *float64, ldc int, beta float64)
+func dgemmAVX512R9(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// dgemmAVX24 computes a 4×8 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R10 computes a 10×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX24(k int, a *float64, b *float64, c *float64, ldc int, beta float64)
+func dgemmAVX512R10(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// dgemmAVX25 computes a 5×8 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R11 computes a 11×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX25(k int, a *float64, b *float64, c *float64, ldc int, beta float64)
+func dgemmAVX512R11(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
-// dgemmAVX26 computes a 6×8 tile: C = A·B (beta == 0) or C = A·B + beta·C.
+// dgemmAVX512R12 computes a 12×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
 //
 //go:noescape
-func dgemmAVX26(k int, a *float64, b *float64, c *float64, ldc int, beta float64)
+func dgemmAVX512R12(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512R13 computes a 13×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512R13(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512R14 computes a 14×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512R14(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C1 computes a 1×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C1(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C2 computes a 2×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C3 computes a 3×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C3(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C4 computes a 4×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C4(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C5 computes a 5×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C5(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C6 computes a 6×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C6(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C7 computes a 7×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C7(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C8 computes a 8×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C9 computes a 9×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C9(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C10 computes a 10×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C10(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C11 computes a 11×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C11(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C12 computes a 12×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C12(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C13 computes a 13×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C13(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512C14 computes a 14×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512C14(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// sgemmAVX2R1 computes a 1×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2R1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2R2 computes a 2×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2R2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2R3 computes a 3×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2R3(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2R4 computes a 4×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2R4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2R5 computes a 5×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2R5(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2R6 computes a 6×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2R6(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2C1 computes a 1×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2C1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2C2 computes a 2×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2C2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2C3 computes a 3×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2C3(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2C4 computes a 4×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2C4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2C5 computes a 5×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2C5(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// sgemmAVX2C6 computes a 6×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX2C6(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// dgemmAVX2R1 computes a 1×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2R1(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2R2 computes a 2×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2R2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2R3 computes a 3×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2R3(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2R4 computes a 4×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2R4(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2R5 computes a 5×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2R5(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2R6 computes a 6×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2R6(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2C1 computes a 1×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2C1(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2C2 computes a 2×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2C2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2C3 computes a 3×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2C3(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2C4 computes a 4×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2C4(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2C5 computes a 5×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2C5(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// dgemmAVX2C6 computes a 6×8 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX2C6(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)

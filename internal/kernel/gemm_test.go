@@ -122,7 +122,7 @@ func testVariants[T gemmFloat](vs []*gemmVariant[T]) []*gemmVariant[T] {
 	var out []*gemmVariant[T]
 	for _, v := range vs {
 		out = append(out, v)
-		tiny := &gemmVariant[T]{name: v.name + "/tinyblocks", mr: v.mr, nr: v.nr, kc: 5, mc: 2 * v.mr, nc: 2 * v.nr, masked: v.masked, micro: v.micro}
+		tiny := &gemmVariant[T]{name: v.name + "/tinyblocks", mr: v.mr, nr: v.nr, kc: 5, mc: 2 * v.mr, nc: 2 * v.nr, masked: v.masked, strided: v.strided, micro: v.micro}
 		out = append(out, tiny)
 	}
 	return out

@@ -15,9 +15,13 @@
 //		}
 //	}
 //
-// A is a packed micro-panel of `rows` rows (rows values per k step), B a
-// packed micro-panel of nr columns (nr values per k step). Accumulators live
-// in vector registers for the whole k loop; C is touched once at the end.
+// B(p, j) is read at b[p*ldb + j]: a packed micro-panel of nr columns
+// (ldb = nr) or, when it pays, B itself. A is read
+// in place with a stride: flavor R reads A(i, p) at a[i*lda + p] (row-major
+// rows, so packing A is a plain copy or nothing at all), flavor C reads it at
+// a[p*lda + i] (a transposed A, or a classic packed panel with lda = rows).
+// Accumulators live in vector registers for the whole k loop and C is touched
+// once at the end: C = alpha·acc (beta == 0, C not read) or alpha·acc + beta·C.
 // There is one kernel per row count 1..MR so that edge panels in m need no
 // padding. Column edges use AVX-512 opmasks (mask bit j enables column j); the
 // AVX2 kernels always write a full nr-wide tile and the Go driver routes
@@ -40,37 +44,29 @@ type kernelSpec struct {
 	lanes  int    // elements per vector register
 	mr     int    // max rows
 	nv     int    // vectors per row (nr = nv*lanes)
-	unroll int    // k-loop unroll factor
 	avx512 bool
 }
+
+// unroll is the k-loop unroll factor (the C flavor's addressing assumes 4).
+const unroll = 4
 
 func main() {
 	ConstraintExpr("!purego")
 
 	specs := []kernelSpec{
-		{prefix: "sgemmAVX512", elem: "float32", size: 4, lanes: 16, mr: 14, nv: 2, unroll: 4, avx512: true},
-		{prefix: "dgemmAVX512", elem: "float64", size: 8, lanes: 8, mr: 14, nv: 2, unroll: 4, avx512: true},
-		{prefix: "sgemmAVX2", elem: "float32", size: 4, lanes: 8, mr: 6, nv: 2, unroll: 4},
-		{prefix: "dgemmAVX2", elem: "float64", size: 8, lanes: 4, mr: 6, nv: 2, unroll: 4},
+		{prefix: "sgemmAVX512", elem: "float32", size: 4, lanes: 16, mr: 14, nv: 2, avx512: true},
+		{prefix: "dgemmAVX512", elem: "float64", size: 8, lanes: 8, mr: 14, nv: 2, avx512: true},
+		{prefix: "sgemmAVX2", elem: "float32", size: 4, lanes: 8, mr: 6, nv: 2},
+		{prefix: "dgemmAVX2", elem: "float64", size: 8, lanes: 4, mr: 6, nv: 2},
 	}
 	for _, s := range specs {
-		for rows := 1; rows <= s.mr; rows++ {
-			if s.avx512 {
-				genAVX512(s, rows)
-			} else {
-				genAVX2(s, rows)
+		for _, flavor := range []byte{'R', 'C'} {
+			for rows := 1; rows <= s.mr; rows++ {
+				gen(s, flavor, rows)
 			}
 		}
 	}
 	Generate()
-}
-
-// zmm returns the physical vector register number i at the spec's width.
-func vec(s kernelSpec, i int) reg.VecPhysical {
-	if s.avx512 {
-		return zmms[i]
-	}
-	return ymms[i]
 }
 
 var zmms = []reg.VecPhysical{
@@ -85,19 +81,74 @@ var ymms = []reg.VecPhysical{
 	reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
 }
 
+// vec returns vector register i at the spec's width.
+func vec(s kernelSpec, i int) reg.VecPhysical {
+	if s.avx512 {
+		return zmms[i]
+	}
+	return ymms[i]
+}
+
 var kmasks = []reg.OpmaskPhysical{reg.K1, reg.K2, reg.K3, reg.K4}
 
 // Register roles shared by all kernels.
 var (
 	regK    = reg.RCX // remaining k iterations
-	regA    = reg.RSI // packed A pointer
 	regB    = reg.RDX // packed B pointer
 	regC    = reg.RDI // current C row pointer
 	regLdc  = reg.R8  // C row stride in bytes
-	regTmp  = reg.RAX // scratch
-	regMask = reg.RBX // column mask
 	regCnt  = reg.R9  // unrolled iteration count
+	regLda  = reg.R10 // A stride in bytes
+	regTmp  = reg.RAX // scratch (prologue/epilogue)
+	regMask = reg.RBX // column mask (prologue)
+	regLdb  = reg.RBX // B k-step stride in bytes (k loop)
+	regLdb3 = reg.RAX // 3·ldb (k loop)
+	// A pointers. Flavor R: base rows 0, 3, 5, 10 (every row 0..13 is a base
+	// plus 0, 1, 2, 4 or 8 strides). Flavor C: regA, with regA3 = 3·lda and
+	// regA4 = 4·lda.
+	regA   = reg.RSI
+	regA3  = reg.R11
+	regA4  = reg.R12
+	rowReg = map[int]reg.GPPhysical{0: reg.RSI, 3: reg.R11, 5: reg.R12, 10: reg.R13}
 )
+
+// rowBases lists the base rows flavor R needs for a tile of `rows` rows.
+func rowBases(rows int) []int {
+	var bs []int
+	for _, b := range []int{0, 3, 5, 10} {
+		if b < rows {
+			bs = append(bs, b)
+		}
+	}
+	return bs
+}
+
+// rowMem is A(i, step u) for flavor R.
+func rowMem(s kernelSpec, i, u int) Mem {
+	for _, b := range []int{10, 5, 3, 0} {
+		switch d := i - b; d {
+		case 0:
+			return Mem{Base: rowReg[b], Disp: u * s.size}
+		case 1, 2, 4, 8:
+			return Mem{Base: rowReg[b], Index: regLda, Scale: uint8(d), Disp: u * s.size}
+		}
+	}
+	panic(fmt.Sprintf("row %d not addressable", i))
+}
+
+// colMem is A(i, step u) for flavor C (u < 4).
+func colMem(s kernelSpec, i, u int) Mem {
+	m := Mem{Base: regA, Disp: i * s.size}
+	switch u {
+	case 1:
+		m.Index, m.Scale = regLda, 1
+	case 2:
+		m.Index, m.Scale = regLda, 2
+	case 3:
+		m.Index, m.Scale = regA3, 1
+	}
+	return m
+}
 
 func isF32(s kernelSpec) bool { return s.size == 4 }
 
@@ -117,11 +168,19 @@ func fmaBcst(s kernelSpec, m Mem, mul, acc Op) {
 	}
 }
 
-func load(s kernelSpec, m, dst Op) {
+func mul(s kernelSpec, x, acc Op) {
 	if isF32(s) {
-		VMOVUPS(m, dst)
+		VMULPS(x, acc, acc)
 	} else {
-		VMOVUPD(m, dst)
+		VMULPD(x, acc, acc)
+	}
+}
+
+func move(s kernelSpec, src, dst Op) {
+	if isF32(s) {
+		VMOVUPS(src, dst)
+	} else {
+		VMOVUPD(src, dst)
 	}
 }
 
@@ -134,30 +193,58 @@ func bcast(s kernelSpec, src, dst Op) {
 }
 
 func signature(s kernelSpec) string {
+	sig := fmt.Sprintf("func(k int, a *%[1]s, lda int, b *%[1]s, ldb int, c *%[1]s, ldc int, alpha, beta %[1]s", s.elem)
 	if s.avx512 {
-		return fmt.Sprintf("func(k int, a, b, c *%s, ldc int, beta %s, mask uint64)", s.elem, s.elem)
+		return sig + ", mask uint64)"
 	}
-	return fmt.Sprintf("func(k int, a, b, c *%s, ldc int, beta %s)", s.elem, s.elem)
+	return sig + ")"
 }
 
-// prologue loads the common arguments and zeroes the accumulators.
-func prologue(s kernelSpec, rows int) {
-	TEXT(fmt.Sprintf("%s%d", s.prefix, rows), NOSPLIT, signature(s))
+// paramAddr is the frame address of a scalar argument.
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+func gen(s kernelSpec, flavor byte, rows int) {
+	name := fmt.Sprintf("%s%c%d", s.prefix, flavor, rows)
+	nr := s.nv * s.lanes
+	TEXT(name, NOSPLIT, signature(s))
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s%d computes a %d×%d tile: C = A·B (beta == 0) or C = A·B + beta·C.",
-		s.prefix, rows, rows, s.nv*s.lanes))
+	layout := "a[i*lda+p]"
+	if flavor == 'C' {
+		layout = "a[p*lda+i]"
+	}
+	Doc(fmt.Sprintf("%s computes a %d×%d tile of C = alpha·A·B + beta·C with A(i,p) at %s.", name, rows, nr, layout),
+		"C is not read when beta is 0.")
+
 	Load(Param("k"), regK)
 	Load(Param("a"), regA)
+	Load(Param("lda"), regLda)
+	SHLQ(U8(log2(s.size)), regLda)
 	Load(Param("b"), regB)
 	Load(Param("c"), regC)
 	Load(Param("ldc"), regLdc)
 	SHLQ(U8(log2(s.size)), regLdc)
+	if flavor == 'R' {
+		for _, b := range rowBases(rows)[1:] {
+			IMUL3Q(U32(b), regLda, rowReg[b])
+			ADDQ(regA, rowReg[b])
+		}
+	} else {
+		LEAQ(Mem{Base: regLda, Index: regLda, Scale: 2}, regA3)
+		MOVQ(regLda, regA4)
+		SHLQ(U8(2), regA4)
+	}
 
 	// Warm C's rows in cache while the k loop runs.
 	MOVQ(regC, regTmp)
 	for i := 0; i < rows; i++ {
 		PREFETCHT0(Mem{Base: regTmp})
-		PREFETCHT0(Mem{Base: regTmp, Disp: s.nv*s.lanes*s.size - 1})
+		PREFETCHT0(Mem{Base: regTmp, Disp: nr*s.size - 1})
 		if i+1 < rows {
 			ADDQ(regLdc, regTmp)
 		}
@@ -170,177 +257,166 @@ func prologue(s kernelSpec, rows int) {
 			VXORPS(z, z, z)
 		}
 	}
+	if s.avx512 {
+		Load(Param("mask"), regMask)
+		for j := 0; j < s.nv; j++ {
+			KMOVW(regMask.As32(), kmasks[j])
+			if j+1 < s.nv {
+				SHRQ(U8(s.lanes), regMask)
+			}
+		}
+	}
+	Load(Param("ldb"), regLdb)
+	SHLQ(U8(log2(s.size)), regLdb)
+	LEAQ(Mem{Base: regLdb, Index: regLdb, Scale: 2}, regLdb3)
+
+	// k loop, unrolled.
+	MOVQ(regK, regCnt)
+	SHRQ(U8(log2(unroll)), regCnt)
+	JZ(LabelRef(name + "_tail"))
+	Label(name + "_loop")
+	if flavor == 'C' {
+		PREFETCHT0(Mem{Base: regA, Index: regA4, Scale: 2})
+	}
+	for u := 0; u < unroll; u++ {
+		kStep(s, flavor, rows, u)
+	}
+	advanceA(s, flavor, rows, unroll)
+	LEAQ(Mem{Base: regB, Index: regLdb, Scale: 4}, regB)
+	DECQ(regCnt)
+	JNZ(LabelRef(name + "_loop"))
+
+	Label(name + "_tail")
+	ANDQ(U8(unroll-1), regK)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_tailloop")
+	kStep(s, flavor, rows, 0)
+	advanceA(s, flavor, rows, 1)
+	ADDQ(regLdb, regB)
+	DECQ(regK)
+	JNZ(LabelRef(name + "_tailloop"))
+
+	Label(name + "_store")
+	epilogue(s, name, rows)
 }
 
-// kStep emits one k iteration at element offset u (in k steps) from regA/regB.
-func kStep(s kernelSpec, rows, u int) {
-	nr := s.nv * s.lanes
+// kStep emits one k step at offset u from the current A and B pointers.
+func kStep(s kernelSpec, flavor byte, rows, u int) {
 	bBase := rows * s.nv // first B register
 	for j := 0; j < s.nv; j++ {
-		load(s, Mem{Base: regB, Disp: (u*nr + j*s.lanes) * s.size}, vec(s, bBase+j))
+		m := Mem{Base: regB, Disp: j * s.lanes * s.size}
+		switch u {
+		case 1:
+			m.Index, m.Scale = regLdb, 1
+		case 2:
+			m.Index, m.Scale = regLdb, 2
+		case 3:
+			m.Index, m.Scale = regLdb3, 1
+		}
+		move(s, m, vec(s, bBase+j))
+	}
+	aMem := func(i int) Mem {
+		if flavor == 'R' {
+			return rowMem(s, i, u)
+		}
+		return colMem(s, i, u)
 	}
 	if s.avx512 {
 		for i := 0; i < rows; i++ {
-			a := Mem{Base: regA, Disp: (u*rows + i) * s.size}
 			for j := 0; j < s.nv; j++ {
-				fmaBcst(s, a, vec(s, bBase+j), vec(s, i*s.nv+j))
+				fmaBcst(s, aMem(i), vec(s, bBase+j), vec(s, i*s.nv+j))
 			}
 		}
 		return
 	}
 	bc := vec(s, bBase+s.nv)
 	for i := 0; i < rows; i++ {
-		bcast(s, Mem{Base: regA, Disp: (u*rows + i) * s.size}, bc)
+		bcast(s, aMem(i), bc)
 		for j := 0; j < s.nv; j++ {
 			fma(s, vec(s, bBase+j), bc, vec(s, i*s.nv+j))
 		}
 	}
 }
 
-// kLoop emits the unrolled k loop and its remainder loop.
-func kLoop(s kernelSpec, rows int) {
-	nr := s.nv * s.lanes
-	MOVQ(regK, regCnt)
-	SHRQ(U8(log2(s.unroll)), regCnt)
-	JZ(LabelRef(fmt.Sprintf("%s%d_tail", s.prefix, rows)))
-	Label(fmt.Sprintf("%s%d_loop", s.prefix, rows))
-	// Prefetch the A panel a few iterations ahead; B streams from L1/L2.
-	PREFETCHT0(Mem{Base: regA, Disp: 4 * s.unroll * rows * s.size})
-	for u := 0; u < s.unroll; u++ {
-		kStep(s, rows, u)
+// advanceA moves the A pointers forward by `steps` k steps.
+func advanceA(s kernelSpec, flavor byte, rows, steps int) {
+	if flavor == 'R' {
+		for _, b := range rowBases(rows) {
+			ADDQ(U32(steps*s.size), rowReg[b])
+		}
+		return
 	}
-	ADDQ(U32(s.unroll*rows*s.size), regA)
-	ADDQ(U32(s.unroll*nr*s.size), regB)
-	DECQ(regCnt)
-	JNZ(LabelRef(fmt.Sprintf("%s%d_loop", s.prefix, rows)))
-
-	Label(fmt.Sprintf("%s%d_tail", s.prefix, rows))
-	ANDQ(U8(s.unroll-1), regK)
-	JZ(LabelRef(fmt.Sprintf("%s%d_store", s.prefix, rows)))
-	Label(fmt.Sprintf("%s%d_tailloop", s.prefix, rows))
-	kStep(s, rows, 0)
-	ADDQ(U32(rows*s.size), regA)
-	ADDQ(U32(nr*s.size), regB)
-	DECQ(regK)
-	JNZ(LabelRef(fmt.Sprintf("%s%d_tailloop", s.prefix, rows)))
-	Label(fmt.Sprintf("%s%d_store", s.prefix, rows))
+	if steps == unroll {
+		ADDQ(regA4, regA)
+	} else {
+		ADDQ(regLda, regA)
+	}
 }
 
-func genAVX512(s kernelSpec, rows int) {
-	prologue(s, rows)
-	// Opmasks for the column vectors.
-	Load(Param("mask"), regMask)
-	for j := 0; j < s.nv; j++ {
-		KMOVW(regMask.As32(), kmasks[j])
-		if j+1 < s.nv {
-			SHRQ(U8(s.lanes), regMask)
-		}
+// epilogue scales the accumulators by alpha and writes C, merging beta·C
+// unless beta is zero. AVX-512 stores are opmasked by column.
+func epilogue(s kernelSpec, name string, rows int) {
+	var alpha, beta, tmp reg.VecPhysical
+	if s.avx512 {
+		alpha, beta, tmp = reg.Z29, reg.Z30, reg.Z31 // never accumulators (≤ 28)
+	} else {
+		alpha, beta, tmp = reg.Y13, reg.Y14, reg.Y15 // accumulators ≤ 12, B and broadcast dead
 	}
-	kLoop(s, rows)
-
-	name := fmt.Sprintf("%s%d", s.prefix, rows)
-	betaZ := reg.Z30
-	tmp := reg.Z31
-	betaIsZero(s)
-	// beta == 0 (and not NaN): store without reading C.
-	JNZ(LabelRef(name + "_beta"))
-	for i := 0; i < rows; i++ {
-		for j := 0; j < s.nv; j++ {
-			m := Mem{Base: regC, Disp: j * s.lanes * s.size}
-			if isF32(s) {
-				VMOVUPS(vec(s, i*s.nv+j), kmasks[j], m)
-			} else {
-				VMOVUPD(vec(s, i*s.nv+j), kmasks[j], m)
-			}
-		}
-		if i+1 < rows {
-			ADDQ(regLdc, regC)
-		}
+	bcast(s, paramAddr("alpha"), alpha)
+	for i := 0; i < rows*s.nv; i++ {
+		mul(s, alpha, vec(s, i))
 	}
-	VZEROUPPER()
-	RET()
-
-	Label(name + "_beta")
-	bcast(s, paramAddr("beta"), betaZ)
-	for i := 0; i < rows; i++ {
-		for j := 0; j < s.nv; j++ {
-			m := Mem{Base: regC, Disp: j * s.lanes * s.size}
-			acc := vec(s, i*s.nv+j)
-			if isF32(s) {
-				VMOVUPS_Z(m, kmasks[j], tmp)
-				VFMADD231PS(tmp, betaZ, acc)
-				VMOVUPS(acc, kmasks[j], m)
-			} else {
-				VMOVUPD_Z(m, kmasks[j], tmp)
-				VFMADD231PD(tmp, betaZ, acc)
-				VMOVUPD(acc, kmasks[j], m)
-			}
-		}
-		if i+1 < rows {
-			ADDQ(regLdc, regC)
-		}
-	}
-	VZEROUPPER()
-	RET()
-}
-
-func genAVX2(s kernelSpec, rows int) {
-	prologue(s, rows)
-	kLoop(s, rows)
-
-	name := fmt.Sprintf("%s%d", s.prefix, rows)
-	betaY := reg.Y15
-	tmp := reg.Y14
-	// At most 12 accumulators + 3 work registers (B and the broadcast, dead
-	// here), so Y14 and Y15 are free in the epilogue.
-	betaIsZero(s)
-	JNZ(LabelRef(name + "_beta"))
-	for i := 0; i < rows; i++ {
-		for j := 0; j < s.nv; j++ {
-			load(s, vec(s, i*s.nv+j), Mem{Base: regC, Disp: j * s.lanes * s.size})
-		}
-		if i+1 < rows {
-			ADDQ(regLdc, regC)
-		}
-	}
-	VZEROUPPER()
-	RET()
-
-	Label(name + "_beta")
-	bcast(s, paramAddr("beta"), betaY)
-	for i := 0; i < rows; i++ {
-		for j := 0; j < s.nv; j++ {
-			m := Mem{Base: regC, Disp: j * s.lanes * s.size}
-			acc := vec(s, i*s.nv+j)
-			load(s, m, tmp)
-			fma(s, tmp, betaY, acc)
-			load(s, acc, m)
-		}
-		if i+1 < rows {
-			ADDQ(regLdc, regC)
-		}
-	}
-	VZEROUPPER()
-	RET()
-}
-
-// paramAddr is the frame address of a scalar argument.
-func paramAddr(name string) Mem {
-	b, err := Param(name).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
-}
-
-// betaIsZero sets ZF when beta is +0 or -0 (C must then not be read).
-func betaIsZero(s kernelSpec) {
+	// beta is +0 or -0 exactly when its bits shifted left by one are zero.
 	if isF32(s) {
 		MOVL(paramAddr("beta"), reg.EAX)
 		SHLL(U8(1), reg.EAX)
 	} else {
 		MOVQ(paramAddr("beta"), regTmp)
 		SHLQ(U8(1), regTmp)
+	}
+	JNZ(LabelRef(name + "_beta"))
+	writeC(s, rows, func(acc reg.VecPhysical, m Mem, j int) {
+		storeC(s, acc, m, j)
+	})
+	Label(name + "_beta")
+	bcast(s, paramAddr("beta"), beta)
+	writeC(s, rows, func(acc reg.VecPhysical, m Mem, j int) {
+		if s.avx512 {
+			if isF32(s) {
+				VMOVUPS_Z(m, kmasks[j], tmp)
+			} else {
+				VMOVUPD_Z(m, kmasks[j], tmp)
+			}
+		} else {
+			move(s, m, tmp)
+		}
+		fma(s, tmp, beta, acc)
+		storeC(s, acc, m, j)
+	})
+}
+
+// writeC visits every accumulator with its C address, then returns.
+func writeC(s kernelSpec, rows int, f func(acc reg.VecPhysical, m Mem, j int)) {
+	for i := 0; i < rows; i++ {
+		for j := 0; j < s.nv; j++ {
+			f(vec(s, i*s.nv+j), Mem{Base: regC, Disp: j * s.lanes * s.size}, j)
+		}
+		if i+1 < rows {
+			ADDQ(regLdc, regC)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func storeC(s kernelSpec, acc reg.VecPhysical, m Mem, j int) {
+	switch {
+	case !s.avx512:
+		move(s, acc, m)
+	case isF32(s):
+		VMOVUPS(acc, kmasks[j], m)
+	default:
+		VMOVUPD(acc, kmasks[j], m)
 	}
 }
 
