@@ -50,6 +50,37 @@ func split(n, grain int, fn func(lo, hi int)) {
 	})
 }
 
+// mapBinary applies f to dst, a, b (already length-checked) with split;
+// small inputs call f directly, without allocating a closure.
+func mapBinary[T float](grain int, f func(dst, a, b []T), dst, a, b []T) {
+	n := len(dst)
+	if n < 2*grain {
+		f(dst, a[:n], b[:n])
+		return
+	}
+	split(n, grain, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// mapUnary is mapBinary for one input.
+func mapUnary[T float](grain int, f func(dst, x []T), dst, x []T) {
+	n := len(dst)
+	if n < 2*grain {
+		f(dst, x[:n])
+		return
+	}
+	split(n, grain, func(lo, hi int) { f(dst[lo:hi], x[lo:hi]) })
+}
+
+// mapScalar is mapUnary with a scalar operand.
+func mapScalar[T float](grain int, f func(dst, x []T, s T), dst, x []T, s T) {
+	n := len(dst)
+	if n < 2*grain {
+		f(dst, x[:n], s)
+		return
+	}
+	split(n, grain, func(lo, hi int) { f(dst[lo:hi], x[lo:hi], s) })
+}
+
 // splitReduce is split for reductions: the partial results of the chunks
 // are added in chunk order (deterministic for a fixed GOMAXPROCS).
 func splitReduce(n, grain int, fn func(lo, hi int) float64) float64 {
@@ -81,7 +112,7 @@ func AddF32(dst, a, b []float32) {
 	if n >= streamMin {
 		f = elem.addF32Stream
 	}
-	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	mapBinary(grainMem, f, dst, a, b)
 }
 
 // SubF32 sets dst[i] = a[i] − b[i].
@@ -93,7 +124,7 @@ func SubF32(dst, a, b []float32) {
 	if n >= streamMin {
 		f = elem.subF32Stream
 	}
-	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	mapBinary(grainMem, f, dst, a, b)
 }
 
 // MulF32 sets dst[i] = a[i] * b[i].
@@ -105,7 +136,7 @@ func MulF32(dst, a, b []float32) {
 	if n >= streamMin {
 		f = elem.mulF32Stream
 	}
-	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	mapBinary(grainMem, f, dst, a, b)
 }
 
 // DivF32 sets dst[i] = a[i] / b[i] (IEEE division: x/0 is ±Inf or NaN).
@@ -117,21 +148,21 @@ func DivF32(dst, a, b []float32) {
 	if n >= streamMin {
 		f = elem.divF32Stream
 	}
-	split(n, grainCompute, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	mapBinary(grainCompute, f, dst, a, b)
 }
 
 // AddScalarF32 sets dst[i] = x[i] + s.
 func AddScalarF32(dst, x []float32, s float32) {
 	n := len(dst)
 	checkLen("AddScalarF32", "x", len(x), n)
-	split(n, grainMem, func(lo, hi int) { elem.addScalarF32(dst[lo:hi], x[lo:hi], s) })
+	mapScalar(grainMem, elem.addScalarF32, dst, x, s)
 }
 
 // MulScalarF32 sets dst[i] = x[i] * s.
 func MulScalarF32(dst, x []float32, s float32) {
 	n := len(dst)
 	checkLen("MulScalarF32", "x", len(x), n)
-	split(n, grainMem, func(lo, hi int) { elem.mulScalarF32(dst[lo:hi], x[lo:hi], s) })
+	mapScalar(grainMem, elem.mulScalarF32, dst, x, s)
 }
 
 // ScaleF32 sets x[i] *= alpha in place.
@@ -143,6 +174,10 @@ func ScaleF32(alpha float32, x []float32) { MulScalarF32(x, x, alpha) }
 func AxpyF32(alpha float32, x, y []float32) {
 	n := len(y)
 	checkLen("AxpyF32", "x", len(x), n)
+	if n < 2*grainMem {
+		elem.axpyF32(alpha, x[:n], y)
+		return
+	}
 	split(n, grainMem, func(lo, hi int) { elem.axpyF32(alpha, x[lo:hi], y[lo:hi]) })
 }
 
@@ -150,7 +185,7 @@ func AxpyF32(alpha float32, x, y []float32) {
 func ReluF32(dst, x []float32) {
 	n := len(dst)
 	checkLen("ReluF32", "x", len(x), n)
-	split(n, grainMem, func(lo, hi int) { elem.reluF32(dst[lo:hi], x[lo:hi]) })
+	mapUnary(grainMem, elem.reluF32, dst, x)
 }
 
 // ReluBackwardF32 sets dst[i] = grad[i] where x[i] > 0 and 0 elsewhere: the
@@ -159,7 +194,7 @@ func ReluBackwardF32(dst, grad, x []float32) {
 	n := len(dst)
 	checkLen("ReluBackwardF32", "grad", len(grad), n)
 	checkLen("ReluBackwardF32", "x", len(x), n)
-	split(n, grainMem, func(lo, hi int) { elem.reluBackwardF32(dst[lo:hi], grad[lo:hi], x[lo:hi]) })
+	mapBinary(grainMem, elem.reluBackwardF32, dst, grad, x)
 }
 
 // ExpF32 sets dst[i] = e^x[i]. The vector variants are within 2 ulp of the
@@ -169,21 +204,21 @@ func ReluBackwardF32(dst, grad, x []float32) {
 func ExpF32(dst, x []float32) {
 	n := len(dst)
 	checkLen("ExpF32", "x", len(x), n)
-	split(n, grainCompute, func(lo, hi int) { elem.expF32(dst[lo:hi], x[lo:hi]) })
+	mapUnary(grainCompute, elem.expF32, dst, x)
 }
 
 // SigmoidF32 sets dst[i] = 1/(1+e^−x[i]).
 func SigmoidF32(dst, x []float32) {
 	n := len(dst)
 	checkLen("SigmoidF32", "x", len(x), n)
-	split(n, grainCompute, func(lo, hi int) { elem.sigmoidF32(dst[lo:hi], x[lo:hi]) })
+	mapUnary(grainCompute, elem.sigmoidF32, dst, x)
 }
 
 // TanhF32 sets dst[i] = tanh(x[i]).
 func TanhF32(dst, x []float32) {
 	n := len(dst)
 	checkLen("TanhF32", "x", len(x), n)
-	split(n, grainCompute, func(lo, hi int) { elem.tanhF32(dst[lo:hi], x[lo:hi]) })
+	mapUnary(grainCompute, elem.tanhF32, dst, x)
 }
 
 // LogF32 sets dst[i] = ln x[i] (NaN for x < 0, −Inf for 0). It has no
@@ -209,7 +244,7 @@ func AddF64(dst, a, b []float64) {
 	if n >= streamMin {
 		f = elem.addF64Stream
 	}
-	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	mapBinary(grainMem, f, dst, a, b)
 }
 
 // SubF64 sets dst[i] = a[i] − b[i].
@@ -221,7 +256,7 @@ func SubF64(dst, a, b []float64) {
 	if n >= streamMin {
 		f = elem.subF64Stream
 	}
-	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	mapBinary(grainMem, f, dst, a, b)
 }
 
 // MulF64 sets dst[i] = a[i] * b[i].
@@ -233,7 +268,7 @@ func MulF64(dst, a, b []float64) {
 	if n >= streamMin {
 		f = elem.mulF64Stream
 	}
-	split(n, grainMem, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	mapBinary(grainMem, f, dst, a, b)
 }
 
 // DivF64 sets dst[i] = a[i] / b[i].
@@ -245,21 +280,21 @@ func DivF64(dst, a, b []float64) {
 	if n >= streamMin {
 		f = elem.divF64Stream
 	}
-	split(n, grainCompute, func(lo, hi int) { f(dst[lo:hi], a[lo:hi], b[lo:hi]) })
+	mapBinary(grainCompute, f, dst, a, b)
 }
 
 // AddScalarF64 sets dst[i] = x[i] + s.
 func AddScalarF64(dst, x []float64, s float64) {
 	n := len(dst)
 	checkLen("AddScalarF64", "x", len(x), n)
-	split(n, grainMem, func(lo, hi int) { elem.addScalarF64(dst[lo:hi], x[lo:hi], s) })
+	mapScalar(grainMem, elem.addScalarF64, dst, x, s)
 }
 
 // MulScalarF64 sets dst[i] = x[i] * s.
 func MulScalarF64(dst, x []float64, s float64) {
 	n := len(dst)
 	checkLen("MulScalarF64", "x", len(x), n)
-	split(n, grainMem, func(lo, hi int) { elem.mulScalarF64(dst[lo:hi], x[lo:hi], s) })
+	mapScalar(grainMem, elem.mulScalarF64, dst, x, s)
 }
 
 // ScaleF64 sets x[i] *= alpha in place.
@@ -269,5 +304,9 @@ func ScaleF64(alpha float64, x []float64) { MulScalarF64(x, x, alpha) }
 func AxpyF64(alpha float64, x, y []float64) {
 	n := len(y)
 	checkLen("AxpyF64", "x", len(x), n)
+	if n < 2*grainMem {
+		elem.axpyF64(alpha, x[:n], y)
+		return
+	}
 	split(n, grainMem, func(lo, hi int) { elem.axpyF64(alpha, x[lo:hi], y[lo:hi]) })
 }

@@ -93,3 +93,34 @@ func BenchmarkSoftmaxRows(b *testing.B) {
 		})
 	}
 }
+
+// Non-temporal stores against regular ones on large outputs, two cores
+// (the reason for streamMin).
+func BenchmarkAddF32Stream(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{1 << 20, 1 << 22, 1 << 24} {
+		x, y, z := randF32(rng, n, 0, 1), randF32(rng, n, 0, 1), make([]float32, n)
+		for _, v := range []struct {
+			name string
+			f    func(dst, a, b []float32)
+		}{{"regular", elem.addF32}, {"stream", elem.addF32Stream}} {
+			b.Run(fmt.Sprintf("%s/n=%d", v.name, n), func(b *testing.B) {
+				b.SetBytes(int64(12 * n))
+				for b.Loop() {
+					mapBinary(grainMem, v.f, z, x, y)
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkSmallOverhead(b *testing.B) {
+	x, y, z := make([]float32, 100), make([]float32, 100), make([]float32, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		AddF32(z, x, y)
+		ExpF32(z, x)
+		AxpyF32(2, x, y)
+		sinkF64 += float64(SumF32(x) + DotF32(x, y) + MaxF32(x))
+	}
+}

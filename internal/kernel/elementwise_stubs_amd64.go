@@ -5,177 +5,281 @@
 package kernel
 
 // addF32AVX512 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+//
+//go:noescape
 func addF32AVX512(dst []float32, a []float32, b []float32)
 
 // addF32StreamAVX512 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+//
+//go:noescape
 func addF32StreamAVX512(dst []float32, a []float32, b []float32)
 
 // subF32AVX512 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+//
+//go:noescape
 func subF32AVX512(dst []float32, a []float32, b []float32)
 
 // subF32StreamAVX512 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+//
+//go:noescape
 func subF32StreamAVX512(dst []float32, a []float32, b []float32)
 
 // mulF32AVX512 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+//
+//go:noescape
 func mulF32AVX512(dst []float32, a []float32, b []float32)
 
 // mulF32StreamAVX512 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+//
+//go:noescape
 func mulF32StreamAVX512(dst []float32, a []float32, b []float32)
 
 // divF32AVX512 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+//
+//go:noescape
 func divF32AVX512(dst []float32, a []float32, b []float32)
 
 // divF32StreamAVX512 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+//
+//go:noescape
 func divF32StreamAVX512(dst []float32, a []float32, b []float32)
 
+//go:noescape
 func addScalarF32AVX512(dst []float32, x []float32, s float32)
 
+//go:noescape
 func mulScalarF32AVX512(dst []float32, x []float32, s float32)
 
+//go:noescape
 func axpyF32AVX512(alpha float32, x []float32, y []float32)
 
+//go:noescape
 func sumF32AVX512(x []float32) float64
 
+//go:noescape
 func dotF32AVX512(x []float32, y []float32) float64
 
+//go:noescape
 func maxF32AVX512(x []float32) (m float32, nan bool)
 
+//go:noescape
 func minF32AVX512(x []float32) (m float32, nan bool)
 
 // addF64AVX512 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+//
+//go:noescape
 func addF64AVX512(dst []float64, a []float64, b []float64)
 
 // addF64StreamAVX512 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+//
+//go:noescape
 func addF64StreamAVX512(dst []float64, a []float64, b []float64)
 
 // subF64AVX512 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+//
+//go:noescape
 func subF64AVX512(dst []float64, a []float64, b []float64)
 
 // subF64StreamAVX512 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+//
+//go:noescape
 func subF64StreamAVX512(dst []float64, a []float64, b []float64)
 
 // mulF64AVX512 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+//
+//go:noescape
 func mulF64AVX512(dst []float64, a []float64, b []float64)
 
 // mulF64StreamAVX512 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+//
+//go:noescape
 func mulF64StreamAVX512(dst []float64, a []float64, b []float64)
 
 // divF64AVX512 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+//
+//go:noescape
 func divF64AVX512(dst []float64, a []float64, b []float64)
 
 // divF64StreamAVX512 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+//
+//go:noescape
 func divF64StreamAVX512(dst []float64, a []float64, b []float64)
 
+//go:noescape
 func addScalarF64AVX512(dst []float64, x []float64, s float64)
 
+//go:noescape
 func mulScalarF64AVX512(dst []float64, x []float64, s float64)
 
+//go:noescape
 func axpyF64AVX512(alpha float64, x []float64, y []float64)
 
+//go:noescape
 func sumF64AVX512(x []float64) float64
 
+//go:noescape
 func dotF64AVX512(x []float64, y []float64) float64
 
+//go:noescape
 func maxF64AVX512(x []float64) (m float64, nan bool)
 
+//go:noescape
 func minF64AVX512(x []float64) (m float64, nan bool)
 
+//go:noescape
 func reluF32AVX512(dst []float32, x []float32)
 
+//go:noescape
 func reluBackwardF32AVX512(dst []float32, grad []float32, x []float32)
 
+//go:noescape
 func expF32AVX512(dst []float32, x []float32)
 
+//go:noescape
 func sigmoidF32AVX512(dst []float32, x []float32)
 
+//go:noescape
 func tanhF32AVX512(dst []float32, x []float32)
 
+//go:noescape
 func expShiftSumF32AVX512(dst []float32, x []float32, shift float32) float64
 
 // addF32AVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+//
+//go:noescape
 func addF32AVX2(dst []float32, a []float32, b []float32)
 
 // addF32StreamAVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+//
+//go:noescape
 func addF32StreamAVX2(dst []float32, a []float32, b []float32)
 
 // subF32AVX2 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+//
+//go:noescape
 func subF32AVX2(dst []float32, a []float32, b []float32)
 
 // subF32StreamAVX2 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+//
+//go:noescape
 func subF32StreamAVX2(dst []float32, a []float32, b []float32)
 
 // mulF32AVX2 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+//
+//go:noescape
 func mulF32AVX2(dst []float32, a []float32, b []float32)
 
 // mulF32StreamAVX2 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+//
+//go:noescape
 func mulF32StreamAVX2(dst []float32, a []float32, b []float32)
 
 // divF32AVX2 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+//
+//go:noescape
 func divF32AVX2(dst []float32, a []float32, b []float32)
 
 // divF32StreamAVX2 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+//
+//go:noescape
 func divF32StreamAVX2(dst []float32, a []float32, b []float32)
 
+//go:noescape
 func addScalarF32AVX2(dst []float32, x []float32, s float32)
 
+//go:noescape
 func mulScalarF32AVX2(dst []float32, x []float32, s float32)
 
+//go:noescape
 func axpyF32AVX2(alpha float32, x []float32, y []float32)
 
+//go:noescape
 func sumF32AVX2(x []float32) float64
 
+//go:noescape
 func dotF32AVX2(x []float32, y []float32) float64
 
+//go:noescape
 func maxF32AVX2(x []float32) (m float32, nan bool)
 
+//go:noescape
 func minF32AVX2(x []float32) (m float32, nan bool)
 
 // addF64AVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+//
+//go:noescape
 func addF64AVX2(dst []float64, a []float64, b []float64)
 
 // addF64StreamAVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
+//
+//go:noescape
 func addF64StreamAVX2(dst []float64, a []float64, b []float64)
 
 // subF64AVX2 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+//
+//go:noescape
 func subF64AVX2(dst []float64, a []float64, b []float64)
 
 // subF64StreamAVX2 sets dst[i] = a[i] - b[i] over the whole vectors of dst.
+//
+//go:noescape
 func subF64StreamAVX2(dst []float64, a []float64, b []float64)
 
 // mulF64AVX2 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+//
+//go:noescape
 func mulF64AVX2(dst []float64, a []float64, b []float64)
 
 // mulF64StreamAVX2 sets dst[i] = a[i] * b[i] over the whole vectors of dst.
+//
+//go:noescape
 func mulF64StreamAVX2(dst []float64, a []float64, b []float64)
 
 // divF64AVX2 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+//
+//go:noescape
 func divF64AVX2(dst []float64, a []float64, b []float64)
 
 // divF64StreamAVX2 sets dst[i] = a[i] / b[i] over the whole vectors of dst.
+//
+//go:noescape
 func divF64StreamAVX2(dst []float64, a []float64, b []float64)
 
+//go:noescape
 func addScalarF64AVX2(dst []float64, x []float64, s float64)
 
+//go:noescape
 func mulScalarF64AVX2(dst []float64, x []float64, s float64)
 
+//go:noescape
 func axpyF64AVX2(alpha float64, x []float64, y []float64)
 
+//go:noescape
 func sumF64AVX2(x []float64) float64
 
+//go:noescape
 func dotF64AVX2(x []float64, y []float64) float64
 
+//go:noescape
 func maxF64AVX2(x []float64) (m float64, nan bool)
 
+//go:noescape
 func minF64AVX2(x []float64) (m float64, nan bool)
 
+//go:noescape
 func reluF32AVX2(dst []float32, x []float32)
 
+//go:noescape
 func reluBackwardF32AVX2(dst []float32, grad []float32, x []float32)
 
+//go:noescape
 func expF32AVX2(dst []float32, x []float32)
 
+//go:noescape
 func sigmoidF32AVX2(dst []float32, x []float32)
 
+//go:noescape
 func tanhF32AVX2(dst []float32, x []float32)
 
+//go:noescape
 func expShiftSumF32AVX2(dst []float32, x []float32, shift float32) float64

@@ -15,33 +15,50 @@ import (
 // accurate to about 1e-7 relative to the exact sum of its float32 inputs.
 // Parallel results depend only on the input and GOMAXPROCS.
 
+// reduce1 runs a float64-valued reduction over x with splitReduce; small
+// inputs call f directly, without allocating a closure.
+func reduce1[T float](f func(x []T) float64, x []T) float64 {
+	if len(x) < 2*grainMem {
+		return f(x)
+	}
+	return splitReduce(len(x), grainMem, func(lo, hi int) float64 { return f(x[lo:hi]) })
+}
+
+// reduce2 is reduce1 for two inputs of which the first sets the length.
+func reduce2[T float](f func(x, y []T) float64, x, y []T) float64 {
+	if len(x) < 2*grainMem {
+		return f(x, y[:len(x)])
+	}
+	return splitReduce(len(x), grainMem, func(lo, hi int) float64 { return f(x[lo:hi], y[lo:hi]) })
+}
+
 // SumF32 returns the sum of x, accumulated in float64 and rounded once.
 func SumF32(x []float32) float32 {
-	return float32(splitReduce(len(x), grainMem, func(lo, hi int) float64 { return elem.sumF32(x[lo:hi]) }))
+	return float32(reduce1(elem.sumF32, x))
 }
 
 // SumF32Wide returns the sum of x accumulated and returned in float64.
 func SumF32Wide(x []float32) float64 {
-	return splitReduce(len(x), grainMem, func(lo, hi int) float64 { return elem.sumF32(x[lo:hi]) })
+	return reduce1(elem.sumF32, x)
 }
 
 // SumF64 returns the sum of x.
 func SumF64(x []float64) float64 {
-	return splitReduce(len(x), grainMem, func(lo, hi int) float64 { return elem.sumF64(x[lo:hi]) })
+	return reduce1(elem.sumF64, x)
 }
 
 // DotF32 returns Σ a[i]·b[i] over len(a) elements, accumulated in float64
 // and rounded once. b must be at least as long as a.
 func DotF32(a, b []float32) float32 {
 	checkLen("DotF32", "b", len(b), len(a))
-	return float32(splitReduce(len(a), grainMem, func(lo, hi int) float64 { return elem.dotF32(a[lo:hi], b[lo:hi]) }))
+	return float32(reduce2(elem.dotF32, a, b))
 }
 
 // DotF64 returns Σ a[i]·b[i] over len(a) elements. b must be at least as
 // long as a.
 func DotF64(a, b []float64) float64 {
 	checkLen("DotF64", "b", len(b), len(a))
-	return splitReduce(len(a), grainMem, func(lo, hi int) float64 { return elem.dotF64(a[lo:hi], b[lo:hi]) })
+	return reduce2(elem.dotF64, a, b)
 }
 
 // extreme runs a max or min kernel over x in parallel chunks; NaN wins.

@@ -179,6 +179,13 @@ func hreduce(s isa, t dtype, v reg.VecVirtual, op func(...Op)) reg.VecVirtual {
 
 func vzeroupper() { VZEROUPPER() }
 
+// text starts a function. None of them keeps a pointer to its arguments, so
+// all are marked noescape (callers' buffers may stay on the stack).
+func text(name, signature string) {
+	TEXT(name, NOSPLIT, signature)
+	Pragma("noescape")
+}
+
 // ------------------------------------------------------------- generators
 
 // binary: dst[i] = a[i] op b[i]. With stream set, the stores are
@@ -190,7 +197,7 @@ func genBinary(s isa, t dtype, name, sym string, op func(...Op), stream bool) {
 	if stream {
 		fn = fmt.Sprintf("%s%sStream%s", name, t.name, s.name)
 	}
-	TEXT(fn, NOSPLIT, fmt.Sprintf("func(dst, a, b []%s)", t.gotype))
+	text(fn, fmt.Sprintf("func(dst, a, b []%s)", t.gotype))
 	Doc(fmt.Sprintf("%s sets dst[i] = a[i] %s b[i] over the whole vectors of dst.", fn, sym))
 	dst := Load(Param("dst").Base(), GP64()).(reg.GPVirtual)
 	a := Load(Param("a").Base(), GP64()).(reg.GPVirtual)
@@ -225,7 +232,7 @@ func genBinary(s isa, t dtype, name, sym string, op func(...Op), stream bool) {
 // scalar: dst[i] = x[i] op s.
 func genScalar(s isa, t dtype, name string, op func(...Op)) {
 	fn := fmt.Sprintf("%s%s%s", name, t.name, s.name)
-	TEXT(fn, NOSPLIT, fmt.Sprintf("func(dst, x []%s, s %s)", t.gotype, t.gotype))
+	text(fn, fmt.Sprintf("func(dst, x []%s, s %s)", t.gotype, t.gotype))
 	dst := Load(Param("dst").Base(), GP64()).(reg.GPVirtual)
 	x := Load(Param("x").Base(), GP64()).(reg.GPVirtual)
 	n := Load(Param("dst").Len(), GP64()).(reg.GPVirtual)
@@ -250,7 +257,7 @@ func genScalar(s isa, t dtype, name string, op func(...Op)) {
 // axpy: y[i] += alpha*x[i].
 func genAxpy(s isa, t dtype) {
 	fn := fmt.Sprintf("axpy%s%s", t.name, s.name)
-	TEXT(fn, NOSPLIT, fmt.Sprintf("func(alpha %s, x, y []%s)", t.gotype, t.gotype))
+	text(fn, fmt.Sprintf("func(alpha %s, x, y []%s)", t.gotype, t.gotype))
 	al := s.vec()
 	t.broadcastFromMem(NewParamAddr("alpha", 0), al)
 	x := Load(Param("x").Base(), GP64()).(reg.GPVirtual)
@@ -286,7 +293,7 @@ func genSumDot(s isa, t dtype, dot bool) {
 		sig = fmt.Sprintf("func(x, y []%s) float64", t.gotype)
 	}
 	fn := name + t.name + s.name
-	TEXT(fn, NOSPLIT, sig)
+	text(fn, sig)
 	x := Load(Param("x").Base(), GP64()).(reg.GPVirtual)
 	var y reg.GPVirtual
 	if dot {
@@ -354,7 +361,7 @@ func genMaxMin(s isa, t dtype, isMax bool) {
 		name, op = "max", t.max
 	}
 	fn := name + t.name + s.name
-	TEXT(fn, NOSPLIT, fmt.Sprintf("func(x []%s) (m %s, nan bool)", t.gotype, t.gotype))
+	text(fn, fmt.Sprintf("func(x []%s) (m %s, nan bool)", t.gotype, t.gotype))
 	x := Load(Param("x").Base(), GP64()).(reg.GPVirtual)
 	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
 	const nacc = 4
@@ -412,7 +419,7 @@ func genMaxMin(s isa, t dtype, isMax bool) {
 // unary maps over float32: dst[i] = f(x[i]), with f given as a function
 // that transforms a register in place.
 func genUnary(s isa, fn string, unroll int, setup func() func(v reg.VecVirtual)) {
-	TEXT(fn, NOSPLIT, "func(dst, x []float32)")
+	text(fn, "func(dst, x []float32)")
 	dst := Load(Param("dst").Base(), GP64()).(reg.GPVirtual)
 	x := Load(Param("x").Base(), GP64()).(reg.GPVirtual)
 	n := Load(Param("dst").Len(), GP64()).(reg.GPVirtual)
@@ -575,7 +582,7 @@ func reluSetup(s isa) func(v reg.VecVirtual) {
 // reluBackward: dst[i] = grad[i] if x[i] > 0 else 0.
 func genReluBackward(s isa) {
 	fn := "reluBackwardF32" + s.name
-	TEXT(fn, NOSPLIT, "func(dst, grad, x []float32)")
+	text(fn, "func(dst, grad, x []float32)")
 	dst := Load(Param("dst").Base(), GP64()).(reg.GPVirtual)
 	g := Load(Param("grad").Base(), GP64()).(reg.GPVirtual)
 	x := Load(Param("x").Base(), GP64()).(reg.GPVirtual)
@@ -607,7 +614,7 @@ func genReluBackward(s isa) {
 // values, accumulated in float64 (used for softmax rows).
 func genExpShiftSum(s isa) {
 	fn := "expShiftSumF32" + s.name
-	TEXT(fn, NOSPLIT, "func(dst, x []float32, shift float32) float64")
+	text(fn, "func(dst, x []float32, shift float32) float64")
 	dst := Load(Param("dst").Base(), GP64()).(reg.GPVirtual)
 	x := Load(Param("x").Base(), GP64()).(reg.GPVirtual)
 	n := Load(Param("dst").Len(), GP64()).(reg.GPVirtual)
