@@ -198,7 +198,9 @@ func otherCases() []gradCase {
 		{"Squeeze/Unsqueeze", ins(in64(63, -1, 1, 3, 1)), func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Squeeze().Unsqueeze(0).Square() }, 0},
 		{"Flatten", ins(x234(64)), func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Flatten(1, 2).Square() }, 0},
 		{"Clone", ins(transposed(65, -1, 1, 3, 4)), func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Clone().Square() }, 0},
-		{"To32and64", ins(x34(66)), func(x []*tensor.Tensor) *tensor.Tensor { return x[0].To(tensor.Float32).To(tensor.Float64).MulScalar(3) }, -1},
+		{"To32and64", ins(x34(66)), func(x []*tensor.Tensor) *tensor.Tensor {
+			return x[0].To(tensor.Float32).To(tensor.Float64).MulScalar(3)
+		}, -1},
 		{"Composite/MLP", ins(x34(67), in64(68, -1, 1, 5, 4), in64(69, -1, 1, 5), in64(70, -1, 1, 2, 5)), func(x []*tensor.Tensor) *tensor.Tensor {
 			h := tensor.Linear(x[0], x[1], x[2]).Tanh()
 			return tensor.Linear(h, x[3], nil).LogSoftmax(-1)
