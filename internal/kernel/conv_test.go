@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -175,4 +176,27 @@ func BenchmarkIm2col(b *testing.B) {
 	for b.Loop() {
 		Im2colF32(col, img, c, g)
 	}
+}
+
+// A 3×3 convolution with padding 1 of a one-channel 3×3 image, as a matrix
+// product: weights (1 × 9) times the unfolded image (9 × 9).
+func ExampleIm2colF32() {
+	img := []float32{
+		1, 2, 3,
+		4, 5, 6,
+		7, 8, 9,
+	}
+	g := Window2d{H: 3, W: 3, KH: 3, KW: 3, PadH: 1, PadW: 1}
+	oh, ow := g.OutH(), g.OutW()
+	col := make([]float32, 9*oh*ow)
+	Im2colF32(col, img, 1, g)
+	sum3x3 := []float32{1, 1, 1, 1, 1, 1, 1, 1, 1} // box filter
+	out := make([]float32, oh*ow)
+	for j := range out {
+		for k, w := range sum3x3 {
+			out[j] += w * col[k*oh*ow+j]
+		}
+	}
+	fmt.Println(oh, ow, out)
+	// Output: 3 3 [12 21 16 27 45 33 24 39 28]
 }
