@@ -64,11 +64,23 @@ func dgemmAVX2Micro(rowA bool, rows, cols, k int, a []float64, lda int, b []floa
 	dgemmAVX2Kernels[orient(rowA)][rows](k, &a[0], lda, &b[0], ldb, &c[0], ldc, alpha, beta)
 }
 
+// sgemmTrans and dgemmTrans check the extent of both slices, then call the
+// assembly transposes.
+func sgemmTrans(k int, src []float32, lds int, dst []float32, ldd int) {
+	_, _ = src[15*lds+k-1], dst[(k-1)*ldd+15]
+	sgemmTransAVX512(k, &src[0], lds, &dst[0], ldd)
+}
+
+func dgemmTrans(k int, src []float64, lds int, dst []float64, ldd int) {
+	_, _ = src[7*lds+k-1], dst[(k-1)*ldd+7]
+	dgemmTransAVX512(k, &src[0], lds, &dst[0], ldd)
+}
+
 func sgemmAsmVariants() []*gemmVariant[float32] {
 	var vs []*gemmVariant[float32]
 	if hasAVX512 {
 		vs = append(vs, &gemmVariant[float32]{name: "avx512", mr: 14, nr: 32, kc: 256, mc: 280, nc: 2048,
-			masked: true, strided: true, micro: sgemmAVX512Micro})
+			masked: true, strided: true, micro: sgemmAVX512Micro, trans: sgemmTrans, transN: 16})
 	}
 	if hasAVX2FMA {
 		vs = append(vs, &gemmVariant[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048,
@@ -81,7 +93,7 @@ func dgemmAsmVariants() []*gemmVariant[float64] {
 	var vs []*gemmVariant[float64]
 	if hasAVX512 {
 		vs = append(vs, &gemmVariant[float64]{name: "avx512", mr: 14, nr: 16, kc: 256, mc: 140, nc: 2048,
-			masked: true, strided: true, micro: dgemmAVX512Micro})
+			masked: true, strided: true, micro: dgemmAVX512Micro, trans: dgemmTrans, transN: 8})
 	}
 	if hasAVX2FMA {
 		vs = append(vs, &gemmVariant[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 72, nc: 2048,

@@ -55,6 +55,11 @@ type gemmVariant[T gemmFloat] struct {
 	masked     bool
 	strided    bool // the kernel is fast on A in place and on unpacked B
 	micro      microKernel[T]
+	// trans, when set, transposes a block of transN rows of length k
+	// (k a multiple of transN): dst[p*ldd+j] = src[j*lds+p]. packB uses it
+	// for a transposed B.
+	trans  func(k int, src []T, lds int, dst []T, ldd int)
+	transN int
 
 	bufs    sync.Pool  // *gemmBuf[T]
 	job     gemmJob[T] // used only while holding gemmPool.mu
@@ -237,7 +242,7 @@ func packBPanels[T gemmFloat](v *gemmVariant[T], g *gemmArgs[T], dst []T, pc, kc
 		if g.directB && cols == nr {
 			continue
 		}
-		packB(dst[jr*kcur:(jr+nr)*kcur], g.b, g.ldb, g.transB, pc, kcur, jc+jr, cols, nr)
+		packB(v, dst[jr*kcur:(jr+nr)*kcur], g.b, g.ldb, g.transB, pc, kcur, jc+jr, cols)
 	}
 }
 
@@ -359,7 +364,8 @@ func packA[T gemmFloat](dst, a []T, lda int, trans bool, ic, mcur, pc, kcur, mr 
 
 // packB packs op(B)[pc:pc+kcur, j0:j0+cols] into one micro-panel dst of nr
 // columns, zero-padded: element (p, j) at dst[p*nr + j].
-func packB[T gemmFloat](dst, b []T, ldb int, trans bool, pc, kcur, j0, cols, nr int) {
+func packB[T gemmFloat](v *gemmVariant[T], dst, b []T, ldb int, trans bool, pc, kcur, j0, cols int) {
+	nr := v.nr
 	if !trans {
 		// op(B)(p, j) = b[p*ldb + j]: each k step is a contiguous run.
 		for p := 0; p < kcur; p++ {
@@ -371,9 +377,22 @@ func packB[T gemmFloat](dst, b []T, ldb int, trans bool, pc, kcur, j0, cols, nr 
 		}
 		return
 	}
-	// op(B)(p, j) = b[j*ldb + p]: four columns of op(B) at a time, each
-	// read contiguously.
+	// op(B)(p, j) = b[j*ldb + p]: transN columns of op(B) at a time with the
+	// assembly transpose when there is one, then four at a time, each read
+	// contiguously.
 	j := 0
+	if tn := v.transN; v.trans != nil && kcur >= tn {
+		kk := kcur / tn * tn
+		for ; j+tn <= cols; j += tn {
+			v.trans(kk, b[(j0+j)*ldb+pc:], ldb, dst[j:], nr)
+			for jj := j; jj < j+tn; jj++ {
+				src := b[(j0+jj)*ldb+pc+kk:][:kcur-kk]
+				for p, x := range src {
+					dst[(kk+p)*nr+jj] = x
+				}
+			}
+		}
+	}
 	for ; j+4 <= cols; j += 4 {
 		s0 := b[(j0+j)*ldb+pc:][:kcur]
 		s1 := b[(j0+j+1)*ldb+pc:][:kcur]

@@ -483,3 +483,13 @@ func dgemmAVX2C5(k int, a *float64, lda int, b *float64, ldb int, c *float64, ld
 //
 //go:noescape
 func dgemmAVX2C6(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64)
+
+// sgemmTransAVX512 sets dst[p*ldd+j] = src[j*lds+p] for j < 16, p < k (k a multiple of 16).
+//
+//go:noescape
+func sgemmTransAVX512(k int, src *float32, lds int, dst *float32, ldd int)
+
+// dgemmTransAVX512 sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < k (k a multiple of 8).
+//
+//go:noescape
+func dgemmTransAVX512(k int, src *float64, lds int, dst *float64, ldd int)

@@ -38,6 +38,7 @@ type gemmCase struct {
 	transA, transB bool
 	alpha, beta    float64
 	pad            int // extra elements per row of A, B and C
+	ld             int // when set, every leading dimension (a 4 KiB stride for 1024 float32s)
 }
 
 func gemmCases() []gemmCase {
@@ -45,12 +46,13 @@ func gemmCases() []gemmCase {
 	for _, ta := range []bool{false, true} {
 		for _, tb := range []bool{false, true} {
 			cs = append(cs,
-				gemmCase{ta, tb, 1, 0, 0},
-				gemmCase{ta, tb, -1.5, 0.5, 3},
+				gemmCase{ta, tb, 1, 0, 0, 0},
+				gemmCase{ta, tb, -1.5, 0.5, 3, 0},
 			)
 		}
 	}
-	cs = append(cs, gemmCase{false, false, 1, 1, 1}, gemmCase{true, false, 0.25, -2, 0}, gemmCase{false, true, 0, 3, 2})
+	cs = append(cs, gemmCase{false, false, 1, 1, 1, 0}, gemmCase{true, false, 0.25, -2, 0, 0}, gemmCase{false, true, 0, 3, 2, 0},
+		gemmCase{false, false, 1, 0, 0, 1024}, gemmCase{true, true, 2, 1, 0, 1024})
 	return cs
 }
 
@@ -66,6 +68,12 @@ func gemmOperands(rng *rand.Rand, s gemmShape, tc gemmCase) (a []float64, lda in
 		br, bc = s.n, s.k
 	}
 	lda, ldb, ldc = ac+tc.pad, bc+tc.pad, s.n+tc.pad
+	if tc.ld > 0 {
+		if ac > tc.ld || bc > tc.ld || s.n > tc.ld {
+			return nil, 0, nil, 0, nil, 0
+		}
+		lda, ldb, ldc = tc.ld, tc.ld, tc.ld
+	}
 	fill := func(rows, ld int) []float64 {
 		x := make([]float64, rows*ld)
 		for i := range x {
@@ -122,25 +130,28 @@ func testVariants[T gemmFloat](vs []*gemmVariant[T]) []*gemmVariant[T] {
 	var out []*gemmVariant[T]
 	for _, v := range vs {
 		out = append(out, v)
-		tiny := &gemmVariant[T]{name: v.name + "/tinyblocks", mr: v.mr, nr: v.nr, kc: 5, mc: 2 * v.mr, nc: 2 * v.nr, masked: v.masked, strided: v.strided, micro: v.micro}
+		tiny := &gemmVariant[T]{name: v.name + "/tinyblocks", mr: v.mr, nr: v.nr, kc: 5, mc: 2 * v.mr, nc: 2 * v.nr, masked: v.masked, strided: v.strided, micro: v.micro, trans: v.trans, transN: v.transN}
 		out = append(out, tiny)
 	}
 	return out
 }
 
+// TestGemmVariants runs every registered variant against the reference:
+// serially and split over workers, with A used in place and always copied.
 func TestGemmVariants(t *testing.T) {
-	for _, par := range []bool{false, true} {
-		saved := gemmParallelMinFlops
-		if par {
+	defer func(d bool, f int) { gemmDirectA, gemmParallelMinFlops = d, f }(gemmDirectA, gemmParallelMinFlops)
+	for _, mode := range []struct {
+		directA, parallel bool
+	}{{true, false}, {true, true}, {false, false}} {
+		gemmDirectA = mode.directA
+		gemmParallelMinFlops = math.MaxInt
+		if mode.parallel {
 			gemmParallelMinFlops = 0 // split even tiny products
-		} else {
-			gemmParallelMinFlops = math.MaxInt
 		}
-		t.Run(fmt.Sprintf("parallel=%v", par), func(t *testing.T) {
-			t.Run("f32", func(t *testing.T) { testSgemmVariants(t) })
-			t.Run("f64", func(t *testing.T) { testDgemmVariants(t) })
+		t.Run(fmt.Sprintf("directA=%v/parallel=%v", mode.directA, mode.parallel), func(t *testing.T) {
+			t.Run("f32", testSgemmVariants)
+			t.Run("f64", testDgemmVariants)
 		})
-		gemmParallelMinFlops = saved
 	}
 }
 
@@ -150,6 +161,9 @@ func testSgemmVariants(t *testing.T) {
 		for _, s := range gemmTestShapes(testing.Short()) {
 			for _, tc := range gemmCases() {
 				a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
+				if c64 == nil {
+					continue
+				}
 				a, b, c := toF32(a64), toF32(b64), toF32(c64)
 				want := append([]float32(nil), c...)
 				sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
@@ -167,6 +181,9 @@ func testDgemmVariants(t *testing.T) {
 		for _, s := range gemmTestShapes(testing.Short()) {
 			for _, tc := range gemmCases() {
 				a, lda, b, ldb, c, ldc := gemmOperands(rng, s, tc)
+				if c == nil {
+					continue
+				}
 				want := append([]float64(nil), c...)
 				dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a, lda, b, ldb, tc.beta, want, ldc)
 				gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
@@ -181,7 +198,7 @@ func testDgemmVariants(t *testing.T) {
 func TestGemmPublic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	s := gemmShape{45, 67, 89}
-	tc := gemmCase{false, true, 2, 0.5, 1}
+	tc := gemmCase{false, true, 2, 0.5, 1, 0}
 	a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
 	want64 := append([]float64(nil), c64...)
 	dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, want64, ldc)

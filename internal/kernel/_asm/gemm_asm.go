@@ -66,6 +66,8 @@ func main() {
 			}
 		}
 	}
+	genTransposeS16()
+	genTransposeD8()
 	Generate()
 }
 
@@ -427,4 +429,114 @@ func log2(x int) int {
 		n++
 	}
 	return n
+}
+
+// genTransposeS16 emits sgemmTransAVX512(k, src, lds, dst, ldd), which sets
+// dst[p*ldd + j] = src[j*lds + p] for j < 16 and p < k (k a multiple of 16):
+// packing a transposed B. Each 16×16 block is transposed in registers with
+// the usual four shuffle stages (unpack ps, unpack pd, two 128-bit lane
+// shuffles).
+func genTransposeS16() {
+	TEXT("sgemmTransAVX512", NOSPLIT, "func(k int, src *float32, lds int, dst *float32, ldd int)")
+	Pragma("noescape")
+	Doc("sgemmTransAVX512 sets dst[p*ldd+j] = src[j*lds+p] for j < 16, p < k (k a multiple of 16).")
+	transposeLoop(4, 16, func() {
+		r, t := zmms[:16], zmms[16:]
+		// Stage 1: interleave rows pairwise.
+		for i := 0; i < 8; i++ {
+			VUNPCKLPS(r[2*i+1], r[2*i], t[2*i])
+			VUNPCKHPS(r[2*i+1], r[2*i], t[2*i+1])
+		}
+		// Stage 2: s[g*4+c] holds, in 128-bit lane l, column c+4l of rows 4g..4g+3.
+		for g := 0; g < 4; g++ {
+			a, b := t[4*g], t[4*g+1]   // rows 4g, 4g+1
+			c, d := t[4*g+2], t[4*g+3] // rows 4g+2, 4g+3
+			VUNPCKLPD(c, a, r[4*g+0])
+			VUNPCKHPD(c, a, r[4*g+1])
+			VUNPCKLPD(d, b, r[4*g+2])
+			VUNPCKHPD(d, b, r[4*g+3])
+		}
+		// Stages 3 and 4: a 4×4 transpose of 128-bit lanes.
+		for c := 0; c < 4; c++ {
+			s0, s1, s2, s3 := r[c], r[4+c], r[8+c], r[12+c]
+			VSHUFF32X4(U8(0x88), s1, s0, t[4*c+0])
+			VSHUFF32X4(U8(0x88), s3, s2, t[4*c+1])
+			VSHUFF32X4(U8(0xdd), s1, s0, t[4*c+2])
+			VSHUFF32X4(U8(0xdd), s3, s2, t[4*c+3])
+		}
+		for c := 0; c < 4; c++ {
+			u0, u1, v0, v1 := t[4*c], t[4*c+1], t[4*c+2], t[4*c+3]
+			VSHUFF32X4(U8(0x88), u1, u0, r[c])
+			VSHUFF32X4(U8(0xdd), u1, u0, r[c+8])
+			VSHUFF32X4(U8(0x88), v1, v0, r[c+4])
+			VSHUFF32X4(U8(0xdd), v1, v0, r[c+12])
+		}
+	})
+}
+
+// genTransposeD8 emits dgemmTransAVX512, the float64 counterpart on 8×8 blocks.
+func genTransposeD8() {
+	TEXT("dgemmTransAVX512", NOSPLIT, "func(k int, src *float64, lds int, dst *float64, ldd int)")
+	Pragma("noescape")
+	Doc("dgemmTransAVX512 sets dst[p*ldd+j] = src[j*lds+p] for j < 8, p < k (k a multiple of 8).")
+	transposeLoop(8, 8, func() {
+		r, t := zmms[:8], zmms[8:16]
+		for i := 0; i < 4; i++ {
+			VUNPCKLPD(r[2*i+1], r[2*i], t[2*i])
+			VUNPCKHPD(r[2*i+1], r[2*i], t[2*i+1])
+		}
+		// t[2i] holds columns 0,2,4,6 of rows 2i,2i+1 (one per lane), t[2i+1] columns 1,3,5,7.
+		for h := 0; h < 2; h++ {
+			VSHUFF64X2(U8(0x88), t[2+h], t[h], r[h])   // rows 0-3, cols h, h+4 / h+2... (lanes 0,2)
+			VSHUFF64X2(U8(0xdd), t[2+h], t[h], r[2+h]) // lanes 1,3
+			VSHUFF64X2(U8(0x88), t[6+h], t[4+h], r[4+h])
+			VSHUFF64X2(U8(0xdd), t[6+h], t[4+h], r[6+h])
+		}
+		// r[h] = [c h | c h+4] of rows 0-3 as lanes (c h rows01, c h+4 rows01, c h rows23, c h+4 rows23).
+		for h := 0; h < 2; h++ {
+			for q := 0; q < 2; q++ {
+				lo, hi := r[2*q+h], r[4+2*q+h]
+				col := h + 2*q
+				VSHUFF64X2(U8(0x88), hi, lo, t[col])
+				VSHUFF64X2(U8(0xdd), hi, lo, t[col+4])
+			}
+		}
+		for i := 0; i < 8; i++ {
+			VMOVAPD(t[i], r[i])
+		}
+	})
+}
+
+// transposeLoop emits the k loop shared by the transposes: load `n` rows of
+// `n` elements, call body (which leaves column t in zmm t), store the columns.
+func transposeLoop(size, n int, body func()) {
+	k, src, lds, dst, ldd, rp := reg.RCX, reg.RSI, reg.R8, reg.RDI, reg.R9, reg.RAX
+	Load(Param("k"), k)
+	Load(Param("src"), src)
+	Load(Param("lds"), lds)
+	Load(Param("dst"), dst)
+	Load(Param("ldd"), ldd)
+	SHLQ(U8(log2(size)), lds)
+	SHLQ(U8(log2(size)), ldd)
+	SHRQ(U8(log2(n)), k)
+	JZ(LabelRef(fmt.Sprintf("trans%d_done", size)))
+	Label(fmt.Sprintf("trans%d_loop", size))
+	MOVQ(src, rp)
+	for j := 0; j < n; j++ {
+		VMOVUPS(Mem{Base: rp}, zmms[j])
+		if j+1 < n {
+			ADDQ(lds, rp)
+		}
+	}
+	body()
+	for t := 0; t < n; t++ {
+		VMOVUPS(zmms[t], Mem{Base: dst})
+		ADDQ(ldd, dst)
+	}
+	ADDQ(U32(64), src)
+	DECQ(k)
+	JNZ(LabelRef(fmt.Sprintf("trans%d_loop", size)))
+	Label(fmt.Sprintf("trans%d_done", size))
+	VZEROUPPER()
+	RET()
 }
