@@ -297,6 +297,18 @@ func sumToShape(op string, g *Tensor, shape []int) *Tensor {
 	return reduceRaw(redSum, g, dims, true).reshapeRaw(shape)
 }
 
+// directGrad reports whether a backward closure may write the gradient of
+// t straight into t.grad (assigning a fresh tensor when it is nil, or
+// accumulating with a GEMM's beta = 1) instead of returning it: t must be
+// a leaf whose gradient buffer, if any, is contiguous and of t's dtype.
+// This saves a temporary and an addition per parameter per step.
+func directGrad(t *Tensor) bool {
+	if t == nil || t.node != nil || !t.requiresGrad {
+		return false
+	}
+	return t.grad == nil || (t.grad.dtype == t.dtype && t.grad.IsContiguous() && sameShape(t.grad.shape, t.shape))
+}
+
 // accumulateLeaf adds g into t.grad, allocating it on first use.
 func accumulateLeaf(t *Tensor, g *Tensor) {
 	if t.grad == nil {

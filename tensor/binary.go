@@ -132,6 +132,17 @@ func binaryRaw(op binOp, a, b *Tensor) *Tensor {
 // binaryTyped writes op(a, b) into out (which may also be a, for in-place
 // updates). a and b have out's element type and broadcast to out's shape.
 func binaryTyped[T number](op binOp, out, a, b *Tensor, k *kernels[T]) {
+	// A large operand laid out differently from out (a transposed view) is
+	// first copied with the cache-blocked copy: walking it with a large
+	// inner stride would miss the cache on every element.
+	if out.IsContiguous() {
+		if a != out && !a.IsContiguous() && a.Numel() >= 1<<12 && sameShape(a.shape, out.shape) {
+			a = a.contiguousRaw()
+		}
+		if b != out && !b.IsContiguous() && b.Numel() >= 1<<12 && sameShape(b.shape, out.shape) {
+			b = b.contiguousRaw()
+		}
+	}
 	o, x, y := data[T](out), data[T](a), data[T](b)
 	if out.IsContiguous() && a.IsContiguous() && sameShape(a.shape, out.shape) {
 		n := out.Numel()

@@ -1,6 +1,10 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fathom-ml/fathom/internal/parallel"
+)
 
 // copyRaw copies src (broadcast to dst's shape, same dtype) into dst.
 func copyRaw(dst, src *Tensor) {
@@ -32,6 +36,10 @@ func copyRows[T elem](dst, src *Tensor) {
 	}
 	p := plan2("copy", dst, src)
 	n, sd, ss := p.n, p.inner[0], p.inner[1]
+	if nd := len(p.shape); nd >= 2 && sd == 1 && ss != 1 && ss != 0 && p.st[1][nd-2] == 1 && p.shape[nd-2] >= 8 {
+		copyTiled(d, s, p)
+		return
+	}
 	p.run(true, func(o *[maxOperands]int) {
 		a, b := o[0], o[1]
 		switch {
@@ -209,6 +217,46 @@ func fillRows[T elem](t *Tensor, v T) {
 	p.run(true, func(o *[maxOperands]int) {
 		for i := 0; i < n; i++ {
 			d[o[0]+i*sd] = v
+		}
+	})
+}
+
+// copyTiled copies when the source is transposed in the last two dims of
+// the plan (stride 1 along rows, ss along columns): walking it row by row
+// would touch a new cache line per element, so the R×C matrix is copied in
+// square tiles that stay in L1.
+func copyTiled[T elem](d, s []T, p *plan) {
+	const tile = 32
+	nd := len(p.shape)
+	R, C := p.shape[nd-2], p.shape[nd-1]
+	dr, ss := p.st[0][nd-2], p.st[1][nd-1]
+	var st [maxOperands][]int
+	var off [maxOperands]int
+	st[0], st[1] = p.st[0][:nd-2], p.st[1][:nd-2]
+	off = p.off
+	outer := newPlan(p.shape[:nd-2], 2, &st, &off)
+	outer.run(false, func(o *[maxOperands]int) {
+		for e := 0; e < outer.n; e++ {
+			od, os := o[0]+e*outer.inner[0], o[1]+e*outer.inner[1]
+			tileRows := (R + tile - 1) / tile
+			work := func(lo, hi int) {
+				for tr := lo; tr < hi; tr++ {
+					i0 := tr * tile
+					for j0 := 0; j0 < C; j0 += tile {
+						for i := i0; i < min(i0+tile, R); i++ {
+							drow := d[od+i*dr:]
+							for j := j0; j < min(j0+tile, C); j++ {
+								drow[j] = s[os+i+j*ss]
+							}
+						}
+					}
+				}
+			}
+			if R*C < 2*grainElems {
+				work(0, tileRows)
+			} else {
+				parallel.For(tileRows, max(1, grainElems/(tile*C)), work)
+			}
 		}
 	})
 }

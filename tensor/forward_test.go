@@ -276,6 +276,12 @@ func TestViews(t *testing.T) {
 		}()
 		tr.View(-1)
 	}()
+	// Large transposed copies take the cache-blocked path.
+	big := tensor.Arange(tensor.Float32, 0, 3*50*70, 1).Reshape(3, 50, 70)
+	check("TiledCopy", big.Transpose(1, 2).Contiguous(), []int{3, 70, 50}, func(p []int) float64 { return float64(p[0]*3500 + p[2]*70 + p[1]) })
+	check("TiledCopy2D", big.Select(1, 3).Unsqueeze(1).Expand(-1, 9, -1).Transpose(0, 2).Contiguous(), []int{70, 9, 3},
+		func(p []int) float64 { return float64(p[2]*3500 + 3*70 + p[0]) })
+	check("TransposedAdd", big.Transpose(1, 2).Add(big.Transpose(1, 2).Contiguous()), []int{3, 70, 50}, func(p []int) float64 { return 2 * float64(p[0]*3500+p[2]*70+p[1]) })
 	// Views share storage: a write through one shows in the other.
 	y := x.Clone()
 	y.Select(0, 1).Select(0, 2).Fill(-1)

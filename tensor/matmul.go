@@ -141,10 +141,13 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 				ga = matmulRaw(g, b.transposeRaw(-2, -1))
 			}
 			if needs(b) { // dB = Aᵀ·G, with a's batch folded into one GEMM when b is 2-D
-				if len(b.shape) == 2 && len(a.shape) > 2 {
+				switch {
+				case len(b.shape) == 2 && len(a.shape) > 2:
 					k, n := a.shape[len(a.shape)-1], g.shape[len(g.shape)-1]
-					gb = matmulRaw(a.reshapeRaw([]int{-1, k}).transposeRaw(0, 1), g.reshapeRaw([]int{-1, n}))
-				} else {
+					gb = gemmGrad(b, a.reshapeRaw([]int{-1, k}).transposeRaw(0, 1), g.reshapeRaw([]int{-1, n}))
+				case len(b.shape) == 2 && len(a.shape) == 2:
+					gb = gemmGrad(b, a.transposeRaw(0, 1), g)
+				default:
 					gb = matmulRaw(a.transposeRaw(-2, -1), g)
 				}
 			}
@@ -152,6 +155,25 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 		}, a, b)
 	}
 	return out
+}
+
+// gemmGrad computes the gradient a·b of the 2-D parameter p. When p is a
+// leaf it is written straight into p.grad (accumulated by the GEMM with
+// beta = 1, or the fresh product becomes p.grad) and nil is returned;
+// otherwise the product is returned for the engine to accumulate.
+func gemmGrad(p, a, b *Tensor) *Tensor {
+	if !directGrad(p) || a.dtype != p.dtype || b.dtype != p.dtype {
+		return matmulRaw(a, b)
+	}
+	if p.grad == nil {
+		p.grad = matmulRaw(a, b)
+		return nil
+	}
+	m, k, n := a.shape[0], a.shape[1], b.shape[1]
+	a, ta, lda := matLayout(a)
+	b, tb, ldb := matLayout(b)
+	gemmCall(p.grad, p.grad.offset, a, a.offset, ta, lda, b, b.offset, tb, ldb, m, n, k, 1)
+	return nil
 }
 
 // MatMul returns a.MatMul(b).
@@ -244,10 +266,14 @@ func Linear(x, w, b *Tensor) *Tensor {
 				gx = matmulRaw(g2, w).reshapeRaw(x.shape)
 			}
 			if needs(w) {
-				gw = matmulRaw(g2.transposeRaw(0, 1), x2)
+				gw = gemmGrad(w, g2.transposeRaw(0, 1), x2)
 			}
 			if needs(b) {
 				gb = reduceRaw(redSum, g2, []int{0}, false).reshapeRaw(b.shape)
+				if directGrad(b) && b.grad != nil {
+					b.grad.addInPlaceRaw(gb)
+					gb = nil
+				}
 			}
 			return []*Tensor{gx, gw, gb}
 		}
