@@ -114,6 +114,7 @@ type gemmArgs[T gemmFloat] struct {
 	c              []T
 	ldc            int
 
+	kc      int  // k block: at most v.kc, balanced so the last one is not tiny
 	directA bool // use A in place (no copy)
 	directB bool // use B in place (full-width panels)
 }
@@ -121,6 +122,10 @@ type gemmArgs[T gemmFloat] struct {
 // gemmParallelMinFlops is the size (2·m·n·k) below which a GEMM runs on the
 // calling goroutine only.
 var gemmParallelMinFlops = 1_000_000
+
+// gemmDirectBRows is the largest m for which B is read in place (when its
+// stride allows) instead of packed.
+var gemmDirectBRows = 64
 
 // gemmDirectA enables using A in place; tests and benchmarks flip it.
 var gemmDirectA = true
@@ -136,12 +141,13 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 	}
 	g := gemmArgs[T]{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha,
 		a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
+	g.kc = balancedBlock(v.kc, k, 1)
 	if v.strided {
 		var zero T
 		size := int(unsafe.Sizeof(zero))
 		g.directA = gemmDirectA && friendlyStride(lda*size)
-		// A packed B panel pays off only when several row panels reuse it.
-		g.directB = !transB && m <= v.mr
+		// A packed B panel pays off only when many row panels reuse it.
+		g.directB = !transB && (m <= v.mr || m <= gemmDirectBRows && friendlyStride(ldb*size))
 	}
 	parts := runtime.GOMAXPROCS(0)
 	if 2*float64(m)*float64(n)*float64(k) < float64(gemmParallelMinFlops) {
@@ -220,13 +226,24 @@ func scaleC[T gemmFloat](m, n int, beta T, c []T, ldc int) {
 func gemmStrip[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], m0, m1, n0, n1 int) {
 	for jc := n0; jc < n1; jc += v.nc {
 		ncur := min(v.nc, n1-jc)
-		for pc := 0; pc < g.k; pc += v.kc {
-			kcur := min(v.kc, g.k-pc)
+		for pc := 0; pc < g.k; pc += g.kc {
+			kcur := min(g.kc, g.k-pc)
 			bf.b = grow(bf.b, kcur*roundUp(ncur, v.nr))
 			packBPanels(v, g, bf.b, pc, kcur, jc, ncur, 0, (ncur+v.nr-1)/v.nr)
 			macroBlock(v, bf, g, bf.b, pc, kcur, jc, ncur, m0, m1)
 		}
 	}
+}
+
+// balancedBlock splits n into the fewest blocks of at most max (a multiple
+// of unit) and returns a block size, a multiple of unit, that makes them
+// about equal, so no block is a sliver (k = 784 with kc = 256 becomes 4×196).
+func balancedBlock(max, n, unit int) int {
+	if n <= max {
+		return max
+	}
+	blocks := (n + max - 1) / max
+	return roundUp((n+blocks-1)/blocks, unit)
 }
 
 func roundUp(x, to int) int { return (x + to - 1) / to * to }
@@ -254,8 +271,9 @@ func macroBlock[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], 
 	if pc > 0 {
 		beta = 1
 	}
-	for ic := m0; ic < m1; ic += v.mc {
-		mcur := min(v.mc, m1-ic)
+	mc := balancedBlock(v.mc, m1-m0, mr)
+	for ic := m0; ic < m1; ic += mc {
+		mcur := min(mc, m1-ic)
 		// A for this block: in place, or copied/packed into bf.a.
 		var ablk []T
 		var lda int
@@ -451,7 +469,7 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	if j.splitM {
 		panels, size, total, parts = pm, v.mr, m, partsM
 		j.args.directB = false // B is shared and packed
-		need := min(v.kc, k) * roundUp(min(v.nc, n), v.nr)
+		need := g.kc * roundUp(min(v.nc, n), v.nr)
 		v.sharedB[0] = grow(v.sharedB[0], need)
 		v.sharedB[1] = grow(v.sharedB[1], need)
 	}
@@ -485,8 +503,8 @@ func (j *gemmJob[T]) runPart(w int) {
 	for jc := 0; jc < g.n; jc += v.nc {
 		ncur := min(v.nc, g.n-jc)
 		panels := (ncur + v.nr - 1) / v.nr
-		for pc := 0; pc < g.k; pc += v.kc {
-			kcur := min(v.kc, g.k-pc)
+		for pc := 0; pc < g.k; pc += g.kc {
+			kcur := min(g.kc, g.k-pc)
 			bp := v.sharedB[iter%2][:kcur*panels*v.nr]
 			packBPanels(v, g, bp, pc, kcur, jc, ncur, panels*w/j.parts, panels*(w+1)/j.parts)
 			j.sync.wait(j.parts)
