@@ -249,13 +249,12 @@ func DecodeIDX(r io.Reader, name string) (*IDX, error) {
 }
 
 // readAtMost reads exactly n bytes, growing its buffer as data arrives so that
-// a corrupt size costs no more memory than the input actually holds (plus one
-// chunk). On a short read it returns the bytes read and io.ErrUnexpectedEOF.
+// a corrupt size costs no more memory than about twice what the input holds. On a short read it returns the bytes read and io.ErrUnexpectedEOF.
 func readAtMost(r io.Reader, n int) ([]byte, error) {
-	const chunk = 1 << 20
-	b := make([]byte, 0, min(n, chunk))
+	b := make([]byte, 0, min(n, 64<<10))
 	for len(b) < n {
-		step := min(n-len(b), chunk)
+		// Grow geometrically: never more than twice what has arrived.
+		step := min(n-len(b), max(len(b), 64<<10))
 		b = slices.Grow(b, step)
 		k, err := io.ReadFull(r, b[len(b):len(b)+step])
 		b = b[:len(b)+k]

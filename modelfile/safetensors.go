@@ -489,7 +489,19 @@ func read(r io.Reader, file string, size int64) (*File, error) {
 	if bufLen > math.MaxInt {
 		return nil, bad("", "data buffer of %d bytes is too large", bufLen)
 	}
-	buf, err := readExactly(r, bufLen)
+	var buf []byte
+	if size >= 0 {
+		// The size was checked against the file: allocate once.
+		buf = make([]byte, bufLen)
+		var k int
+		k, err = io.ReadFull(r, buf)
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		buf = buf[:k]
+	} else {
+		buf, err = readExactly(r, bufLen)
+	}
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, bad("", "truncated data: the tensors need %d bytes after the header, the file has %d", bufLen, len(buf))
@@ -522,10 +534,10 @@ func ioError(file string, err error) error {
 }
 
 // readExactly reads n bytes, growing its buffer as data arrives so that a
-// corrupt size cannot make it allocate more than the input holds (plus one
-// chunk). On a short read it returns what it got and io.ErrUnexpectedEOF.
+// corrupt size cannot make it allocate much more than the input holds (at
+// most about twice). On a short read it returns what it got and io.ErrUnexpectedEOF.
 func readExactly(r io.Reader, n uint64) ([]byte, error) {
-	const chunk = 1 << 20
+	const chunk = 64 << 10
 	if n <= chunk {
 		b := make([]byte, n)
 		k, err := io.ReadFull(r, b)
@@ -536,7 +548,8 @@ func readExactly(r io.Reader, n uint64) ([]byte, error) {
 	}
 	var b []byte
 	for uint64(len(b)) < n {
-		step := min(n-uint64(len(b)), chunk)
+		// Grow geometrically: never more than twice what has arrived.
+		step := min(n-uint64(len(b)), max(uint64(len(b)), chunk))
 		b = slices.Grow(b, int(step))
 		k, err := io.ReadFull(r, b[len(b):len(b)+int(step)])
 		b = b[:len(b)+k]
