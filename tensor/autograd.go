@@ -62,6 +62,17 @@ func track3(out, a, b, c *Tensor) bool {
 	return a.requiresGrad || b.requiresGrad || (c != nil && c.requiresGrad)
 }
 
+// inherit marks out as inference when an input is (for ops that never
+// record, such as comparisons and index results) and returns out.
+func inherit(out *Tensor, inputs ...*Tensor) *Tensor {
+	for _, in := range inputs {
+		if in.inference {
+			out.inference = true
+		}
+	}
+	return out
+}
+
 // attach records the op that produced out.
 func (out *Tensor) attach(op string, back func(g *Tensor) []*Tensor, inputs ...*Tensor) {
 	if !out.dtype.IsFloat() {

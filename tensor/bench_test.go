@@ -102,3 +102,34 @@ func BenchmarkMLPStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSmallOps measures per-op overhead on tensors of a few hundred
+// elements, where allocation and dispatch dominate.
+func BenchmarkSmallOps(b *testing.B) {
+	rng := tensor.NewRNG(4)
+	x := rng.Uniform(tensor.Float32, -1, 1, 64, 10)
+	y := rng.Uniform(tensor.Float32, -1, 1, 64, 10)
+	row := rng.Uniform(tensor.Float32, -1, 1, 10)
+	w := rng.Uniform(tensor.Float32, -1, 1, 10, 10).SetRequiresGrad(true)
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"Add", func() { x.Add(y) }},
+		{"AddBroadcast", func() { x.Add(row) }},
+		{"MulScalar", func() { x.MulScalar(2) }},
+		{"Relu", func() { x.Relu() }},
+		{"SumAll", func() { x.SumAll() }},
+		{"Transpose", func() { x.T() }},
+		{"Reshape", func() { x.Reshape(-1) }},
+		{"MulRecorded", func() { x.Mul(w.Sum([]int{0}, false)) }},
+		{"LogSoftmax", func() { x.LogSoftmax(-1) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.f()
+			}
+		})
+	}
+}

@@ -554,11 +554,7 @@ func Minimum(a, b *Tensor) *Tensor { return a.Minimum(b) }
 
 // ---- comparisons and selection (not differentiable except Where) ----
 
-func compare(op binOp, a, b *Tensor) *Tensor {
-	out := binaryRaw(op, a, b)
-	track2(out, a, b) // propagates the inference mark only
-	return out
-}
+func compare(op binOp, a, b *Tensor) *Tensor { return inherit(binaryRaw(op, a, b), a, b) }
 
 // Eq returns the Bool tensor a == b (broadcasting).
 func (a *Tensor) Eq(b *Tensor) *Tensor { return compare(opEq, a, b) }
@@ -580,34 +576,34 @@ func (a *Tensor) Ge(b *Tensor) *Tensor { return compare(opGe, a, b) }
 
 // EqScalar returns t == s as a Bool tensor; likewise the other *Scalar
 // comparisons.
-func (t *Tensor) EqScalar(s float64) *Tensor { return binaryScalarRaw(opEq, t, s) }
+func (t *Tensor) EqScalar(s float64) *Tensor { return inherit(binaryScalarRaw(opEq, t, s), t) }
 
 // NeScalar returns t != s.
-func (t *Tensor) NeScalar(s float64) *Tensor { return binaryScalarRaw(opNe, t, s) }
+func (t *Tensor) NeScalar(s float64) *Tensor { return inherit(binaryScalarRaw(opNe, t, s), t) }
 
 // LtScalar returns t < s.
-func (t *Tensor) LtScalar(s float64) *Tensor { return binaryScalarRaw(opLt, t, s) }
+func (t *Tensor) LtScalar(s float64) *Tensor { return inherit(binaryScalarRaw(opLt, t, s), t) }
 
 // LeScalar returns t <= s.
-func (t *Tensor) LeScalar(s float64) *Tensor { return binaryScalarRaw(opLe, t, s) }
+func (t *Tensor) LeScalar(s float64) *Tensor { return inherit(binaryScalarRaw(opLe, t, s), t) }
 
 // GtScalar returns t > s.
-func (t *Tensor) GtScalar(s float64) *Tensor { return binaryScalarRaw(opGt, t, s) }
+func (t *Tensor) GtScalar(s float64) *Tensor { return inherit(binaryScalarRaw(opGt, t, s), t) }
 
 // GeScalar returns t >= s.
-func (t *Tensor) GeScalar(s float64) *Tensor { return binaryScalarRaw(opGe, t, s) }
+func (t *Tensor) GeScalar(s float64) *Tensor { return inherit(binaryScalarRaw(opGe, t, s), t) }
 
 // LogicalAnd returns a && b for tensors taken as booleans (non-zero = true).
-func (a *Tensor) LogicalAnd(b *Tensor) *Tensor { return binaryRaw(opAnd, a, b) }
+func (a *Tensor) LogicalAnd(b *Tensor) *Tensor { return inherit(binaryRaw(opAnd, a, b), a, b) }
 
 // LogicalOr returns a || b.
-func (a *Tensor) LogicalOr(b *Tensor) *Tensor { return binaryRaw(opOr, a, b) }
+func (a *Tensor) LogicalOr(b *Tensor) *Tensor { return inherit(binaryRaw(opOr, a, b), a, b) }
 
 // LogicalXor returns a != b as booleans.
-func (a *Tensor) LogicalXor(b *Tensor) *Tensor { return binaryRaw(opXor, a, b) }
+func (a *Tensor) LogicalXor(b *Tensor) *Tensor { return inherit(binaryRaw(opXor, a, b), a, b) }
 
 // LogicalNot returns !t (t taken as booleans).
-func (t *Tensor) LogicalNot() *Tensor { return binaryRaw(opXor, t, Scalar(1, Bool)) }
+func (t *Tensor) LogicalNot() *Tensor { return inherit(binaryRaw(opXor, t, Scalar(1, Bool)), t) }
 
 // whereRaw is Where without autograd.
 func whereRaw(cond, a, b *Tensor) *Tensor {

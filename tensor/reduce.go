@@ -454,13 +454,13 @@ func squeezeKept(t *Tensor, d int, keep bool) *Tensor {
 // first one on ties).
 func (t *Tensor) ArgMax(dim int, keepDim bool) *Tensor {
 	_, idx := argReduceRaw(t, dim, true)
-	return squeezeKept(idx, t.dim(dim, "ArgMax"), keepDim)
+	return inherit(squeezeKept(idx, t.dim(dim, "ArgMax"), keepDim), t)
 }
 
 // ArgMin returns the Int64 indices of the smallest values along dim.
 func (t *Tensor) ArgMin(dim int, keepDim bool) *Tensor {
 	_, idx := argReduceRaw(t, dim, false)
-	return squeezeKept(idx, t.dim(dim, "ArgMin"), keepDim)
+	return inherit(squeezeKept(idx, t.dim(dim, "ArgMin"), keepDim), t)
 }
 
 // MaxDim returns the largest values along dim and their Int64 indices
@@ -488,36 +488,37 @@ func (t *Tensor) selectDim(dim int, keepDim, isMax bool) (*Tensor, *Tensor) {
 			return []*Tensor{scatterDimRaw(t.shape, d, idx, g)}
 		}, t)
 	}
-	return out, squeezeKept(idx, d, keepDim)
+	return out, inherit(squeezeKept(idx, d, keepDim), t)
 }
 
 // scatterDimRaw returns zeros of shape with src[..., 0, ...] added at
 // position idx[..., 0, ...] along dim d; idx and src have shape with dim d
 // of size 1.
 func scatterDimRaw(shape []int, d int, idx, src *Tensor) *Tensor {
+	if src.dtype.IsHalf() {
+		return scatterDimRaw(shape, d, idx, src.castRaw(Float32)).castRaw(src.dtype)
+	}
 	out := empty(src.dtype, shape)
 	outer, r, inner := numelOf(shape[:d]), shape[d], numelOf(shape[d+1:])
 	ix := idx.Int64s()
-	for o := 0; o < outer; o++ {
-		for i := 0; i < inner; i++ {
-			k := o*inner + i
-			p := (o*r+int(ix[k]))*inner + i
-			out.setFlat(p, out.getFlat(p)+src.getFlat(src.offset+srcFlatPos(src, k)))
-		}
+	switch src.dtype {
+	case Float32:
+		scatterRows(flat[float32](out), contiguousData[float32](src), ix, outer, r, inner)
+	case Float64:
+		scatterRows(flat[float64](out), contiguousData[float64](src), ix, outer, r, inner)
+	default:
+		panic("tensor: gradient scatter on " + src.dtype.String())
 	}
 	return out
 }
 
-// srcFlatPos maps a row-major element number of t to its storage offset
-// relative to t.offset.
-func srcFlatPos(t *Tensor, k int) int {
-	off := 0
-	for d := len(t.shape) - 1; d >= 0; d-- {
-		s := t.shape[d]
-		off += (k % s) * t.strides[d]
-		k /= s
+func scatterRows[T float](out, src []T, ix []int64, outer, r, inner int) {
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			k := o*inner + i
+			out[(o*r+int(ix[k]))*inner+i] += src[k]
+		}
 	}
-	return off
 }
 
 // Var returns the variance over dims (all when empty) with the given

@@ -250,7 +250,7 @@ func OneHot(idx *Tensor, classes int) *Tensor {
 		}
 		o[i*classes+int(c)] = 1
 	}
-	return out
+	return inherit(out, idx)
 }
 
 // ---- accessors ----
