@@ -17,6 +17,8 @@ type matmulResult struct {
 	M       int     `json:"m"`
 	N       int     `json:"n"`
 	K       int     `json:"k"`
+	TransA  bool    `json:"trans_a,omitempty"`
+	TransB  bool    `json:"trans_b,omitempty"`
 	Dtype   string  `json:"dtype"`
 	Threads int     `json:"threads"`
 	Sec     float64 `json:"sec"`
@@ -27,6 +29,7 @@ type matmulResult struct {
 func init() {
 	var m, n, k, iters, threads int
 	var dtype string
+	var transA, transB bool
 	var minTime time.Duration
 	cmd := &cobra.Command{
 		Use:   "matmul",
@@ -35,6 +38,9 @@ func init() {
 into a preallocated C. After one warm-up call, each of --iters samples repeats
 the multiply until it lasts at least --min-time; the median time per multiply
 gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
+		Example: `  fathom bench matmul --n 1024
+  fathom bench matmul --n 2048 --dtype f64 --json
+  fathom bench matmul --m 64 --k 784 --n 256 --trans-b --threads 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if m == 0 {
@@ -52,29 +58,43 @@ gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
 			if threads > 0 {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
 			}
+			// Leading dimensions of A and B as stored (transposed or not).
+			lda, ldb := k, n
+			if transA {
+				lda = m
+			}
+			if transB {
+				ldb = k
+			}
 			var call func()
 			switch dtype {
 			case "f32", "float32":
 				dtype = "f32"
 				a, b, c := randF32(m*k), randF32(k*n), make([]float32, m*n)
-				call = func() { kernel.Sgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
+				call = func() { kernel.Sgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, n) }
 			case "f64", "float64":
 				dtype = "f64"
 				a, b, c := randF64(m*k), randF64(k*n), make([]float64, m*n)
-				call = func() { kernel.Dgemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }
+				call = func() { kernel.Dgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, n) }
 			default:
 				return fmt.Errorf("bench matmul: unknown --dtype %q (want f32 or f64)", dtype)
 			}
 			sec, samples := medianTime(call, iters, minTime)
 			res := matmulResult{
-				M: m, N: n, K: k, Dtype: dtype, Threads: runtime.GOMAXPROCS(0),
+				M: m, N: n, K: k, TransA: transA, TransB: transB, Dtype: dtype, Threads: runtime.GOMAXPROCS(0),
 				Sec: sec, GFlops: 2 * float64(m) * float64(n) * float64(k) / sec / 1e9, Samples: samples,
 			}
 			if jsonOut {
 				return printJSON(res)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "matmul %s m=%d n=%d k=%d threads=%d: %.3f ms  %.1f GFLOP/s (median of %d)\n",
-				res.Dtype, m, n, k, res.Threads, sec*1e3, res.GFlops, samples)
+			op := func(t bool) string {
+				if t {
+					return "ᵀ"
+				}
+				return ""
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "matmul %s A%s·B%s m=%d n=%d k=%d threads=%d: %.3f ms  %.1f GFLOP/s (median of %d)\n",
+				res.Dtype, op(transA), op(transB), m, n, k, res.Threads, sec*1e3, res.GFlops, samples)
 			return nil
 		},
 	}
@@ -83,6 +103,8 @@ gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
 	f.IntVar(&m, "m", 0, "rows of A and C (default --n)")
 	f.IntVar(&k, "k", 0, "columns of A, rows of B (default --n)")
 	f.StringVar(&dtype, "dtype", "f32", "element type: f32 or f64")
+	f.BoolVar(&transA, "trans-a", false, "multiply by Aᵀ (A stored k×m)")
+	f.BoolVar(&transB, "trans-b", false, "multiply by Bᵀ (B stored n×k)")
 	f.IntVar(&iters, "iters", 5, "number of timed samples (the median is reported)")
 	f.IntVar(&threads, "threads", 0, "GOMAXPROCS for the run (0 keeps the current value)")
 	f.DurationVar(&minTime, "min-time", 300*time.Millisecond, "minimum duration of one sample")
