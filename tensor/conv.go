@@ -1,0 +1,504 @@
+package tensor
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/internal/parallel"
+)
+
+// Convolution as a matrix product (K. Chellapilla, S. Puri, P. Simard,
+// "High Performance Convolutional Neural Networks for Document
+// Processing", IWFHR 2006): each image is unfolded by im2col into a
+// (C·KH·KW) × (OH·OW) matrix whose columns are the receptive fields, and
+// the convolution is the GEMM weights[OC × C·KH·KW] · columns. Several
+// images of a batch are unfolded side by side into one wide column matrix
+// (row stride S·OH·OW for S images) so each GEMM is large enough to keep
+// both cores busy; the chunk size S keeps the column buffer near
+// convColumnBudget elements. The backward pass reuses the same layout:
+//
+//	dW  += dY[OC × S·P] · colsᵀ          (one GEMM per chunk and group)
+//	dcol = Wᵀ · dY[OC × S·P], then col2im (the adjoint of im2col) into dX
+//	db   = Σ over images and positions of dY
+//
+// Column buffers come from a pool, so a training loop reaches a steady
+// state without allocating them again.
+
+// Conv2dOpts configures Conv2d. Zero values give PyTorch's defaults:
+// stride 1, no padding, dilation 1, one group.
+type Conv2dOpts struct {
+	Stride   [2]int // [height, width]; 0 means 1
+	Padding  [2]int // zero padding added on both sides of each spatial dim
+	Dilation [2]int // spacing between kernel taps; 0 means 1
+	Groups   int    // input and output channels split into Groups independent convolutions; 0 means 1
+}
+
+// Conv1dOpts configures Conv1d; the fields mean what they do in Conv2dOpts
+// for the single spatial dim.
+type Conv1dOpts struct {
+	Stride, Padding, Dilation int
+	Groups                    int
+}
+
+// convColumnBudget is the number of elements the column matrix of one
+// chunk of images aims at (the chunk holds at least one image).
+var convColumnBudget = 1 << 20
+
+// convGeom is the geometry of one convolution.
+type convGeom struct {
+	n, c, oc, groups int
+	cg, ocg, kg      int // channels and output channels per group; kg = cg·KH·KW
+	win              kernel.Window2d
+	oh, ow, p        int // output height, width and plane size
+	hw               int // input plane size
+	pointwise        bool
+}
+
+func newConvGeom(xs, ws []int, o Conv2dOpts) convGeom {
+	var g convGeom
+	g.groups = max(o.Groups, 1)
+	g.n, g.c = xs[0], xs[1]
+	g.oc = ws[0]
+	if g.c%g.groups != 0 || g.oc%g.groups != 0 || ws[1]*g.groups != g.c {
+		panic(fmt.Sprintf("tensor: Conv2d: input %v and weight %v do not fit %d groups (weight must be [OC, C/groups, KH, KW] with OC divisible by groups)", xs, ws, g.groups))
+	}
+	g.cg, g.ocg = g.c/g.groups, g.oc/g.groups
+	win := kernel.Window2d{H: xs[2], W: xs[3], KH: ws[2], KW: ws[3],
+		StrideH: max(o.Stride[0], 1), StrideW: max(o.Stride[1], 1),
+		PadH: o.Padding[0], PadW: o.Padding[1],
+		DilH: max(o.Dilation[0], 1), DilW: max(o.Dilation[1], 1)}
+	if win.PadH < 0 || win.PadW < 0 || win.OutH() < 1 || win.OutW() < 1 {
+		panic(fmt.Sprintf("tensor: Conv2d: input %v, weight %v and options %+v give no output", xs, ws, o))
+	}
+	g.win = win
+	g.kg = g.cg * win.KH * win.KW
+	g.oh, g.ow = win.OutH(), win.OutW()
+	g.p = g.oh * g.ow
+	g.hw = win.H * win.W
+	g.pointwise = win.KH == 1 && win.KW == 1 && win.StrideH == 1 && win.StrideW == 1 && win.PadH == 0 && win.PadW == 0
+	return g
+}
+
+// chunk returns how many images one column matrix holds.
+func (g *convGeom) chunk() int {
+	per := g.c * g.win.KH * g.win.KW * g.p
+	return min(max(1, convColumnBudget/max(per, 1)), max(g.n, 1))
+}
+
+// Conv2d returns the 2-d cross-correlation of x with the filters w plus
+// bias b, as torch.nn.functional.conv2d:
+//
+//	x [N, C, H, W] (or [C, H, W]), w [OC, C/groups, KH, KW], b [OC] or nil
+//	out [N, OC, OH, OW], OH = ⌊(H + 2·padH − dilH·(KH−1) − 1)/strideH⌋ + 1
+//
+// Grouped convolution splits the channels into Groups independent
+// convolutions (Groups = C = OC/k is a depthwise convolution). Float32 and
+// float64 run natively; 16-bit and mixed inputs compute in float32. The
+// gradients with respect to x, w and b are computed as needed.
+func Conv2d(x, w, b *Tensor, opts Conv2dOpts) *Tensor {
+	if len(x.shape) == 3 {
+		return Conv2d(x.Unsqueeze(0), w, b, opts).Squeeze(0)
+	}
+	if len(x.shape) != 4 || len(w.shape) != 4 {
+		panic(fmt.Sprintf("tensor: Conv2d needs x [N, C, H, W] and w [OC, C/groups, KH, KW], got %v and %v", x.shape, w.shape))
+	}
+	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[0]) {
+		panic(fmt.Sprintf("tensor: Conv2d: bias %v does not match weight %v", b.shape, w.shape))
+	}
+	ct := PromoteTypes(x.dtype, w.dtype)
+	if b != nil {
+		ct = PromoteTypes(ct, b.dtype)
+	}
+	if ct.IsHalf() || !ct.IsFloat() || x.dtype != ct || w.dtype != ct || (b != nil && b.dtype != ct) {
+		ft := floatOf(ct)
+		if ft.IsHalf() {
+			ft = Float32
+		}
+		var bf *Tensor
+		if b != nil {
+			bf = b.To(ft)
+		}
+		r := Conv2d(x.To(ft), w.To(ft), bf, opts)
+		if ct.IsFloat() {
+			r = r.To(ct)
+		}
+		return r
+	}
+	g := newConvGeom(x.shape, w.shape, opts)
+	xc, wc := x.contiguousRaw(), w.contiguousRaw()
+	var bc *Tensor
+	if b != nil {
+		bc = b.contiguousRaw()
+	}
+	out := empty(ct, []int{g.n, g.oc, g.oh, g.ow})
+	switch ct {
+	case Float32:
+		convForward(convF32, &g, flat[float32](out), flat[float32](xc), flat[float32](wc), flatOrNil[float32](bc))
+	case Float64:
+		convForward(convF64, &g, flat[float64](out), flat[float64](xc), flat[float64](wc), flatOrNil[float64](bc))
+	}
+	if track3(out, x, w, b) {
+		back := func(gy *Tensor) []*Tensor {
+			gy = gy.contiguousRaw()
+			var gx, gw, gb *Tensor
+			if needs(x) {
+				gx = empty(ct, x.shape)
+			}
+			if needs(w) {
+				gw = empty(ct, w.shape)
+			}
+			if needs(b) {
+				gb = empty(ct, b.shape)
+			}
+			switch ct {
+			case Float32:
+				convBackward(convF32, &g, flatOrNil[float32](gx), flatOrNil[float32](gw), flatOrNil[float32](gb), flat[float32](gy), flat[float32](xc), flat[float32](wc))
+			case Float64:
+				convBackward(convF64, &g, flatOrNil[float64](gx), flatOrNil[float64](gw), flatOrNil[float64](gb), flat[float64](gy), flat[float64](xc), flat[float64](wc))
+			}
+			return []*Tensor{gx, gw, gb}
+		}
+		if b != nil {
+			out.attach("Conv2d", back, x, w, b)
+		} else {
+			out.attach("Conv2d", back, x, w)
+		}
+	}
+	return out
+}
+
+// Conv1d is the 1-d convolution torch.nn.functional.conv1d: x [N, C, L]
+// (or [C, L]), w [OC, C/groups, K], b [OC] or nil, out [N, OC, OL]. It runs
+// as Conv2d over a height-1 image.
+func Conv1d(x, w, b *Tensor, opts Conv1dOpts) *Tensor {
+	if len(x.shape) == 2 {
+		return Conv1d(x.Unsqueeze(0), w, b, opts).Squeeze(0)
+	}
+	if len(x.shape) != 3 || len(w.shape) != 3 {
+		panic(fmt.Sprintf("tensor: Conv1d needs x [N, C, L] and w [OC, C/groups, K], got %v and %v", x.shape, w.shape))
+	}
+	o := Conv2dOpts{Stride: [2]int{1, opts.Stride}, Padding: [2]int{0, opts.Padding},
+		Dilation: [2]int{1, opts.Dilation}, Groups: opts.Groups}
+	return Conv2d(x.Unsqueeze(2), w.Unsqueeze(2), b, o).Squeeze(2)
+}
+
+// flatOrNil returns the contiguous elements of t, or nil for a nil t.
+func flatOrNil[T elem](t *Tensor) []T {
+	if t == nil {
+		return nil
+	}
+	return flat[T](t)
+}
+
+// convOps holds what the generic convolution code needs per float type:
+// its GEMM and a pool of scratch buffers.
+type convOps[T float] struct {
+	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+	pool sync.Pool // *[]T
+}
+
+var (
+	convF32 = &convOps[float32]{gemm: kernel.Sgemm}
+	convF64 = &convOps[float64]{gemm: kernel.Dgemm}
+)
+
+// get returns a scratch buffer of n elements (contents undefined).
+func (o *convOps[T]) get(n int) *[]T {
+	if p, ok := o.pool.Get().(*[]T); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]T, n)
+	return &s
+}
+
+func (o *convOps[T]) put(p *[]T) { o.pool.Put(p) }
+
+// forImages runs fn(s) for s in [0, count), on several cores when each
+// call handles about `work` elements and there is enough in total.
+func forImages(count, work int, fn func(s int)) {
+	if count > 1 && count*work >= 2*grainElems {
+		parallel.For(count, max(1, grainElems/max(work, 1)), func(lo, hi int) {
+			for s := lo; s < hi; s++ {
+				fn(s)
+			}
+		})
+		return
+	}
+	for s := range count {
+		fn(s)
+	}
+}
+
+// convForward computes out [N, OC, P] from x [N, C, H·W], w [OC, Kg·groups]
+// and b [OC] (or nil); all contiguous.
+func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
+	rows := g.c * g.win.KH * g.win.KW
+	s := g.chunk()
+	if s == 1 || g.n == 1 {
+		// One image at a time: the GEMM writes the output plane directly.
+		var colp *[]T
+		if !g.pointwise {
+			colp = ops.get(rows * g.p)
+			defer ops.put(colp)
+		}
+		for n := range g.n {
+			img := x[n*g.c*g.hw : (n+1)*g.c*g.hw]
+			col := img
+			if !g.pointwise {
+				col = *colp
+				im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
+			}
+			o := out[n*g.oc*g.p : (n+1)*g.oc*g.p]
+			beta := T(0)
+			if b != nil {
+				for oc := range g.oc {
+					fillSlice(o[oc*g.p:(oc+1)*g.p], b[oc])
+				}
+				beta = 1
+			}
+			for gr := range g.groups {
+				ops.gemm(false, false, g.ocg, g.p, g.kg, 1, w[gr*g.ocg*g.kg:], g.kg,
+					col[gr*g.kg*g.p:], g.p, beta, o[gr*g.ocg*g.p:], g.p)
+			}
+		}
+		return
+	}
+	colp := ops.get(rows * s * g.p)
+	tmpp := ops.get(g.oc * s * g.p)
+	defer ops.put(colp)
+	defer ops.put(tmpp)
+	col, tmp := *colp, *tmpp
+	for n0 := 0; n0 < g.n; n0 += s {
+		cnt := min(s, g.n-n0)
+		ld := cnt * g.p
+		forImages(cnt, rows*g.p, func(i int) {
+			img := x[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
+			im2colRows(col[i*g.p:], ld, img, g.c, g.win, g.oh, g.ow)
+		})
+		for gr := range g.groups {
+			ops.gemm(false, false, g.ocg, ld, g.kg, 1, w[gr*g.ocg*g.kg:], g.kg,
+				col[gr*g.kg*ld:], ld, 0, tmp[gr*g.ocg*ld:], ld)
+		}
+		// tmp is [OC × cnt·P]; image i's plane oc is tmp[oc·ld + i·P :].
+		forImages(cnt, g.oc*g.p, func(i int) {
+			o := out[(n0+i)*g.oc*g.p : (n0+i+1)*g.oc*g.p]
+			for oc := range g.oc {
+				dst, src := o[oc*g.p:(oc+1)*g.p], tmp[oc*ld+i*g.p:oc*ld+(i+1)*g.p]
+				if b == nil {
+					copy(dst, src)
+					continue
+				}
+				bv := b[oc]
+				for j := range dst {
+					dst[j] = src[j] + bv
+				}
+			}
+		})
+	}
+}
+
+// convBackward computes the gradients gx [N, C, H·W], gw and gb (each nil
+// when not wanted) from gy [N, OC, P], x and w.
+func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []T) {
+	if gb != nil {
+		clear(gb)
+		for n := range g.n {
+			for oc := range g.oc {
+				var sum T
+				for _, v := range gy[(n*g.oc+oc)*g.p : (n*g.oc+oc+1)*g.p] {
+					sum += v
+				}
+				gb[oc] += sum
+			}
+		}
+	}
+	if gx == nil && gw == nil {
+		return
+	}
+	rows := g.c * g.win.KH * g.win.KW
+	s := g.chunk()
+	if s == 1 || g.n == 1 {
+		var colp, dcolp *[]T
+		if !g.pointwise {
+			colp, dcolp = ops.get(rows*g.p), ops.get(rows*g.p)
+			defer ops.put(colp)
+			defer ops.put(dcolp)
+		}
+		for n := range g.n {
+			dy := gy[n*g.oc*g.p : (n+1)*g.oc*g.p]
+			if gw != nil {
+				img := x[n*g.c*g.hw : (n+1)*g.c*g.hw]
+				col := img
+				if !g.pointwise {
+					col = *colp
+					im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
+				}
+				beta := T(1)
+				if n == 0 {
+					beta = 0
+				}
+				for gr := range g.groups {
+					ops.gemm(false, true, g.ocg, g.kg, g.p, 1, dy[gr*g.ocg*g.p:], g.p,
+						col[gr*g.kg*g.p:], g.p, beta, gw[gr*g.ocg*g.kg:], g.kg)
+				}
+			}
+			if gx != nil {
+				dimg := gx[n*g.c*g.hw : (n+1)*g.c*g.hw]
+				dcol := dimg
+				if !g.pointwise {
+					dcol = *dcolp
+				}
+				for gr := range g.groups {
+					ops.gemm(true, false, g.kg, g.p, g.ocg, 1, w[gr*g.ocg*g.kg:], g.kg,
+						dy[gr*g.ocg*g.p:], g.p, 0, dcol[gr*g.kg*g.p:], g.p)
+				}
+				if !g.pointwise {
+					col2imRows(dimg, dcol, g.p, g.c, g.win, g.oh, g.ow)
+				}
+			}
+		}
+		return
+	}
+	colp := ops.get(rows * s * g.p)
+	dyp := ops.get(g.oc * s * g.p)
+	defer ops.put(colp)
+	defer ops.put(dyp)
+	col, dyt := *colp, *dyp
+	for n0 := 0; n0 < g.n; n0 += s {
+		cnt := min(s, g.n-n0)
+		ld := cnt * g.p
+		// dyt = dY of the chunk as [OC × cnt·P].
+		forImages(cnt, g.oc*g.p, func(i int) {
+			src := gy[(n0+i)*g.oc*g.p : (n0+i+1)*g.oc*g.p]
+			for oc := range g.oc {
+				copy(dyt[oc*ld+i*g.p:oc*ld+(i+1)*g.p], src[oc*g.p:(oc+1)*g.p])
+			}
+		})
+		if gw != nil {
+			forImages(cnt, rows*g.p, func(i int) {
+				img := x[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
+				im2colRows(col[i*g.p:], ld, img, g.c, g.win, g.oh, g.ow)
+			})
+			beta := T(1)
+			if n0 == 0 {
+				beta = 0
+			}
+			for gr := range g.groups {
+				ops.gemm(false, true, g.ocg, g.kg, ld, 1, dyt[gr*g.ocg*ld:], ld,
+					col[gr*g.kg*ld:], ld, beta, gw[gr*g.ocg*g.kg:], g.kg)
+			}
+		}
+		if gx != nil {
+			dcol := col // the columns are no longer needed
+			for gr := range g.groups {
+				ops.gemm(true, false, g.kg, ld, g.ocg, 1, w[gr*g.ocg*g.kg:], g.kg,
+					dyt[gr*g.ocg*ld:], ld, 0, dcol[gr*g.kg*ld:], ld)
+			}
+			forImages(cnt, rows*g.p, func(i int) {
+				dimg := gx[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
+				col2imRows(dimg, dcol[i*g.p:], ld, g.c, g.win, g.oh, g.ow)
+			})
+		}
+	}
+}
+
+func fillSlice[T float](s []T, v T) {
+	for i := range s {
+		s[i] = v
+	}
+}
+
+// convColRange returns the output columns [lo, hi) whose input column
+// ow·sw − pw + off lies inside [0, w); the others read padding.
+func convColRange(outW, sw, pw, off, w int) (lo, hi int) {
+	if d := pw - off; d > 0 {
+		lo = (d + sw - 1) / sw
+	}
+	if d := w - 1 + pw - off; d >= 0 {
+		hi = d/sw + 1
+	}
+	lo, hi = min(lo, outW), min(hi, outW)
+	return lo, max(hi, lo)
+}
+
+// im2colRows unfolds one CHW image into the rows of col: row
+// r = (c·KH + kh)·KW + kw holds, at col[r·ld + oh·OW + ow], the input under
+// tap (kh, kw) of channel c for output (oh, ow), or 0 in the padding. ld is
+// the row stride, so several images can sit side by side. This is
+// kernel.Im2colF32 with a row stride, for both float types.
+func im2colRows[T float](col []T, ld int, img []T, channels int, g kernel.Window2d, oh, ow int) {
+	p := oh * ow
+	hw := g.H * g.W
+	for c := range channels {
+		plane := img[c*hw : (c+1)*hw]
+		for kh := range g.KH {
+			for kw := range g.KW {
+				r := (c*g.KH+kh)*g.KW + kw
+				out := col[r*ld : r*ld+p]
+				offW := kw * g.DilW
+				wlo, whi := convColRange(ow, g.StrideW, g.PadW, offW, g.W)
+				for y := range oh {
+					dst := out[y*ow : (y+1)*ow]
+					ih := y*g.StrideH - g.PadH + kh*g.DilH
+					if ih < 0 || ih >= g.H {
+						clear(dst)
+						continue
+					}
+					clear(dst[:wlo])
+					clear(dst[whi:])
+					src := plane[ih*g.W : (ih+1)*g.W]
+					iw := wlo*g.StrideW - g.PadW + offW
+					if g.StrideW == 1 {
+						copy(dst[wlo:whi], src[iw:iw+whi-wlo])
+						continue
+					}
+					for x := wlo; x < whi; x++ {
+						dst[x] = src[iw]
+						iw += g.StrideW
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imRows is the adjoint of im2colRows: img (channels×H×W) is set to the
+// sum of every column entry added at the input position it was read from;
+// entries from the padding are dropped.
+func col2imRows[T float](img, col []T, ld int, channels int, g kernel.Window2d, oh, ow int) {
+	hw := g.H * g.W
+	clear(img[:channels*hw])
+	for c := range channels {
+		plane := img[c*hw : (c+1)*hw]
+		for kh := range g.KH {
+			for kw := range g.KW {
+				r := (c*g.KH+kh)*g.KW + kw
+				in := col[r*ld : r*ld+oh*ow]
+				offW := kw * g.DilW
+				wlo, whi := convColRange(ow, g.StrideW, g.PadW, offW, g.W)
+				for y := range oh {
+					ih := y*g.StrideH - g.PadH + kh*g.DilH
+					if ih < 0 || ih >= g.H {
+						continue
+					}
+					dst := plane[ih*g.W : (ih+1)*g.W]
+					src := in[y*ow : (y+1)*ow]
+					iw := wlo*g.StrideW - g.PadW + offW
+					if g.StrideW == 1 {
+						d, s := dst[iw:iw+whi-wlo], src[wlo:whi]
+						for x := range d {
+							d[x] += s[x]
+						}
+						continue
+					}
+					for x := wlo; x < whi; x++ {
+						dst[iw] += src[x]
+						iw += g.StrideW
+					}
+				}
+			}
+		}
+	}
+}

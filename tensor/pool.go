@@ -1,0 +1,337 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/internal/parallel"
+)
+
+// 2-d pooling over NCHW tensors, as torch.nn.functional's max_pool2d,
+// avg_pool2d (ceil_mode=False) and adaptive_avg_pool2d. Inputs are
+// [N, C, H, W] or [C, H, W]; every N·C plane is pooled independently.
+// Float32 runs the kernels of package internal/kernel; float64 runs the
+// same loops here; 16-bit inputs compute in float32.
+
+// poolPlanes checks a pooling input and returns it as float, contiguous,
+// with the number of planes and the input height and width.
+func poolPlanes(op string, x *Tensor) (planes, h, w int) {
+	if len(x.shape) != 3 && len(x.shape) != 4 {
+		panic(fmt.Sprintf("tensor: %s needs an input [N, C, H, W] or [C, H, W], got %v", op, x.shape))
+	}
+	if !x.dtype.IsFloat() {
+		panic(fmt.Sprintf("tensor: %s on a %v tensor", op, x.dtype))
+	}
+	nd := len(x.shape)
+	return numelOf(x.shape[:nd-2]), x.shape[nd-2], x.shape[nd-1]
+}
+
+// poolWindow builds and checks a window geometry; a zero stride means the
+// kernel size, a zero dilation means 1.
+func poolWindow(op string, h, w int, k, stride, pad, dil [2]int) kernel.Window2d {
+	g := kernel.Window2d{H: h, W: w, KH: k[0], KW: k[1], StrideH: stride[0], StrideW: stride[1],
+		PadH: pad[0], PadW: pad[1], DilH: max(dil[0], 1), DilW: max(dil[1], 1)}
+	if g.StrideH == 0 {
+		g.StrideH = k[0]
+	}
+	if g.StrideW == 0 {
+		g.StrideW = k[1]
+	}
+	if g.KH < 1 || g.KW < 1 || g.StrideH < 1 || g.StrideW < 1 || g.PadH < 0 || g.PadW < 0 ||
+		2*g.PadH > g.KH || 2*g.PadW > g.KW || g.OutH() < 1 || g.OutW() < 1 {
+		panic(fmt.Sprintf("tensor: %s: kernel %v, stride %v, padding %v, dilation %v do not fit an input plane of %d×%d (padding may be at most half the kernel)", op, k, stride, pad, dil, h, w))
+	}
+	return g
+}
+
+// pooledShape returns x's shape with the last two dims replaced.
+func pooledShape(x *Tensor, oh, ow int) []int {
+	s := append([]int(nil), x.shape...)
+	s[len(s)-2], s[len(s)-1] = oh, ow
+	return s
+}
+
+// MaxPool2d returns the maximum over each kernel window: x [N, C, H, W]
+// (or [C, H, W]) gives [N, C, OH, OW] with OH = ⌊(H + 2·padH −
+// dilH·(KH−1) − 1)/strideH⌋ + 1. A zero stride means the kernel size
+// (PyTorch's default) and a zero dilation means 1; padding counts as −∞
+// and may be at most half the kernel. The gradient goes to the position of
+// each window's maximum (the first one on ties).
+func MaxPool2d(x *Tensor, kernelSize, stride, padding, dilation [2]int) *Tensor {
+	out, _ := maxPool2d(x, kernelSize, stride, padding, dilation, false)
+	return out
+}
+
+// MaxPool2dWithIndices is MaxPool2d that also returns, as Int64, the
+// position h·W + w of each maximum within its input plane (the indices
+// torch's max_pool2d returns with return_indices=True).
+func MaxPool2dWithIndices(x *Tensor, kernelSize, stride, padding, dilation [2]int) (out, indices *Tensor) {
+	return maxPool2d(x, kernelSize, stride, padding, dilation, true)
+}
+
+func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *Tensor) {
+	planes, h, w := poolPlanes("MaxPool2d", x)
+	if x.dtype.IsHalf() {
+		o, i := maxPool2d(x.To(Float32), k, stride, pad, dil, wantIdx)
+		return o.To(x.dtype), i
+	}
+	g := poolWindow("MaxPool2d", h, w, k, stride, pad, dil)
+	oh, ow := g.OutH(), g.OutW()
+	xc := x.contiguousRaw()
+	out := empty(x.dtype, pooledShape(x, oh, ow))
+	argmax := make([]int32, planes*oh*ow)
+	switch x.dtype {
+	case Float32:
+		kernel.MaxPool2dForwardF32(flat[float32](out), argmax, flat[float32](xc), planes, g)
+	case Float64:
+		maxPoolForward(flat[float64](out), argmax, flat[float64](xc), planes, g)
+	}
+	if track1(out, x) {
+		out.attach("MaxPool2d", func(gy *Tensor) []*Tensor {
+			gy = gy.contiguousRaw()
+			gx := empty(gy.dtype, x.shape)
+			switch gy.dtype {
+			case Float32:
+				kernel.MaxPool2dBackwardF32(flat[float32](gx), flat[float32](gy), argmax, planes, g)
+			case Float64:
+				maxPoolBackward(flat[float64](gx), flat[float64](gy), argmax, planes, g)
+			}
+			return []*Tensor{gx}
+		}, x)
+	}
+	var idx *Tensor
+	if wantIdx {
+		idx = empty(Int64, out.shape)
+		iv := flat[int64](idx)
+		for i, a := range argmax {
+			iv[i] = int64(a)
+		}
+	}
+	return out, idx
+}
+
+// poolGrain is how many planes make a chunk worth a core.
+func poolGrain(g kernel.Window2d) int {
+	return max(1, grainElems/max(g.OutH()*g.OutW()*g.KH*g.KW, 1))
+}
+
+// maxPoolForward is kernel.MaxPool2dForwardF32 for float64.
+func maxPoolForward(dst []float64, argmax []int32, src []float64, planes int, g kernel.Window2d) {
+	oh, ow := g.OutH(), g.OutW()
+	parallel.For(planes, poolGrain(g), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			in := src[p*g.H*g.W : (p+1)*g.H*g.W]
+			for y := range oh {
+				for x := range ow {
+					best, at := math.Inf(-1), int32(-1)
+					h0, w0 := y*g.StrideH-g.PadH, x*g.StrideW-g.PadW
+				window:
+					for kh := range g.KH {
+						ih := h0 + kh*g.DilH
+						if ih < 0 || ih >= g.H {
+							continue
+						}
+						for kw := range g.KW {
+							iw := w0 + kw*g.DilW
+							if iw < 0 || iw >= g.W {
+								continue
+							}
+							v := in[ih*g.W+iw]
+							if v > best || at < 0 || v != v {
+								best, at = v, int32(ih*g.W+iw)
+							}
+							if v != v {
+								break window
+							}
+						}
+					}
+					dst[p*oh*ow+y*ow+x] = best
+					argmax[p*oh*ow+y*ow+x] = at
+				}
+			}
+		}
+	})
+}
+
+// maxPoolBackward is kernel.MaxPool2dBackwardF32 for float64.
+func maxPoolBackward(dx, dy []float64, argmax []int32, planes int, g kernel.Window2d) {
+	hw, ohw := g.H*g.W, g.OutH()*g.OutW()
+	parallel.For(planes, poolGrain(g), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			in := dx[p*hw : (p+1)*hw]
+			clear(in)
+			for i, a := range argmax[p*ohw : (p+1)*ohw] {
+				if a >= 0 {
+					in[a] += dy[p*ohw+i]
+				}
+			}
+		}
+	})
+}
+
+// AvgPool2d returns the mean over each kernel window (no dilation; a zero
+// stride means the kernel size). With countIncludePad (PyTorch's default)
+// the divisor is always KH·KW, padding counting as zeros; otherwise it is
+// the number of real input elements in the window. Shapes follow
+// MaxPool2d.
+func AvgPool2d(x *Tensor, kernelSize, stride, padding [2]int, countIncludePad bool) *Tensor {
+	planes, h, w := poolPlanes("AvgPool2d", x)
+	if x.dtype.IsHalf() {
+		return AvgPool2d(x.To(Float32), kernelSize, stride, padding, countIncludePad).To(x.dtype)
+	}
+	g := poolWindow("AvgPool2d", h, w, kernelSize, stride, padding, [2]int{1, 1})
+	oh, ow := g.OutH(), g.OutW()
+	xc := x.contiguousRaw()
+	out := empty(x.dtype, pooledShape(x, oh, ow))
+	switch x.dtype {
+	case Float32:
+		kernel.AvgPool2dForwardF32(flat[float32](out), flat[float32](xc), planes, g, countIncludePad)
+	case Float64:
+		avgPool(flat[float64](out), flat[float64](xc), planes, g, countIncludePad, false)
+	}
+	if track1(out, x) {
+		out.attach("AvgPool2d", func(gy *Tensor) []*Tensor {
+			gy = gy.contiguousRaw()
+			gx := empty(gy.dtype, x.shape)
+			switch gy.dtype {
+			case Float32:
+				kernel.AvgPool2dBackwardF32(flat[float32](gx), flat[float32](gy), planes, g, countIncludePad)
+			case Float64:
+				avgPool(flat[float64](gy), flat[float64](gx), planes, g, countIncludePad, true)
+			}
+			return []*Tensor{gx}
+		}, x)
+	}
+	return out
+}
+
+// avgPool computes average pooling of float64 planes (pooled [planes×OH×OW],
+// plane [planes×H×W]): forward sets pooled from plane; backward sets plane
+// (the input gradient) from pooled (the output gradient).
+func avgPool(pooled, plane []float64, planes int, g kernel.Window2d, countIncludePad, backward bool) {
+	oh, ow := g.OutH(), g.OutW()
+	hw := g.H * g.W
+	parallel.For(planes, poolGrain(g), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			in := plane[p*hw : (p+1)*hw]
+			if backward {
+				clear(in)
+			}
+			for y := range oh {
+				for x := range ow {
+					h0, w0 := y*g.StrideH-g.PadH, x*g.StrideW-g.PadW
+					h1, w1 := min(h0+g.KH, g.H+g.PadH), min(w0+g.KW, g.W+g.PadW)
+					div := (h1 - h0) * (w1 - w0)
+					h0, w0, h1, w1 = max(h0, 0), max(w0, 0), min(h1, g.H), min(w1, g.W)
+					if !countIncludePad {
+						div = (h1 - h0) * (w1 - w0)
+					}
+					o := &pooled[p*oh*ow+y*ow+x]
+					inv := 1 / float64(max(div, 1))
+					if backward {
+						v := *o * inv
+						for ih := h0; ih < h1; ih++ {
+							row := in[ih*g.W+w0 : ih*g.W+w1]
+							for i := range row {
+								row[i] += v
+							}
+						}
+						continue
+					}
+					var s float64
+					for ih := h0; ih < h1; ih++ {
+						for _, v := range in[ih*g.W+w0 : ih*g.W+w1] {
+							s += v
+						}
+					}
+					*o = s * inv
+				}
+			}
+		}
+	})
+}
+
+// adaptiveRange returns the input range [start, end) that output i of n
+// averages over an input of size in: start = ⌊i·in/n⌋, end = ⌈(i+1)·in/n⌉,
+// PyTorch's formula.
+func adaptiveRange(i, n, in int) (start, end int) {
+	return i * in / n, ((i+1)*in + n - 1) / n
+}
+
+// AdaptiveAvgPool2d averages x [N, C, H, W] (or [C, H, W]) down to
+// [N, C, outH, outW]: output (i, j) is the mean of input rows
+// [⌊i·H/outH⌋, ⌈(i+1)·H/outH⌉) and the columns given likewise, as in
+// torch.nn.functional.adaptive_avg_pool2d. outH and outW may exceed H and
+// W (windows then overlap).
+func AdaptiveAvgPool2d(x *Tensor, outH, outW int) *Tensor {
+	planes, h, w := poolPlanes("AdaptiveAvgPool2d", x)
+	if outH < 1 || outW < 1 || h < 1 || w < 1 {
+		panic(fmt.Sprintf("tensor: AdaptiveAvgPool2d to %d×%d from input %v", outH, outW, x.shape))
+	}
+	if x.dtype.IsHalf() {
+		return AdaptiveAvgPool2d(x.To(Float32), outH, outW).To(x.dtype)
+	}
+	xc := x.contiguousRaw()
+	out := empty(x.dtype, pooledShape(x, outH, outW))
+	switch x.dtype {
+	case Float32:
+		adaptiveAvg(flat[float32](out), flat[float32](xc), planes, h, w, outH, outW, false)
+	case Float64:
+		adaptiveAvg(flat[float64](out), flat[float64](xc), planes, h, w, outH, outW, false)
+	}
+	if track1(out, x) {
+		out.attach("AdaptiveAvgPool2d", func(gy *Tensor) []*Tensor {
+			gy = gy.contiguousRaw()
+			gx := empty(gy.dtype, x.shape)
+			switch gy.dtype {
+			case Float32:
+				adaptiveAvg(flat[float32](gy), flat[float32](gx), planes, h, w, outH, outW, true)
+			case Float64:
+				adaptiveAvg(flat[float64](gy), flat[float64](gx), planes, h, w, outH, outW, true)
+			}
+			return []*Tensor{gx}
+		}, x)
+	}
+	return out
+}
+
+// adaptiveAvg is the forward (pooled from plane) or backward (plane from
+// pooled) of adaptive average pooling.
+func adaptiveAvg[T float](pooled, plane []T, planes, h, w, oh, ow int, backward bool) {
+	hw := h * w
+	grain := max(1, grainElems/max(hw, 1))
+	parallel.For(planes, grain, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			in := plane[p*hw : (p+1)*hw]
+			if backward {
+				clear(in)
+			}
+			for y := range oh {
+				h0, h1 := adaptiveRange(y, oh, h)
+				for x := range ow {
+					w0, w1 := adaptiveRange(x, ow, w)
+					o := &pooled[p*oh*ow+y*ow+x]
+					inv := 1 / T((h1-h0)*(w1-w0))
+					if backward {
+						v := *o * inv
+						for ih := h0; ih < h1; ih++ {
+							row := in[ih*w+w0 : ih*w+w1]
+							for i := range row {
+								row[i] += v
+							}
+						}
+						continue
+					}
+					var s T
+					for ih := h0; ih < h1; ih++ {
+						for _, v := range in[ih*w+w0 : ih*w+w1] {
+							s += v
+						}
+					}
+					*o = s * inv
+				}
+			}
+		}
+	})
+}
