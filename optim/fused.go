@@ -1,0 +1,224 @@
+package optim
+
+import "math"
+
+// Fused update loops: one pass over a parameter's contiguous storage, its
+// gradient and its state buffers, with no temporaries. Each loop follows
+// the order of operations of PyTorch 1.13's single-tensor implementation
+// (torch/optim/*.py, _single_tensor_*), so float64 runs agree with PyTorch
+// to rounding and float32 runs to a few ulps. Hyperparameters arrive as
+// float64 and are rounded to the parameter's type once per call, as
+// PyTorch casts its Python-float scalars to the tensor's dtype.
+
+type float interface{ ~float32 | ~float64 }
+
+func sqrtT[T float](x T) T { return T(math.Sqrt(float64(x))) }
+
+// sgdArgs are the scalars of one SGD update of one parameter.
+type sgdArgs struct {
+	lr, weightDecay, momentum, dampening float64
+	nesterov, maximize                   bool
+	// first is true on the step that creates the momentum buffer, which
+	// PyTorch initializes to the (decayed) gradient itself.
+	first bool
+}
+
+// sgdUpdate applies SGD (torch.optim.SGD):
+//
+//	d ← ±g + λ·p;  b ← μ·b + (1−τ)·d (b ← d on the first step);
+//	d ← d + μ·b (Nesterov) or d ← b;  p ← p − lr·d.
+//
+// buf is ignored when momentum is 0.
+func sgdUpdate[T float](p, g, buf []T, a sgdArgs) {
+	n := len(p)
+	g = g[:n]
+	lr, wd, mu, damp := T(a.lr), T(a.weightDecay), T(a.momentum), T(1-a.dampening)
+	sign := T(1)
+	if a.maximize {
+		sign = -1
+	}
+	if a.momentum == 0 {
+		if wd == 0 {
+			for i := range p {
+				p[i] -= lr * (sign * g[i])
+			}
+			return
+		}
+		for i := range p {
+			p[i] -= lr * (sign*g[i] + wd*p[i])
+		}
+		return
+	}
+	buf = buf[:n]
+	switch {
+	case a.first && !a.nesterov:
+		for i := range p {
+			d := sign*g[i] + wd*p[i]
+			buf[i] = d
+			p[i] -= lr * d
+		}
+	case a.first && a.nesterov:
+		for i := range p {
+			d := sign*g[i] + wd*p[i]
+			buf[i] = d
+			p[i] -= lr * (d + mu*d)
+		}
+	case !a.nesterov && wd == 0 && !a.maximize:
+		// The common case: heavy-ball momentum without decay.
+		for i := range p {
+			b := buf[i]*mu + damp*g[i]
+			buf[i] = b
+			p[i] -= lr * b
+		}
+	case !a.nesterov:
+		for i := range p {
+			d := sign*g[i] + wd*p[i]
+			b := buf[i]*mu + damp*d
+			buf[i] = b
+			p[i] -= lr * b
+		}
+	default:
+		for i := range p {
+			d := sign*g[i] + wd*p[i]
+			b := buf[i]*mu + damp*d
+			buf[i] = b
+			p[i] -= lr * (d + mu*b)
+		}
+	}
+}
+
+// adamArgs are the scalars of one Adam or AdamW update of one parameter.
+type adamArgs struct {
+	beta1, beta2, eps float64
+	// weightDecay is the L2 coefficient added to the gradient (Adam);
+	// decay multiplies the parameter before the update (AdamW: 1−lr·λ,
+	// 1 for Adam).
+	weightDecay, decay float64
+	// stepSize is lr/(1−β1^t); bc2Sqrt is √(1−β2^t).
+	stepSize, bc2Sqrt  float64
+	amsgrad, maximize bool
+}
+
+// adamUpdate applies Adam (Kingma & Ba, 2015, Algorithm 1, with PyTorch's
+// placement of ε) or AdamW (Loshchilov & Hutter, 2019, decoupled decay):
+//
+//	p ← decay·p;  g ← ±g + λ·p;
+//	m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;  v̂ ← max(v̂, v) (AMSGrad);
+//	p ← p − stepSize · m / (√v / √(1−β2^t) + ε).
+//
+// vmax is used only with amsgrad.
+func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
+	n := len(p)
+	g, m, v = g[:n], m[:n], v[:n]
+	b1, omb1 := T(a.beta1), T(1-a.beta1)
+	b2, omb2 := T(a.beta2), T(1-a.beta2)
+	eps, wd, decay := T(a.eps), T(a.weightDecay), T(a.decay)
+	step, bc2 := T(-a.stepSize), T(a.bc2Sqrt)
+	sign := T(1)
+	if a.maximize {
+		sign = -1
+	}
+	if a.amsgrad {
+		vmax = vmax[:n]
+		for i := range p {
+			x := p[i] * decay
+			gi := sign*g[i] + wd*x
+			mi := m[i]*b1 + omb1*gi
+			vi := v[i]*b2 + omb2*gi*gi
+			m[i], v[i] = mi, vi
+			vm := max(vmax[i], vi)
+			vmax[i] = vm
+			p[i] = x + step*mi/(sqrtT(vm)/bc2+eps)
+		}
+		return
+	}
+	if a.decay == 1 && a.weightDecay == 0 && !a.maximize {
+		// The common case: plain Adam without decay.
+		for i := range p {
+			gi := g[i]
+			mi := m[i]*b1 + omb1*gi
+			vi := v[i]*b2 + omb2*gi*gi
+			m[i], v[i] = mi, vi
+			p[i] += step * mi / (sqrtT(vi)/bc2 + eps)
+		}
+		return
+	}
+	for i := range p {
+		x := p[i] * decay
+		gi := sign*g[i] + wd*x
+		mi := m[i]*b1 + omb1*gi
+		vi := v[i]*b2 + omb2*gi*gi
+		m[i], v[i] = mi, vi
+		p[i] = x + step*mi/(sqrtT(vi)/bc2+eps)
+	}
+}
+
+// rmspropArgs are the scalars of one RMSprop update of one parameter.
+type rmspropArgs struct {
+	lr, alpha, eps, weightDecay, momentum float64
+	centered, maximize                    bool
+}
+
+// rmspropUpdate applies RMSprop (Hinton, Lecture 6e of "Neural Networks
+// for Machine Learning", 2012; centered variant of Graves, 2013, eq. 38–45),
+// as torch.optim.RMSprop:
+//
+//	g ← ±g + λ·p;  s ← α·s + (1−α)·g²;  ḡ ← α·ḡ + (1−α)·g (centered);
+//	a ← √(s − ḡ²) + ε (centered) or √s + ε;
+//	b ← μ·b + g/a, p ← p − lr·b (momentum) or p ← p − lr·g/a.
+func rmspropUpdate[T float](p, g, sq, gavg, buf []T, a rmspropArgs) {
+	n := len(p)
+	g, sq = g[:n], sq[:n]
+	alpha, oma := T(a.alpha), T(1-a.alpha)
+	lr, eps, wd, mu := T(a.lr), T(a.eps), T(a.weightDecay), T(a.momentum)
+	sign := T(1)
+	if a.maximize {
+		sign = -1
+	}
+	if a.centered {
+		gavg = gavg[:n]
+	}
+	if a.momentum > 0 {
+		buf = buf[:n]
+	}
+	for i := range p {
+		gi := sign*g[i] + wd*p[i]
+		s := sq[i]*alpha + oma*gi*gi
+		sq[i] = s
+		var avg T
+		if a.centered {
+			ga := gavg[i]*alpha + oma*gi
+			gavg[i] = ga
+			avg = sqrtT(s-ga*ga) + eps
+		} else {
+			avg = sqrtT(s) + eps
+		}
+		if a.momentum > 0 {
+			b := buf[i]*mu + gi/avg
+			buf[i] = b
+			p[i] -= lr * b
+		} else {
+			p[i] -= lr * gi / avg
+		}
+	}
+}
+
+// adagradUpdate applies Adagrad (Duchi, Hazan & Singer, 2011) as
+// torch.optim.Adagrad, with clr = lr/(1+(t−1)·lr_decay):
+//
+//	g ← ±g + λ·p;  s ← s + g²;  p ← p − clr·g/(√s + ε).
+func adagradUpdate[T float](p, g, sum []T, clr, eps, weightDecay float64, maximize bool) {
+	n := len(p)
+	g, sum = g[:n], sum[:n]
+	step, e, wd := T(-clr), T(eps), T(weightDecay)
+	sign := T(1)
+	if maximize {
+		sign = -1
+	}
+	for i := range p {
+		gi := sign*g[i] + wd*p[i]
+		s := sum[i] + gi*gi
+		sum[i] = s
+		p[i] += step * gi / (sqrtT(s) + e)
+	}
+}

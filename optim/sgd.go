@@ -1,0 +1,138 @@
+package optim
+
+import (
+	"fmt"
+
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// SGDOptions are the hyperparameters of SGD (torch.optim.SGD's arguments).
+type SGDOptions struct {
+	LR          float64 // learning rate (required, > 0)
+	Momentum    float64 // momentum factor μ (0: plain SGD)
+	Dampening   float64 // dampening τ for momentum
+	WeightDecay float64 // L2 penalty λ added to the gradient
+	Nesterov    bool    // Nesterov momentum (needs Momentum > 0 and Dampening 0)
+	Maximize    bool    // maximize the objective instead of minimizing it
+}
+
+// SGD is stochastic gradient descent with optional momentum, dampening,
+// Nesterov momentum and weight decay, with the update rule of PyTorch 1.13
+// (Sutskever et al., "On the importance of initialization and momentum in
+// deep learning", ICML 2013, in PyTorch's formulation):
+//
+//	g ← ∇ + λ·p
+//	b ← μ·b + (1−τ)·g        (b ← g on the first step)
+//	g ← g + μ·b if Nesterov, else g ← b
+//	p ← p − lr·g
+type SGD struct {
+	base
+	opt SGDOptions
+	buf []*tensor.Tensor // momentum buffers by parameter index (nil until used)
+}
+
+// NewSGD returns SGD over params, one group.
+func NewSGD(params []*tensor.Tensor, opt SGDOptions) (*SGD, error) {
+	return NewSGDGroups(oneGroup(params), opt)
+}
+
+// NewSGDGroups returns SGD over parameter groups.
+func NewSGDGroups(groups []ParamGroup, opt SGDOptions) (*SGD, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	b, err := newBase("SGD", groups, opt.LR, opt.WeightDecay)
+	if err != nil {
+		return nil, err
+	}
+	return &SGD{base: b, opt: opt, buf: make([]*tensor.Tensor, len(b.params))}, nil
+}
+
+func (o SGDOptions) validate() error {
+	switch {
+	case !(o.LR > 0):
+		return fmt.Errorf("optim: SGD: LR must be positive, got %g", o.LR)
+	case o.Momentum < 0:
+		return fmt.Errorf("optim: SGD: invalid momentum %g", o.Momentum)
+	case o.WeightDecay < 0:
+		return fmt.Errorf("optim: SGD: invalid weight decay %g", o.WeightDecay)
+	case o.Nesterov && (o.Momentum <= 0 || o.Dampening != 0):
+		return fmt.Errorf("optim: SGD: Nesterov momentum needs a positive momentum and zero dampening (got %g, %g)", o.Momentum, o.Dampening)
+	}
+	return nil
+}
+
+// Step updates every parameter that has a gradient.
+func (o *SGD) Step() error {
+	for _, g := range o.groups {
+		a := sgdArgs{lr: g.lr, weightDecay: g.weightDecay, momentum: o.opt.Momentum,
+			dampening: o.opt.Dampening, nesterov: o.opt.Nesterov, maximize: o.opt.Maximize}
+		for _, i := range g.idx {
+			p := o.params[i]
+			grad, err := o.gradOf(p)
+			if err != nil {
+				return err
+			}
+			if grad == nil {
+				continue
+			}
+			a.first = false
+			if a.momentum != 0 && o.buf[i] == nil {
+				o.buf[i] = newBuffer(p)
+				a.first = true
+			}
+			switch p.DType() {
+			case tensor.Float32:
+				sgdUpdate(p.Float32s(), grad.Float32s(), f32s(o.buf[i]), a)
+			case tensor.Float64:
+				sgdUpdate(p.Float64s(), grad.Float64s(), f64s(o.buf[i]), a)
+			}
+		}
+	}
+	return nil
+}
+
+// State returns a snapshot of the momentum buffers and hyperparameters.
+func (o *SGD) State() *StateDict {
+	s := newStateDict(o.name)
+	o.saveGroups(s, map[string]float64{
+		"momentum": o.opt.Momentum, "dampening": o.opt.Dampening,
+		"nesterov": bool01(o.opt.Nesterov), "maximize": bool01(o.opt.Maximize),
+	})
+	for i, b := range o.buf {
+		s.putTensor(paramKey(i, "momentum_buffer"), b)
+	}
+	return s
+}
+
+// LoadState restores a state saved by State.
+func (o *SGD) LoadState(s *StateDict) error {
+	h, err := o.loadGroups(s)
+	if err != nil {
+		return err
+	}
+	o.opt.Momentum = hyperValue(h, "momentum", o.opt.Momentum)
+	o.opt.Dampening = hyperValue(h, "dampening", o.opt.Dampening)
+	o.opt.Nesterov = hyperValue(h, "nesterov", bool01(o.opt.Nesterov)) != 0
+	o.opt.Maximize = hyperValue(h, "maximize", bool01(o.opt.Maximize)) != 0
+	for i := range o.buf {
+		o.buf[i] = o.paramBuffer(s, i, "momentum_buffer")
+	}
+	return nil
+}
+
+// f32s returns t's float32 storage, or nil for a nil tensor.
+func f32s(t *tensor.Tensor) []float32 {
+	if t == nil {
+		return nil
+	}
+	return t.Float32s()
+}
+
+// f64s returns t's float64 storage, or nil for a nil tensor.
+func f64s(t *tensor.Tensor) []float64 {
+	if t == nil {
+		return nil
+	}
+	return t.Float64s()
+}
