@@ -369,3 +369,18 @@ func FuzzReadSafetensors(f *testing.F) {
 		checkSame(t, again, got.Tensors, got.Metadata)
 	})
 }
+
+// BenchmarkReadFile reads a 64 MiB F32 file.
+func BenchmarkReadFile(b *testing.B) {
+	values := make([]float32, 16<<20)
+	path := filepath.Join(b.TempDir(), "big.safetensors")
+	if err := WriteFile(path, []Entry{F32("w", []int{4096, 4096}, values)}, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(4 * len(values)))
+	for b.Loop() {
+		if _, err := ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
