@@ -69,6 +69,14 @@
 // you later change in place sees the new values (there is no version
 // check), so update parameters only after Backward.
 //
+// Backward writes the Grad of the leaves it reaches without locks: run one
+// Backward at a time over a given set of parameters (data-parallel replicas
+// each own theirs). Forward passes may run concurrently.
+//
+// Backward closures of Linear and MatMul write a 2-D parameter's gradient
+// straight into its Grad (the GEMM accumulates with beta = 1), so a
+// training step allocates no gradient temporaries for weights.
+//
 // # Inference without a graph
 //
 // Recording is switched off per tensor, not per goroutine or process:
@@ -83,6 +91,34 @@
 // such forward passes over shared parameters at once; there is no global
 // switch for them to race on. Frozen parameters (SetRequiresGrad(false))
 // record nothing either, and Detach returns a view with no history.
+//
+// # Operations
+//
+//   - creation: FromFloat32/FromFloat64/FromInt64/FromInt32/FromUint8 (no
+//     copy), FromBool, FromFloat16Bits/FromBFloat16Bits, FromValues, Scalar,
+//     Zeros, Ones, Full, ZerosLike, OnesLike, FullLike, Arange, Linspace, Eye,
+//     OneHot; RNG: Uniform, Normal, Bernoulli, RandInt, Perm, Shuffle, Split,
+//     MarshalBinary/UnmarshalBinary.
+//   - elementwise (broadcasting, differentiable): Add, Sub, Mul, Div, Pow,
+//     Maximum, Minimum, Where, MaskedFill, the *Scalar forms, Neg, Abs, Sign,
+//     Floor, Ceil, Round, Exp, Expm1, Log, Log1p, Sqrt, Rsqrt, Reciprocal,
+//     Square, PowScalar, Sin, Cos, Erf, Tanh, Sigmoid, LogSigmoid, Relu,
+//     LeakyRelu, Elu, Softplus, Silu, Gelu, GeluTanh, Clamp.
+//   - comparisons and logic (Bool results): Eq, Ne, Lt, Le, Gt, Ge and their
+//     *Scalar forms, LogicalAnd, LogicalOr, LogicalXor, LogicalNot.
+//   - reductions (dims list, empty for all; keepDim): Sum, Mean, Max, Min,
+//     Prod, Var, Std, LogSumExp, plus SumAll, MeanAll, MaxAll, MinAll, Norm;
+//     MaxDim/MinDim (values and indices), ArgMax, ArgMin; Softmax and
+//     LogSoftmax along a dim.
+//   - linear algebra: MatMul (torch.matmul semantics), Linear, Dot, Outer.
+//   - in place (no autograd): AddInPlace, SubInPlace, MulInPlace,
+//     DivInPlace, AddScalarInPlace, MulScalarInPlace, AxpyInPlace,
+//     AddcmulInPlace, AddcdivInPlace, ClampInPlace, CopyFrom, Fill, Zero,
+//     SetAt.
+//
+// Package tensor/gradcheck checks any differentiable function against
+// central finite differences; every op above passes it on broadcast shapes,
+// non-contiguous views and 0-d inputs.
 //
 // # Speed
 //

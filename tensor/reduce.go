@@ -88,11 +88,12 @@ func reduceRaw(op redOp, t *Tensor, dims []int, keep bool) *Tensor {
 // redKernels are package kernel's whole-slice reductions for a type.
 type redKernels[T number] struct {
 	sum, max, min func([]T) T
+	add           func(dst, a, b []T)
 }
 
 var (
-	redF32 = &redKernels[float32]{sum: kernel.SumF32, max: kernel.MaxF32, min: kernel.MinF32}
-	redF64 = &redKernels[float64]{sum: kernel.SumF64, max: kernel.MaxF64, min: kernel.MinF64}
+	redF32 = &redKernels[float32]{sum: kernel.SumF32, max: kernel.MaxF32, min: kernel.MinF32, add: kernel.AddF32}
+	redF64 = &redKernels[float64]{sum: kernel.SumF64, max: kernel.MaxF64, min: kernel.MinF64, add: kernel.AddF64}
 )
 
 // foldRow reduces n elements of x starting at i with stride s.
@@ -221,6 +222,10 @@ func reduceTyped[T number](op redOp, out, t *Tensor, mask []bool, k *redKernels[
 		}
 		if op == redSum && sx == 1 && so == 1 {
 			dd, xx := o[i:i+n], x[j:j+n]
+			if k != nil {
+				k.add(dd, dd, xx)
+				return
+			}
 			for e := range dd {
 				dd[e] += xx[e]
 			}
