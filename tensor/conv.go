@@ -68,7 +68,7 @@ func newConvGeom(xs, ws []int, o Conv2dOpts) convGeom {
 		StrideH: max(o.Stride[0], 1), StrideW: max(o.Stride[1], 1),
 		PadH: o.Padding[0], PadW: o.Padding[1],
 		DilH: max(o.Dilation[0], 1), DilW: max(o.Dilation[1], 1)}
-	if win.PadH < 0 || win.PadW < 0 || win.OutH() < 1 || win.OutW() < 1 {
+	if win.PadH < 0 || win.PadW < 0 || !windowFits(win) {
 		panic(fmt.Sprintf("tensor: Conv2d: input %v, weight %v and options %+v give no output", xs, ws, o))
 	}
 	g.win = win
@@ -78,6 +78,13 @@ func newConvGeom(xs, ws []int, o Conv2dOpts) convGeom {
 	g.hw = win.H * win.W
 	g.pointwise = win.KH == 1 && win.KW == 1 && win.StrideH == 1 && win.StrideW == 1 && win.PadH == 0 && win.PadW == 0
 	return g
+}
+
+// windowFits reports whether the dilated window fits the padded input
+// at least once, i.e. the output is not empty. (Window2d.OutH alone would
+// round a negative quotient up to 0 and report one output.)
+func windowFits(g kernel.Window2d) bool {
+	return g.H+2*g.PadH >= max(g.DilH, 1)*(g.KH-1)+1 && g.W+2*g.PadW >= max(g.DilW, 1)*(g.KW-1)+1
 }
 
 // chunk returns how many images one column matrix holds.

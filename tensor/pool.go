@@ -39,7 +39,7 @@ func poolWindow(op string, h, w int, k, stride, pad, dil [2]int) kernel.Window2d
 		g.StrideW = k[1]
 	}
 	if g.KH < 1 || g.KW < 1 || g.StrideH < 1 || g.StrideW < 1 || g.PadH < 0 || g.PadW < 0 ||
-		2*g.PadH > g.KH || 2*g.PadW > g.KW || g.OutH() < 1 || g.OutW() < 1 {
+		2*g.PadH > g.KH || 2*g.PadW > g.KW || !windowFits(g) {
 		panic(fmt.Sprintf("tensor: %s: kernel %v, stride %v, padding %v, dilation %v do not fit an input plane of %d×%d (padding may be at most half the kernel)", op, k, stride, pad, dil, h, w))
 	}
 	return g

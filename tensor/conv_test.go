@@ -1,0 +1,231 @@
+package tensor_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// naiveConv2d is the textbook 7-loop convolution in float64 (the
+// definition torch.nn.functional.conv2d documents), the reference the
+// im2col implementation is compared with.
+func naiveConv2d(x, w, b *tensor.Tensor, o tensor.Conv2dOpts) *tensor.Tensor {
+	xs, ws := x.Shape(), w.Shape()
+	n, c, h, wd := xs[0], xs[1], xs[2], xs[3]
+	oc, cg, kh, kw := ws[0], ws[1], ws[2], ws[3]
+	groups := max(o.Groups, 1)
+	sh, sw := max(o.Stride[0], 1), max(o.Stride[1], 1)
+	dh, dw := max(o.Dilation[0], 1), max(o.Dilation[1], 1)
+	ph, pw := o.Padding[0], o.Padding[1]
+	oh := (h+2*ph-dh*(kh-1)-1)/sh + 1
+	ow := (wd+2*pw-dw*(kw-1)-1)/sw + 1
+	xv, wv := x.Values(), w.Values()
+	var bv []float64
+	if b != nil {
+		bv = b.Values()
+	}
+	out := make([]float64, n*oc*oh*ow)
+	ocg := oc / groups
+	for i := 0; i < n; i++ {
+		for f := 0; f < oc; f++ {
+			g := f / ocg
+			for y := 0; y < oh; y++ {
+				for z := 0; z < ow; z++ {
+					s := 0.0
+					if bv != nil {
+						s = bv[f]
+					}
+					for ci := 0; ci < cg; ci++ {
+						ch := g*cg + ci
+						for p := 0; p < kh; p++ {
+							for q := 0; q < kw; q++ {
+								iy, iz := y*sh-ph+p*dh, z*sw-pw+q*dw
+								if iy < 0 || iy >= h || iz < 0 || iz >= wd {
+									continue
+								}
+								s += xv[((i*c+ch)*h+iy)*wd+iz] * wv[((f*cg+ci)*kh+p)*kw+q]
+							}
+						}
+					}
+					out[((i*oc+f)*oh+y)*ow+z] = s
+				}
+			}
+		}
+	}
+	_ = c
+	return tensor.FromFloat64(out, n, oc, oh, ow)
+}
+
+type convCase struct {
+	name       string
+	n, c, h, w int
+	oc, kh, kw int
+	opts       tensor.Conv2dOpts
+	bias       bool
+}
+
+var convCases = []convCase{
+	{"3x3pad1", 5, 3, 7, 6, 4, 3, 3, tensor.Conv2dOpts{Padding: [2]int{1, 1}}, true},
+	{"stride2/pad12/dil21", 3, 2, 9, 8, 3, 3, 2, tensor.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{1, 2}, Dilation: [2]int{2, 1}}, true},
+	{"stride31/noBias", 4, 3, 8, 5, 2, 2, 3, tensor.Conv2dOpts{Stride: [2]int{3, 1}}, false},
+	{"groups2", 3, 4, 6, 6, 6, 3, 3, tensor.Conv2dOpts{Padding: [2]int{1, 0}, Groups: 2}, true},
+	{"depthwise", 3, 3, 5, 7, 6, 3, 3, tensor.Conv2dOpts{Padding: [2]int{1, 1}, Groups: 3}, true},
+	{"pointwise", 5, 4, 3, 5, 3, 1, 1, tensor.Conv2dOpts{}, true},
+	{"pointwise/groups2", 2, 4, 3, 3, 2, 1, 1, tensor.Conv2dOpts{Groups: 2}, false},
+	{"1x1stride2pad1", 2, 3, 5, 4, 2, 1, 1, tensor.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}, true},
+	{"kernelAsLargeAsInput", 2, 2, 3, 4, 3, 3, 4, tensor.Conv2dOpts{}, true},
+}
+
+// convBudgets are column budgets that make Conv2d take the one-image path,
+// a chunk of two images with a remainder, and the whole batch in one chunk.
+func convBudgets(c convCase) []int {
+	win := c.c * c.kh * c.kw * 64 * 64 // more than any case's columns per image
+	return []int{1, 2*c.c*c.kh*c.kw*64 + 1, 64 * win}
+}
+
+func TestConv2dMatchesNaive(t *testing.T) {
+	for _, c := range convCases {
+		for _, budget := range convBudgets(c) {
+			old := tensor.SetConvColumnBudget(budget)
+			rng := tensor.NewRNG(uint64(len(c.name)))
+			x := rng.Uniform(tensor.Float64, -1, 1, c.n, c.c, c.h, c.w)
+			w := rng.Uniform(tensor.Float64, -1, 1, c.oc, c.c/max(c.opts.Groups, 1), c.kh, c.kw)
+			var b *tensor.Tensor
+			if c.bias {
+				b = rng.Uniform(tensor.Float64, -1, 1, c.oc)
+			}
+			want := naiveConv2d(x, w, b, c.opts)
+			got := tensor.Conv2d(x, w, b, c.opts)
+			closeTo(t, fmt.Sprintf("%s/budget%d/f64", c.name, budget), got, want, 1e-12)
+			var b32 *tensor.Tensor
+			if b != nil {
+				b32 = b.To(tensor.Float32)
+			}
+			got32 := tensor.Conv2d(x.To(tensor.Float32), w.To(tensor.Float32), b32, c.opts)
+			if got32.DType() != tensor.Float32 {
+				t.Errorf("%s: float32 conv gave %v", c.name, got32.DType())
+			}
+			closeTo(t, fmt.Sprintf("%s/budget%d/f32", c.name, budget), got32, want, 1e-5)
+			tensor.SetConvColumnBudget(old)
+		}
+	}
+}
+
+// closeTo checks |got − want| ≤ tol·(1 + |want|) elementwise.
+func closeTo(t *testing.T, name string, got, want *tensor.Tensor, tol float64) {
+	t.Helper()
+	gs, ws := got.Shape(), want.Shape()
+	if fmt.Sprint(gs) != fmt.Sprint(ws) {
+		t.Fatalf("%s: shape %v, want %v", name, gs, ws)
+	}
+	g, w := got.Values(), want.Values()
+	for i := range g {
+		if math.Abs(g[i]-w[i]) > tol*(1+math.Abs(w[i])) || math.IsNaN(g[i]) {
+			t.Fatalf("%s: element %d = %v, want %v", name, i, g[i], w[i])
+		}
+	}
+}
+
+func TestConv2dGradients(t *testing.T) {
+	for _, c := range convCases {
+		if c.n > 3 {
+			c.n = 2 // keep the finite-difference sweep small
+		}
+		for _, budget := range []int{1, 1 << 20} {
+			t.Run(fmt.Sprintf("%s/budget%d", c.name, budget), func(t *testing.T) {
+				old := tensor.SetConvColumnBudget(budget)
+				defer tensor.SetConvColumnBudget(old)
+				// x is a non-contiguous view (channels stored last).
+				x := tensor.NewRNG(1).Uniform(tensor.Float64, -1, 1, c.n, c.h, c.w, c.c).Permute(0, 3, 1, 2).SetRequiresGrad(true)
+				w := leaf64(2, c.oc, c.c/max(c.opts.Groups, 1), c.kh, c.kw)
+				in := []*tensor.Tensor{x, w}
+				if c.bias {
+					in = append(in, leaf64(3, c.oc))
+				}
+				checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor {
+					var b *tensor.Tensor
+					if len(v) > 2 {
+						b = v[2]
+					}
+					return tensor.Conv2d(v[0], v[1], b, c.opts)
+				}, in...)
+			})
+		}
+	}
+}
+
+// TestConv2dGradPaths checks that the float32 gradients of the one-image
+// and chunked paths agree with float64 ones on a larger problem, and that
+// only the gradients asked for are produced.
+func TestConv2dGradPaths(t *testing.T) {
+	opts := tensor.Conv2dOpts{Padding: [2]int{1, 1}}
+	rng := tensor.NewRNG(5)
+	x64 := rng.Uniform(tensor.Float64, -1, 1, 6, 5, 9, 9)
+	w64 := rng.Uniform(tensor.Float64, -1, 1, 7, 5, 3, 3)
+	b64 := rng.Uniform(tensor.Float64, -1, 1, 7)
+	gy := rng.Uniform(tensor.Float64, -1, 1, 6, 7, 9, 9)
+	grads := func(dt tensor.DType, budget int) []*tensor.Tensor {
+		old := tensor.SetConvColumnBudget(budget)
+		defer tensor.SetConvColumnBudget(old)
+		x, w, b := x64.Detach().To(dt).SetRequiresGrad(true), w64.Detach().To(dt).SetRequiresGrad(true), b64.Detach().To(dt).SetRequiresGrad(true)
+		tensor.Conv2d(x, w, b, opts).BackwardWith(gy.To(dt))
+		return []*tensor.Tensor{x.Grad(), w.Grad(), b.Grad()}
+	}
+	ref := grads(tensor.Float64, 1<<20)
+	for _, budget := range []int{1, 5 * 9 * 81 * 4, 1 << 20} {
+		for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+			got := grads(dt, budget)
+			for i, name := range []string{"dx", "dw", "db"} {
+				closeTo(t, fmt.Sprintf("%s/%v/budget%d", name, dt, budget), got[i], ref[i], 1e-4)
+			}
+		}
+	}
+	// Only w requires grad: x gets none.
+	x := x64.To(tensor.Float32)
+	w := w64.To(tensor.Float32).SetRequiresGrad(true)
+	tensor.Conv2d(x, w, nil, opts).SumAll().Backward()
+	if x.Grad() != nil || w.Grad() == nil {
+		t.Error("gradients computed for the wrong inputs")
+	}
+}
+
+func TestConv1d(t *testing.T) {
+	rng := tensor.NewRNG(9)
+	x := rng.Uniform(tensor.Float64, -1, 1, 3, 4, 11)
+	w := rng.Uniform(tensor.Float64, -1, 1, 6, 2, 3)
+	b := rng.Uniform(tensor.Float64, -1, 1, 6)
+	o := tensor.Conv1dOpts{Stride: 2, Padding: 2, Dilation: 2, Groups: 2}
+	got := tensor.Conv1d(x, w, b, o)
+	want := naiveConv2d(x.Unsqueeze(2), w.Unsqueeze(2), b, tensor.Conv2dOpts{Stride: [2]int{1, 2}, Padding: [2]int{0, 2}, Dilation: [2]int{1, 2}, Groups: 2}).Squeeze(2)
+	closeTo(t, "Conv1d", got, want, 1e-12)
+	// Unbatched input.
+	closeTo(t, "Conv1d/unbatched", tensor.Conv1d(x.Select(0, 1), w, b, o), want.Select(0, 1), 1e-12)
+	checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.Conv1d(v[0], v[1], v[2], o) },
+		permuted64(10, 2, 4, 9), leaf64(11, 6, 2, 3), leaf64(12, 6))
+}
+
+func TestConv2dHalfAndPanics(t *testing.T) {
+	rng := tensor.NewRNG(4)
+	x := rng.Uniform(tensor.Float32, -1, 1, 2, 3, 5, 5)
+	w := rng.Uniform(tensor.Float32, -1, 1, 4, 3, 3, 3)
+	want := tensor.Conv2d(x, w, nil, tensor.Conv2dOpts{})
+	got := tensor.Conv2d(x.To(tensor.BFloat16), w.To(tensor.BFloat16), nil, tensor.Conv2dOpts{})
+	if got.DType() != tensor.BFloat16 {
+		t.Errorf("bfloat16 conv gave %v", got.DType())
+	}
+	closeTo(t, "bf16", got.To(tensor.Float32), want, 0.1)
+	panicsWith(t, "groups", func() { tensor.Conv2d(x, w, nil, tensor.Conv2dOpts{Groups: 2}) }, "Conv2d", "groups")
+	panicsWith(t, "too small", func() { tensor.Conv2d(x, tensor.Zeros(tensor.Float32, 4, 3, 6, 6), nil, tensor.Conv2dOpts{}) }, "Conv2d", "no output")
+	panicsWith(t, "bias", func() { tensor.Conv2d(x, w, tensor.Zeros(tensor.Float32, 3), tensor.Conv2dOpts{}) }, "bias")
+}
+
+func ExampleConv2d() {
+	// One 1×3×3 image, one 2×2 filter summing its window, stride 1.
+	x := tensor.Arange(tensor.Float32, 0, 9, 1).Reshape(1, 1, 3, 3)
+	w := tensor.Ones(tensor.Float32, 1, 1, 2, 2)
+	y := tensor.Conv2d(x, w, nil, tensor.Conv2dOpts{})
+	fmt.Println(y.Shape(), y.Float32s())
+	// Output: [1 1 2 2] [8 12 20 24]
+}

@@ -1,0 +1,210 @@
+package tensor_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// naivePool pools every plane of x [N, C, H, W] with the window rule of
+// torch's max_pool2d/avg_pool2d (ceil_mode=False), in float64. It returns
+// the pooled values and, for max, the argmax positions h·W + w.
+func naivePool(x *tensor.Tensor, k, s, p, d [2]int, isMax, countIncludePad bool) (*tensor.Tensor, []float64) {
+	xs := x.Shape()
+	n, c, h, w := xs[0], xs[1], xs[2], xs[3]
+	for i := range s {
+		if s[i] == 0 {
+			s[i] = k[i]
+		}
+		d[i] = max(d[i], 1)
+	}
+	oh := (h+2*p[0]-d[0]*(k[0]-1)-1)/s[0] + 1
+	ow := (w+2*p[1]-d[1]*(k[1]-1)-1)/s[1] + 1
+	xv := x.Values()
+	out := make([]float64, n*c*oh*ow)
+	arg := make([]float64, len(out))
+	for pl := 0; pl < n*c; pl++ {
+		for y := 0; y < oh; y++ {
+			for z := 0; z < ow; z++ {
+				best, at, sum, cnt, padded := math.Inf(-1), -1, 0.0, 0, 0
+				for a := 0; a < k[0]; a++ {
+					for b := 0; b < k[1]; b++ {
+						iy, iz := y*s[0]-p[0]+a*d[0], z*s[1]-p[1]+b*d[1]
+						if iy < h+p[0] && iz < w+p[1] {
+							padded++
+						}
+						if iy < 0 || iy >= h || iz < 0 || iz >= w {
+							continue
+						}
+						v := xv[pl*h*w+iy*w+iz]
+						if v > best {
+							best, at = v, iy*w+iz
+						}
+						sum += v
+						cnt++
+					}
+				}
+				o := pl*oh*ow + y*ow + z
+				if isMax {
+					out[o], arg[o] = best, float64(at)
+				} else if countIncludePad {
+					out[o] = sum / float64(padded)
+				} else {
+					out[o] = sum / float64(cnt)
+				}
+			}
+		}
+	}
+	return tensor.FromFloat64(out, n, c, oh, ow), arg
+}
+
+// distinct returns a tensor of the given shape holding a random
+// permutation of 0.1, 0.2, ... so no pooling window has a tie.
+func distinct(seed uint64, shape ...int) *tensor.Tensor {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	v := make([]float64, n)
+	for i, j := range tensor.NewRNG(seed).Perm(n) {
+		v[i] = 0.1*float64(j) - 0.05*float64(n)
+	}
+	return tensor.FromFloat64(v, shape...)
+}
+
+var poolCases = []struct {
+	name       string
+	shape      []int
+	k, s, p, d [2]int
+}{
+	{"2x2", []int{2, 3, 6, 8}, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}},
+	{"3x3s2p1", []int{2, 2, 7, 6}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{}},
+	{"3x2s1p10", []int{1, 3, 5, 5}, [2]int{3, 2}, [2]int{1, 1}, [2]int{1, 0}, [2]int{}},
+	{"oddCrop", []int{3, 1, 7, 9}, [2]int{2, 4}, [2]int{3, 2}, [2]int{1, 2}, [2]int{}},
+	{"dilated", []int{2, 2, 9, 8}, [2]int{3, 2}, [2]int{2, 1}, [2]int{1, 1}, [2]int{2, 3}},
+}
+
+func TestPoolsMatchNaive(t *testing.T) {
+	for _, c := range poolCases {
+		x := distinct(uint64(len(c.name)), c.shape...)
+		for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+			xd := x.To(dt)
+			want, arg := naivePool(x, c.k, c.s, c.p, c.d, true, false)
+			got, idx := tensor.MaxPool2dWithIndices(xd, c.k, c.s, c.p, c.d)
+			closeTo(t, fmt.Sprintf("max/%s/%v", c.name, dt), got, want, 1e-6)
+			for i, v := range idx.Values() {
+				if v != arg[i] {
+					t.Fatalf("max/%s/%v: index %d = %v, want %v", c.name, dt, i, v, arg[i])
+				}
+			}
+			if c.d != [2]int{} {
+				continue
+			}
+			for _, inc := range []bool{true, false} {
+				want, _ := naivePool(x, c.k, c.s, c.p, c.d, false, inc)
+				got := tensor.AvgPool2d(xd, c.k, c.s, c.p, inc)
+				closeTo(t, fmt.Sprintf("avg/%s/%v/includePad=%v", c.name, dt, inc), got, want, 1e-6)
+			}
+		}
+	}
+}
+
+func TestAdaptiveAvgPool(t *testing.T) {
+	x := tensor.Arange(tensor.Float64, 0, 20, 1).Reshape(1, 4, 5) // unbatched [C=1, 4, 5]
+	// Rows for outH=3 of H=4: [0,2) [1,3) [2,4); columns for outW=2 of W=5: [0,3) [2,5).
+	got := tensor.AdaptiveAvgPool2d(x, 3, 2)
+	want := []float64{}
+	for _, r := range [][2]int{{0, 2}, {1, 3}, {2, 4}} {
+		for _, c := range [][2]int{{0, 3}, {2, 5}} {
+			s, n := 0.0, 0
+			for i := r[0]; i < r[1]; i++ {
+				for j := c[0]; j < c[1]; j++ {
+					s += float64(i*5 + j)
+					n++
+				}
+			}
+			want = append(want, s/float64(n))
+		}
+	}
+	wantValues(t, "adaptive", got, []int{1, 3, 2}, want)
+	// Global average pooling, and upsampling (output larger than input).
+	g := tensor.AdaptiveAvgPool2d(x.To(tensor.Float32).Unsqueeze(0), 1, 1)
+	wantValues(t, "global", g, []int{1, 1, 1, 1}, []float64{9.5})
+	up := tensor.AdaptiveAvgPool2d(tensor.FromFloat64([]float64{1, 2}, 1, 1, 1, 2), 1, 3)
+	wantValues(t, "up", up, []int{1, 1, 1, 3}, []float64{1, 1.5, 2})
+}
+
+func TestPoolGradients(t *testing.T) {
+	for _, c := range poolCases {
+		// A non-contiguous input: planes stored channels-last.
+		s := c.shape
+		base := distinct(uint64(7+len(c.name)), s[0], s[2], s[3], s[1])
+		x := base.Permute(0, 3, 1, 2).SetRequiresGrad(true)
+		t.Run("max/"+c.name, func(t *testing.T) {
+			checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.MaxPool2d(v[0], c.k, c.s, c.p, c.d) }, x)
+		})
+		if c.d != [2]int{} {
+			continue
+		}
+		for _, inc := range []bool{true, false} {
+			t.Run(fmt.Sprintf("avg/%s/%v", c.name, inc), func(t *testing.T) {
+				checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.AvgPool2d(v[0], c.k, c.s, c.p, inc) }, x)
+			})
+		}
+	}
+	for _, o := range [][2]int{{3, 2}, {1, 1}, {5, 7}, {2, 4}} {
+		t.Run(fmt.Sprintf("adaptive/%dx%d", o[0], o[1]), func(t *testing.T) {
+			x := permuted64(uint64(o[0]*10+o[1]), 2, 3, 5, 4)
+			checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.AdaptiveAvgPool2d(v[0], o[0], o[1]) }, x)
+		})
+	}
+}
+
+// TestPoolFloat32Backward compares the float32 kernels' gradients with
+// the float64 ones.
+func TestPoolFloat32Backward(t *testing.T) {
+	x64 := distinct(3, 2, 3, 8, 8)
+	for _, f := range []struct {
+		name string
+		fn   func(x *tensor.Tensor) *tensor.Tensor
+	}{
+		{"max", func(x *tensor.Tensor) *tensor.Tensor {
+			return tensor.MaxPool2d(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{})
+		}},
+		{"avg", func(x *tensor.Tensor) *tensor.Tensor {
+			return tensor.AvgPool2d(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, false)
+		}},
+		{"adaptive", func(x *tensor.Tensor) *tensor.Tensor { return tensor.AdaptiveAvgPool2d(x, 3, 5) }},
+	} {
+		var grads []*tensor.Tensor
+		for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
+			x := x64.Detach().To(dt).SetRequiresGrad(true)
+			y := f.fn(x)
+			y.BackwardWith(tensor.NewRNG(1).Uniform(tensor.Float64, -1, 1, y.Shape()...).To(dt))
+			grads = append(grads, x.Grad())
+		}
+		closeTo(t, f.name, grads[1], grads[0], 1e-5)
+	}
+}
+
+func TestPoolPanics(t *testing.T) {
+	x := tensor.Zeros(tensor.Float32, 1, 1, 4, 4)
+	panicsWith(t, "pad", func() { tensor.MaxPool2d(x, [2]int{2, 2}, [2]int{}, [2]int{2, 0}, [2]int{}) }, "MaxPool2d", "padding")
+	panicsWith(t, "big", func() { tensor.AvgPool2d(x, [2]int{5, 5}, [2]int{}, [2]int{}, true) }, "AvgPool2d")
+	panicsWith(t, "dims", func() {
+		tensor.MaxPool2d(tensor.Zeros(tensor.Float32, 4, 4), [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{})
+	}, "[4 4]")
+	panicsWith(t, "int", func() { tensor.AdaptiveAvgPool2d(tensor.Zeros(tensor.Int64, 1, 4, 4), 2, 2) }, "int64")
+}
+
+func ExampleMaxPool2d() {
+	x := tensor.FromFloat32([]float32{
+		1, 5, 2, 0,
+		3, 4, 8, 6,
+		0, 1, 2, 3,
+		9, 7, 4, 5}, 1, 1, 4, 4)
+	fmt.Println(tensor.MaxPool2d(x, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}).Float32s())
+	// Output: [5 8 9 5]
+}
