@@ -1,0 +1,159 @@
+package nn
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// Sequential chains layers: Forward feeds each layer's output to the next
+// (torch.nn.Sequential). Layer i is registered as child "i", so its
+// parameters are named "0.weight", "1.bias", ...
+type Sequential struct {
+	Base
+	layers []Layer
+}
+
+// NewSequential returns a Sequential of the given layers.
+func NewSequential(layers ...Layer) *Sequential {
+	s := &Sequential{}
+	for _, l := range layers {
+		s.Append(l)
+	}
+	return s
+}
+
+// Append adds l at the end and returns s.
+func (s *Sequential) Append(l Layer) *Sequential {
+	s.Register(strconv.Itoa(len(s.layers)), l)
+	s.layers = append(s.layers, l)
+	return s
+}
+
+// Len returns the number of layers.
+func (s *Sequential) Len() int { return len(s.layers) }
+
+// At returns layer i.
+func (s *Sequential) At(i int) Layer { return s.layers[i] }
+
+// Layers returns the layers (a copy of the list).
+func (s *Sequential) Layers() []Layer { return append([]Layer(nil), s.layers...) }
+
+// Forward runs the layers in order.
+func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
+	for _, l := range s.layers {
+		x = l.Forward(x)
+	}
+	return x
+}
+
+// ModuleList holds modules of one type, registered as children "0", "1",
+// ... (torch.nn.ModuleList). It has no Forward: the owner decides how to
+// call them.
+//
+//	blocks := nn.NewModuleList[*Block]()
+//	for range 4 { blocks.Append(NewBlock(rng, 64)) }
+//	m.Register("blocks", blocks)
+//	for _, b := range blocks.All() { x = b.Forward(x) }
+type ModuleList[M Module] struct {
+	Base
+	mods []M
+}
+
+// NewModuleList returns a list of the given modules.
+func NewModuleList[M Module](mods ...M) *ModuleList[M] {
+	l := &ModuleList[M]{}
+	for _, m := range mods {
+		l.Append(m)
+	}
+	return l
+}
+
+// Append adds m at the end and returns l.
+func (l *ModuleList[M]) Append(m M) *ModuleList[M] {
+	l.Register(strconv.Itoa(len(l.mods)), m)
+	l.mods = append(l.mods, m)
+	return l
+}
+
+// Len returns the number of modules.
+func (l *ModuleList[M]) Len() int { return len(l.mods) }
+
+// At returns module i.
+func (l *ModuleList[M]) At(i int) M { return l.mods[i] }
+
+// All returns the modules (a copy of the list).
+func (l *ModuleList[M]) All() []M { return append([]M(nil), l.mods...) }
+
+// Residual computes Body(x) + x, or Body(x) + Proj(x) when a projection is
+// set (to match a body that changes the shape), the skip connection of
+// He et al., "Deep Residual Learning for Image Recognition" (CVPR 2016).
+// Children: "body" and, if set, "proj".
+type Residual struct {
+	Base
+	Body Layer
+	Proj Layer // nil: identity shortcut
+}
+
+// NewResidual returns body(x) + proj(x); proj may be nil for the identity.
+func NewResidual(body, proj Layer) *Residual {
+	r := &Residual{Body: body, Proj: proj}
+	r.Register("body", body)
+	if proj != nil {
+		r.Register("proj", proj)
+	}
+	return r
+}
+
+// Forward returns Body(x) + shortcut(x).
+func (r *Residual) Forward(x *tensor.Tensor) *tensor.Tensor {
+	y := r.Body.Forward(x)
+	s := x
+	if r.Proj != nil {
+		s = r.Proj.Forward(x)
+	}
+	if !sameInts(y.Shape(), s.Shape()) {
+		panic(fmt.Sprintf("nn: Residual: body output %v and shortcut %v differ in shape; give the Residual a projection", y.Shape(), s.Shape()))
+	}
+	return y.Add(s)
+}
+
+// Identity returns its input.
+type Identity struct{ Base }
+
+// NewIdentity returns an Identity module.
+func NewIdentity() *Identity { return &Identity{} }
+
+// Forward returns x.
+func (*Identity) Forward(x *tensor.Tensor) *tensor.Tensor { return x }
+
+// Flatten merges dims StartDim..EndDim (inclusive, negative from the end)
+// into one; NewFlatten uses PyTorch's defaults 1 and −1, keeping the batch
+// dim.
+type Flatten struct {
+	Base
+	StartDim, EndDim int
+}
+
+// NewFlatten returns Flatten(1, −1).
+func NewFlatten() *Flatten { return &Flatten{StartDim: 1, EndDim: -1} }
+
+// Forward flattens x (a view when x is contiguous).
+func (f *Flatten) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Flatten(f.StartDim, f.EndDim) }
+
+func (f *Flatten) describe() string {
+	return fmt.Sprintf("Flatten(start_dim=%d, end_dim=%d)", f.StartDim, f.EndDim)
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
