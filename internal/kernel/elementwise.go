@@ -221,16 +221,13 @@ func TanhF32(dst, x []float32) {
 	mapUnary(grainCompute, elem.tanhF32, dst, x)
 }
 
-// LogF32 sets dst[i] = ln x[i] (NaN for x < 0, −Inf for 0). It has no
-// vector variant yet: it goes through float64 math.Log on every element.
+// LogF32 sets dst[i] = ln x[i]: −Inf for ±0, NaN for negative x and NaN,
+// +Inf for +Inf. The vector variants are within 2 ulp, subnormal inputs
+// included.
 func LogF32(dst, x []float32) {
 	n := len(dst)
 	checkLen("LogF32", "x", len(x), n)
-	split(n, grainCompute, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dst[i] = float32(math.Log(float64(x[i])))
-		}
-	})
+	mapUnary(grainCompute, elem.logF32, dst, x)
 }
 
 // ----------------------------------------------------------- float64 maps

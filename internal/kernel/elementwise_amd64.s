@@ -346,6 +346,348 @@ DATA elemconst_tanhsmall<>+56(SB)/4, $0x3f200000
 DATA elemconst_tanhsmall<>+60(SB)/4, $0x3f200000
 GLOBL elemconst_tanhsmall<>(SB), RODATA|NOPTR, $64
 
+DATA elemconst_half<>+0(SB)/4, $0x3f000000
+DATA elemconst_half<>+4(SB)/4, $0x3f000000
+DATA elemconst_half<>+8(SB)/4, $0x3f000000
+DATA elemconst_half<>+12(SB)/4, $0x3f000000
+DATA elemconst_half<>+16(SB)/4, $0x3f000000
+DATA elemconst_half<>+20(SB)/4, $0x3f000000
+DATA elemconst_half<>+24(SB)/4, $0x3f000000
+DATA elemconst_half<>+28(SB)/4, $0x3f000000
+DATA elemconst_half<>+32(SB)/4, $0x3f000000
+DATA elemconst_half<>+36(SB)/4, $0x3f000000
+DATA elemconst_half<>+40(SB)/4, $0x3f000000
+DATA elemconst_half<>+44(SB)/4, $0x3f000000
+DATA elemconst_half<>+48(SB)/4, $0x3f000000
+DATA elemconst_half<>+52(SB)/4, $0x3f000000
+DATA elemconst_half<>+56(SB)/4, $0x3f000000
+DATA elemconst_half<>+60(SB)/4, $0x3f000000
+GLOBL elemconst_half<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_neghalf<>+0(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+4(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+8(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+12(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+16(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+20(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+24(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+28(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+32(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+36(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+40(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+44(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+48(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+52(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+56(SB)/4, $0xbf000000
+DATA elemconst_neghalf<>+60(SB)/4, $0xbf000000
+GLOBL elemconst_neghalf<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_sqrt2<>+0(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+4(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+8(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+12(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+16(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+20(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+24(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+28(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+32(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+36(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+40(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+44(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+48(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+52(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+56(SB)/4, $0x3fb504f3
+DATA elemconst_sqrt2<>+60(SB)/4, $0x3fb504f3
+GLOBL elemconst_sqrt2<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_fltmin<>+0(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+4(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+8(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+12(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+16(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+20(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+24(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+28(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+32(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+36(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+40(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+44(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+48(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+52(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+56(SB)/4, $0x00800000
+DATA elemconst_fltmin<>+60(SB)/4, $0x00800000
+GLOBL elemconst_fltmin<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_two23<>+0(SB)/4, $0x4b000000
+DATA elemconst_two23<>+4(SB)/4, $0x4b000000
+DATA elemconst_two23<>+8(SB)/4, $0x4b000000
+DATA elemconst_two23<>+12(SB)/4, $0x4b000000
+DATA elemconst_two23<>+16(SB)/4, $0x4b000000
+DATA elemconst_two23<>+20(SB)/4, $0x4b000000
+DATA elemconst_two23<>+24(SB)/4, $0x4b000000
+DATA elemconst_two23<>+28(SB)/4, $0x4b000000
+DATA elemconst_two23<>+32(SB)/4, $0x4b000000
+DATA elemconst_two23<>+36(SB)/4, $0x4b000000
+DATA elemconst_two23<>+40(SB)/4, $0x4b000000
+DATA elemconst_two23<>+44(SB)/4, $0x4b000000
+DATA elemconst_two23<>+48(SB)/4, $0x4b000000
+DATA elemconst_two23<>+52(SB)/4, $0x4b000000
+DATA elemconst_two23<>+56(SB)/4, $0x4b000000
+DATA elemconst_two23<>+60(SB)/4, $0x4b000000
+GLOBL elemconst_two23<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_negtwentythree<>+0(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+4(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+8(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+12(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+16(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+20(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+24(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+28(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+32(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+36(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+40(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+44(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+48(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+52(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+56(SB)/4, $0xc1b80000
+DATA elemconst_negtwentythree<>+60(SB)/4, $0xc1b80000
+GLOBL elemconst_negtwentythree<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc8<>+0(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+4(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+8(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+12(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+16(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+20(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+24(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+28(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+32(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+36(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+40(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+44(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+48(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+52(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+56(SB)/4, $0x3d9021bb
+DATA elemconst_logc8<>+60(SB)/4, $0x3d9021bb
+GLOBL elemconst_logc8<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc7<>+0(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+4(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+8(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+12(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+16(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+20(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+24(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+28(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+32(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+36(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+40(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+44(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+48(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+52(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+56(SB)/4, $0xbdebd1b8
+DATA elemconst_logc7<>+60(SB)/4, $0xbdebd1b8
+GLOBL elemconst_logc7<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc6<>+0(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+4(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+8(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+12(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+16(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+20(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+24(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+28(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+32(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+36(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+40(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+44(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+48(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+52(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+56(SB)/4, $0x3def251a
+DATA elemconst_logc6<>+60(SB)/4, $0x3def251a
+GLOBL elemconst_logc6<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc5<>+0(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+4(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+8(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+12(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+16(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+20(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+24(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+28(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+32(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+36(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+40(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+44(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+48(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+52(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+56(SB)/4, $0xbdfe5d4f
+DATA elemconst_logc5<>+60(SB)/4, $0xbdfe5d4f
+GLOBL elemconst_logc5<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc4<>+0(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+4(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+8(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+12(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+16(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+20(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+24(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+28(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+32(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+36(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+40(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+44(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+48(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+52(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+56(SB)/4, $0x3e11e9bf
+DATA elemconst_logc4<>+60(SB)/4, $0x3e11e9bf
+GLOBL elemconst_logc4<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc3<>+0(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+4(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+8(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+12(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+16(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+20(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+24(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+28(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+32(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+36(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+40(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+44(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+48(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+52(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+56(SB)/4, $0xbe2aae50
+DATA elemconst_logc3<>+60(SB)/4, $0xbe2aae50
+GLOBL elemconst_logc3<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc2<>+0(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+4(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+8(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+12(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+16(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+20(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+24(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+28(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+32(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+36(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+40(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+44(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+48(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+52(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+56(SB)/4, $0x3e4cceac
+DATA elemconst_logc2<>+60(SB)/4, $0x3e4cceac
+GLOBL elemconst_logc2<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc1<>+0(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+4(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+8(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+12(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+16(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+20(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+24(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+28(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+32(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+36(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+40(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+44(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+48(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+52(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+56(SB)/4, $0xbe7ffffc
+DATA elemconst_logc1<>+60(SB)/4, $0xbe7ffffc
+GLOBL elemconst_logc1<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_logc0<>+0(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+4(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+8(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+12(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+16(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+20(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+24(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+28(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+32(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+36(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+40(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+44(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+48(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+52(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+56(SB)/4, $0x3eaaaaaa
+DATA elemconst_logc0<>+60(SB)/4, $0x3eaaaaaa
+GLOBL elemconst_logc0<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_posinf<>+0(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+4(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+8(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+12(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+16(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+20(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+24(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+28(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+32(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+36(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+40(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+44(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+48(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+52(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+56(SB)/4, $0x7f800000
+DATA elemconst_posinf<>+60(SB)/4, $0x7f800000
+GLOBL elemconst_posinf<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_neginf<>+0(SB)/4, $0xff800000
+DATA elemconst_neginf<>+4(SB)/4, $0xff800000
+DATA elemconst_neginf<>+8(SB)/4, $0xff800000
+DATA elemconst_neginf<>+12(SB)/4, $0xff800000
+DATA elemconst_neginf<>+16(SB)/4, $0xff800000
+DATA elemconst_neginf<>+20(SB)/4, $0xff800000
+DATA elemconst_neginf<>+24(SB)/4, $0xff800000
+DATA elemconst_neginf<>+28(SB)/4, $0xff800000
+DATA elemconst_neginf<>+32(SB)/4, $0xff800000
+DATA elemconst_neginf<>+36(SB)/4, $0xff800000
+DATA elemconst_neginf<>+40(SB)/4, $0xff800000
+DATA elemconst_neginf<>+44(SB)/4, $0xff800000
+DATA elemconst_neginf<>+48(SB)/4, $0xff800000
+DATA elemconst_neginf<>+52(SB)/4, $0xff800000
+DATA elemconst_neginf<>+56(SB)/4, $0xff800000
+DATA elemconst_neginf<>+60(SB)/4, $0xff800000
+GLOBL elemconst_neginf<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_qnan<>+0(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+4(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+8(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+12(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+16(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+20(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+24(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+28(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+32(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+36(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+40(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+44(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+48(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+52(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+56(SB)/4, $0x7fc00000
+DATA elemconst_qnan<>+60(SB)/4, $0x7fc00000
+GLOBL elemconst_qnan<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_mantmask<>+0(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+4(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+8(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+12(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+16(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+20(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+24(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+28(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+32(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+36(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+40(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+44(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+48(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+52(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+56(SB)/4, $0x007fffff
+DATA elemconst_mantmask<>+60(SB)/4, $0x007fffff
+GLOBL elemconst_mantmask<>(SB), RODATA|NOPTR, $64
+
 DATA elemconst_absmask<>+0(SB)/4, $0x7fffffff
 DATA elemconst_absmask<>+4(SB)/4, $0x7fffffff
 DATA elemconst_absmask<>+8(SB)/4, $0x7fffffff
@@ -2124,6 +2466,123 @@ sigmoidF32AVX512_singles:
 	JMP          sigmoidF32AVX512_singles
 
 sigmoidF32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func logF32AVX512(dst []float32, x []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·logF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ dst_len+8(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
+	ANDQ $-16, DX
+
+logF32AVX512_blocks:
+	CMPQ        BX, SI
+	JAE         logF32AVX512_singles
+	VMOVUPS     (CX)(BX*4), Z0
+	VMOVUPS     64(CX)(BX*4), Z1
+	VGETMANTPS  $0x08, Z0, Z2
+	VGETEXPPS   Z0, Z3
+	VCMPPS      $0x1e, elemconst_sqrt2<>+0(SB), Z2, K1
+	VMULPS      elemconst_half<>+0(SB), Z2, K1, Z2
+	VADDPS      elemconst_one<>+0(SB), Z3, K1, Z3
+	VSUBPS      elemconst_one<>+0(SB), Z2, Z2
+	VMULPS      Z2, Z2, Z4
+	VMOVUPS     elemconst_logc8<>+0(SB), Z5
+	VFMADD213PS elemconst_logc7<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc6<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc5<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc4<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc3<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc2<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc1<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc0<>+0(SB), Z2, Z5
+	VMULPS      Z2, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VFMADD231PS elemconst_ln2lo<>+0(SB), Z3, Z5
+	VFMADD231PS elemconst_neghalf<>+0(SB), Z4, Z5
+	VADDPS      Z5, Z2, Z2
+	VFMADD231PS elemconst_ln2hi<>+0(SB), Z3, Z2
+	VXORPS      Z3, Z3, Z3
+	VCMPPS      $0x00, Z3, Z0, K1
+	VMOVUPS     elemconst_neginf<>+0(SB), K1, Z2
+	VCMPPS      $0x00, elemconst_posinf<>+0(SB), Z0, K1
+	VMOVUPS     elemconst_posinf<>+0(SB), K1, Z2
+	VMOVUPS     Z2, Z0
+	VGETMANTPS  $0x08, Z1, Z2
+	VGETEXPPS   Z1, Z3
+	VCMPPS      $0x1e, elemconst_sqrt2<>+0(SB), Z2, K1
+	VMULPS      elemconst_half<>+0(SB), Z2, K1, Z2
+	VADDPS      elemconst_one<>+0(SB), Z3, K1, Z3
+	VSUBPS      elemconst_one<>+0(SB), Z2, Z2
+	VMULPS      Z2, Z2, Z4
+	VMOVUPS     elemconst_logc8<>+0(SB), Z5
+	VFMADD213PS elemconst_logc7<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc6<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc5<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc4<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc3<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc2<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc1<>+0(SB), Z2, Z5
+	VFMADD213PS elemconst_logc0<>+0(SB), Z2, Z5
+	VMULPS      Z2, Z5, Z5
+	VMULPS      Z4, Z5, Z5
+	VFMADD231PS elemconst_ln2lo<>+0(SB), Z3, Z5
+	VFMADD231PS elemconst_neghalf<>+0(SB), Z4, Z5
+	VADDPS      Z5, Z2, Z2
+	VFMADD231PS elemconst_ln2hi<>+0(SB), Z3, Z2
+	VXORPS      Z3, Z3, Z3
+	VCMPPS      $0x00, Z3, Z1, K1
+	VMOVUPS     elemconst_neginf<>+0(SB), K1, Z2
+	VCMPPS      $0x00, elemconst_posinf<>+0(SB), Z1, K1
+	VMOVUPS     elemconst_posinf<>+0(SB), K1, Z2
+	VMOVUPS     Z2, Z1
+	VMOVUPS     Z0, (AX)(BX*4)
+	VMOVUPS     Z1, 64(AX)(BX*4)
+	ADDQ        $0x00000020, BX
+	JMP         logF32AVX512_blocks
+
+logF32AVX512_singles:
+	CMPQ        BX, DX
+	JAE         logF32AVX512_done
+	VMOVUPS     (CX)(BX*4), Z0
+	VGETMANTPS  $0x08, Z0, Z1
+	VGETEXPPS   Z0, Z2
+	VCMPPS      $0x1e, elemconst_sqrt2<>+0(SB), Z1, K1
+	VMULPS      elemconst_half<>+0(SB), Z1, K1, Z1
+	VADDPS      elemconst_one<>+0(SB), Z2, K1, Z2
+	VSUBPS      elemconst_one<>+0(SB), Z1, Z1
+	VMULPS      Z1, Z1, Z3
+	VMOVUPS     elemconst_logc8<>+0(SB), Z4
+	VFMADD213PS elemconst_logc7<>+0(SB), Z1, Z4
+	VFMADD213PS elemconst_logc6<>+0(SB), Z1, Z4
+	VFMADD213PS elemconst_logc5<>+0(SB), Z1, Z4
+	VFMADD213PS elemconst_logc4<>+0(SB), Z1, Z4
+	VFMADD213PS elemconst_logc3<>+0(SB), Z1, Z4
+	VFMADD213PS elemconst_logc2<>+0(SB), Z1, Z4
+	VFMADD213PS elemconst_logc1<>+0(SB), Z1, Z4
+	VFMADD213PS elemconst_logc0<>+0(SB), Z1, Z4
+	VMULPS      Z1, Z4, Z4
+	VMULPS      Z3, Z4, Z4
+	VFMADD231PS elemconst_ln2lo<>+0(SB), Z2, Z4
+	VFMADD231PS elemconst_neghalf<>+0(SB), Z3, Z4
+	VADDPS      Z4, Z1, Z1
+	VFMADD231PS elemconst_ln2hi<>+0(SB), Z2, Z1
+	VXORPS      Z2, Z2, Z2
+	VCMPPS      $0x00, Z2, Z0, K1
+	VMOVUPS     elemconst_neginf<>+0(SB), K1, Z1
+	VCMPPS      $0x00, elemconst_posinf<>+0(SB), Z0, K1
+	VMOVUPS     elemconst_posinf<>+0(SB), K1, Z1
+	VMOVUPS     Z1, Z0
+	VMOVUPS     Z0, (AX)(BX*4)
+	ADDQ        $0x00000010, BX
+	JMP         logF32AVX512_singles
+
+logF32AVX512_done:
 	VZEROUPPER
 	RET
 
@@ -4137,6 +4596,162 @@ sigmoidF32AVX2_singles:
 	JMP          sigmoidF32AVX2_singles
 
 sigmoidF32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func logF32AVX2(dst []float32, x []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·logF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ x_base+24(FP), CX
+	MOVQ dst_len+8(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-16, SI
+	ANDQ $-8, DX
+
+logF32AVX2_blocks:
+	CMPQ        BX, SI
+	JAE         logF32AVX2_singles
+	VMOVUPS     (CX)(BX*4), Y0
+	VMOVUPS     32(CX)(BX*4), Y1
+	VCMPPS      $0x01, elemconst_fltmin<>+0(SB), Y0, Y4
+	VMULPS      elemconst_two23<>+0(SB), Y0, Y2
+	VBLENDVPS   Y4, Y2, Y0, Y2
+	VPSRLD      $0x17, Y2, Y3
+	VPSUBD      elemconst_bias127<>+0(SB), Y3, Y3
+	VCVTDQ2PS   Y3, Y3
+	VANDPS      elemconst_negtwentythree<>+0(SB), Y4, Y4
+	VADDPS      Y4, Y3, Y3
+	VANDPS      elemconst_mantmask<>+0(SB), Y2, Y2
+	VORPS       elemconst_one<>+0(SB), Y2, Y2
+	VCMPPS      $0x1e, elemconst_sqrt2<>+0(SB), Y2, Y4
+	VMULPS      elemconst_half<>+0(SB), Y2, Y5
+	VBLENDVPS   Y4, Y5, Y2, Y2
+	VANDPS      elemconst_one<>+0(SB), Y4, Y4
+	VADDPS      Y4, Y3, Y3
+	VSUBPS      elemconst_one<>+0(SB), Y2, Y2
+	VMULPS      Y2, Y2, Y4
+	VMOVUPS     elemconst_logc8<>+0(SB), Y5
+	VFMADD213PS elemconst_logc7<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc6<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc5<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc4<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc3<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc2<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc1<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc0<>+0(SB), Y2, Y5
+	VMULPS      Y2, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VFMADD231PS elemconst_ln2lo<>+0(SB), Y3, Y5
+	VFMADD231PS elemconst_neghalf<>+0(SB), Y4, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS elemconst_ln2hi<>+0(SB), Y3, Y2
+	VXORPS      Y3, Y3, Y3
+	VCMPPS      $0x01, Y3, Y0, Y5
+	VBLENDVPS   Y5, elemconst_qnan<>+0(SB), Y2, Y2
+	VCMPPS      $0x00, Y3, Y0, Y5
+	VBLENDVPS   Y5, elemconst_neginf<>+0(SB), Y2, Y2
+	VCMPPS      $0x00, elemconst_posinf<>+0(SB), Y0, Y5
+	VBLENDVPS   Y5, elemconst_posinf<>+0(SB), Y2, Y2
+	VCMPPS      $0x03, Y0, Y0, Y5
+	VBLENDVPS   Y5, Y0, Y2, Y0
+	VCMPPS      $0x01, elemconst_fltmin<>+0(SB), Y1, Y4
+	VMULPS      elemconst_two23<>+0(SB), Y1, Y2
+	VBLENDVPS   Y4, Y2, Y1, Y2
+	VPSRLD      $0x17, Y2, Y3
+	VPSUBD      elemconst_bias127<>+0(SB), Y3, Y3
+	VCVTDQ2PS   Y3, Y3
+	VANDPS      elemconst_negtwentythree<>+0(SB), Y4, Y4
+	VADDPS      Y4, Y3, Y3
+	VANDPS      elemconst_mantmask<>+0(SB), Y2, Y2
+	VORPS       elemconst_one<>+0(SB), Y2, Y2
+	VCMPPS      $0x1e, elemconst_sqrt2<>+0(SB), Y2, Y4
+	VMULPS      elemconst_half<>+0(SB), Y2, Y5
+	VBLENDVPS   Y4, Y5, Y2, Y2
+	VANDPS      elemconst_one<>+0(SB), Y4, Y4
+	VADDPS      Y4, Y3, Y3
+	VSUBPS      elemconst_one<>+0(SB), Y2, Y2
+	VMULPS      Y2, Y2, Y4
+	VMOVUPS     elemconst_logc8<>+0(SB), Y5
+	VFMADD213PS elemconst_logc7<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc6<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc5<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc4<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc3<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc2<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc1<>+0(SB), Y2, Y5
+	VFMADD213PS elemconst_logc0<>+0(SB), Y2, Y5
+	VMULPS      Y2, Y5, Y5
+	VMULPS      Y4, Y5, Y5
+	VFMADD231PS elemconst_ln2lo<>+0(SB), Y3, Y5
+	VFMADD231PS elemconst_neghalf<>+0(SB), Y4, Y5
+	VADDPS      Y5, Y2, Y2
+	VFMADD231PS elemconst_ln2hi<>+0(SB), Y3, Y2
+	VXORPS      Y3, Y3, Y3
+	VCMPPS      $0x01, Y3, Y1, Y5
+	VBLENDVPS   Y5, elemconst_qnan<>+0(SB), Y2, Y2
+	VCMPPS      $0x00, Y3, Y1, Y5
+	VBLENDVPS   Y5, elemconst_neginf<>+0(SB), Y2, Y2
+	VCMPPS      $0x00, elemconst_posinf<>+0(SB), Y1, Y5
+	VBLENDVPS   Y5, elemconst_posinf<>+0(SB), Y2, Y2
+	VCMPPS      $0x03, Y1, Y1, Y5
+	VBLENDVPS   Y5, Y1, Y2, Y1
+	VMOVUPS     Y0, (AX)(BX*4)
+	VMOVUPS     Y1, 32(AX)(BX*4)
+	ADDQ        $0x00000010, BX
+	JMP         logF32AVX2_blocks
+
+logF32AVX2_singles:
+	CMPQ        BX, DX
+	JAE         logF32AVX2_done
+	VMOVUPS     (CX)(BX*4), Y0
+	VCMPPS      $0x01, elemconst_fltmin<>+0(SB), Y0, Y3
+	VMULPS      elemconst_two23<>+0(SB), Y0, Y1
+	VBLENDVPS   Y3, Y1, Y0, Y1
+	VPSRLD      $0x17, Y1, Y2
+	VPSUBD      elemconst_bias127<>+0(SB), Y2, Y2
+	VCVTDQ2PS   Y2, Y2
+	VANDPS      elemconst_negtwentythree<>+0(SB), Y3, Y3
+	VADDPS      Y3, Y2, Y2
+	VANDPS      elemconst_mantmask<>+0(SB), Y1, Y1
+	VORPS       elemconst_one<>+0(SB), Y1, Y1
+	VCMPPS      $0x1e, elemconst_sqrt2<>+0(SB), Y1, Y3
+	VMULPS      elemconst_half<>+0(SB), Y1, Y4
+	VBLENDVPS   Y3, Y4, Y1, Y1
+	VANDPS      elemconst_one<>+0(SB), Y3, Y3
+	VADDPS      Y3, Y2, Y2
+	VSUBPS      elemconst_one<>+0(SB), Y1, Y1
+	VMULPS      Y1, Y1, Y3
+	VMOVUPS     elemconst_logc8<>+0(SB), Y4
+	VFMADD213PS elemconst_logc7<>+0(SB), Y1, Y4
+	VFMADD213PS elemconst_logc6<>+0(SB), Y1, Y4
+	VFMADD213PS elemconst_logc5<>+0(SB), Y1, Y4
+	VFMADD213PS elemconst_logc4<>+0(SB), Y1, Y4
+	VFMADD213PS elemconst_logc3<>+0(SB), Y1, Y4
+	VFMADD213PS elemconst_logc2<>+0(SB), Y1, Y4
+	VFMADD213PS elemconst_logc1<>+0(SB), Y1, Y4
+	VFMADD213PS elemconst_logc0<>+0(SB), Y1, Y4
+	VMULPS      Y1, Y4, Y4
+	VMULPS      Y3, Y4, Y4
+	VFMADD231PS elemconst_ln2lo<>+0(SB), Y2, Y4
+	VFMADD231PS elemconst_neghalf<>+0(SB), Y3, Y4
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS elemconst_ln2hi<>+0(SB), Y2, Y1
+	VXORPS      Y2, Y2, Y2
+	VCMPPS      $0x01, Y2, Y0, Y4
+	VBLENDVPS   Y4, elemconst_qnan<>+0(SB), Y1, Y1
+	VCMPPS      $0x00, Y2, Y0, Y4
+	VBLENDVPS   Y4, elemconst_neginf<>+0(SB), Y1, Y1
+	VCMPPS      $0x00, elemconst_posinf<>+0(SB), Y0, Y4
+	VBLENDVPS   Y4, elemconst_posinf<>+0(SB), Y1, Y1
+	VCMPPS      $0x03, Y0, Y0, Y4
+	VBLENDVPS   Y4, Y0, Y1, Y0
+	VMOVUPS     Y0, (AX)(BX*4)
+	ADDQ        $0x00000008, BX
+	JMP         logF32AVX2_singles
+
+logF32AVX2_done:
 	VZEROUPPER
 	RET
 

@@ -125,6 +125,12 @@ func expRef(dst, x []float32) {
 	}
 }
 
+func logRef(dst, x []float32) {
+	for i := range dst {
+		dst[i] = float32(math.Log(float64(x[i])))
+	}
+}
+
 func sigmoidRef(dst, x []float32) {
 	for i := range dst {
 		dst[i] = float32(1 / (1 + math.Exp(-float64(x[i]))))
@@ -173,9 +179,9 @@ type elemKernels struct {
 	maxF32, minF32                                         func(x []float32) float32
 	maxF64, minF64                                         func(x []float64) float64
 
-	reluF32, expF32, sigmoidF32, tanhF32 func(dst, x []float32)
-	reluBackwardF32                      func(dst, grad, x []float32)
-	expShiftSumF32                       func(dst, x []float32, shift float32) float64
+	reluF32, expF32, logF32, sigmoidF32, tanhF32 func(dst, x []float32)
+	reluBackwardF32                              func(dst, grad, x []float32)
+	expShiftSumF32                               func(dst, x []float32, shift float32) float64
 }
 
 var elemRef = &elemKernels{
@@ -191,7 +197,7 @@ var elemRef = &elemKernels{
 	dotF32: dotRef[float32], dotF64: dotRef[float64],
 	maxF32: maxRef[float32], minF32: minRef[float32],
 	maxF64: maxRef[float64], minF64: minRef[float64],
-	reluF32: reluRef, expF32: expRef, sigmoidF32: sigmoidRef, tanhF32: tanhRef,
+	reluF32: reluRef, expF32: expRef, logF32: logRef, sigmoidF32: sigmoidRef, tanhF32: tanhRef,
 	reluBackwardF32: reluBackwardRef,
 	expShiftSumF32:  expShiftSumRef,
 }

@@ -139,6 +139,9 @@ func expF32AVX512(dst []float32, x []float32)
 func sigmoidF32AVX512(dst []float32, x []float32)
 
 //go:noescape
+func logF32AVX512(dst []float32, x []float32)
+
+//go:noescape
 func tanhF32AVX512(dst []float32, x []float32)
 
 //go:noescape
@@ -277,6 +280,9 @@ func expF32AVX2(dst []float32, x []float32)
 
 //go:noescape
 func sigmoidF32AVX2(dst []float32, x []float32)
+
+//go:noescape
+func logF32AVX2(dst []float32, x []float32)
 
 //go:noescape
 func tanhF32AVX2(dst []float32, x []float32)

@@ -328,6 +328,56 @@ func expInputs() []float32 {
 	return x
 }
 
+// logInputs spans the domain of log: subnormals, tiny and huge values, the
+// neighbourhood of 1 (where ln x is near 0), and the special values.
+func logInputs() []float32 {
+	var x []float32
+	for v := 0x1p-149; v < math.MaxFloat32/1.02; v *= 1.013 { // float64 steps: float32 would stall in the subnormals
+		x = append(x, float32(v))
+	}
+	for v := 0.99; v <= 1.01; v += 1.7e-6 {
+		x = append(x, float32(v))
+	}
+	for v := 0.5; v <= 2; v += 1e-4 {
+		x = append(x, float32(v))
+	}
+	x = append(x, 0, float32(math.Copysign(0, -1)), -1, -1e-30, math.MaxFloat32, 0x1p-126, 0x1p-127, 1.4142135, 1.4142137,
+		float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)))
+	return x
+}
+
+func TestLog(t *testing.T) {
+	x := logInputs()
+	want := make([]float32, len(x))
+	logRef(want, x)
+	forVariants(t, func(t *testing.T, k *elemKernels) {
+		got := make([]float32, len(x))
+		k.logF32(got, x)
+		var worst int64
+		worstAt := 0
+		for i := range x {
+			if d := ulpDiff(got[i], want[i]); d > worst {
+				worst, worstAt = d, i
+			}
+		}
+		if worst > 2 {
+			t.Fatalf("log: %d ulp at x=%v: got %v, want %v", worst, x[worstAt], got[worstAt], want[worstAt])
+		}
+		t.Logf("log/%s: max error %d ulp over %d inputs", k.name, worst, len(x))
+		for _, n := range []int{1, 7, 17, 33, 4097} {
+			xs := logInputs()[:n]
+			g, w := make([]float32, n), make([]float32, n)
+			k.logF32(g, xs)
+			logRef(w, xs)
+			for i := range n {
+				if ulpDiff(g[i], w[i]) > 2 {
+					t.Fatalf("log n=%d [%d] x=%v: %v want %v", n, i, xs[i], g[i], w[i])
+				}
+			}
+		}
+	})
+}
+
 func TestTranscendentals(t *testing.T) {
 	x := expInputs()
 	rng := rand.New(rand.NewPCG(11, 12))

@@ -56,6 +56,7 @@ func (s isa) lanes(t dtype) int { return s.bytes / t.size }
 
 // Comparison predicates (Intel SDM vol. 2, CMPPS imm8 encoding).
 const (
+	cmpEQOQ   = 0x00
 	cmpLTOS   = 0x01
 	cmpUNORDQ = 0x03
 	cmpGTOQ   = 0x1e
@@ -83,7 +84,7 @@ func c(name string) Mem {
 	return m
 }
 
-// Polynomial and range-reduction constants for expf and tanhf from the
+// Polynomial and range-reduction constants for expf, logf and tanhf from the
 // Cephes library: S. L. Moshier, "Methods and Programs for Mathematical
 // Functions", Prentice-Hall, 1989 (cephes/single/expf.c, tanhf.c).
 func defineConstants() {
@@ -107,6 +108,25 @@ func defineConstants() {
 	f("tanhc1", 1.33314422036e-1)
 	f("tanhc0", -3.33332819422e-1)
 	f("tanhsmall", 0.625)
+	f("half", 0.5)
+	f("neghalf", -0.5)
+	f("sqrt2", 1.41421356237309504880)
+	f("fltmin", 0x1p-126)
+	f("two23", 0x1p23)
+	f("negtwentythree", -23)
+	f("logc8", 7.0376836292e-2)
+	f("logc7", -1.1514610310e-1)
+	f("logc6", 1.1676998740e-1)
+	f("logc5", -1.2420140846e-1)
+	f("logc4", 1.4249322787e-1)
+	f("logc3", -1.6668057665e-1)
+	f("logc2", 2.0000714765e-1)
+	f("logc1", -2.4999993993e-1)
+	f("logc0", 3.3333331174e-1)
+	defConst("posinf", 0x7f800000)
+	defConst("neginf", 0xff800000)
+	defConst("qnan", 0x7fc00000)
+	defConst("mantmask", 0x007fffff)
 	defConst("absmask", 0x7fffffff)
 	defConst("signmask", 0x80000000)
 	defConst("bias127", 127)
@@ -570,6 +590,83 @@ func tanhSetup(s isa) func(v reg.VecVirtual) {
 	}
 }
 
+// logSetup: the natural logarithm (Cephes logf). x = m·2^e with m in
+// [√½, √2), f = m − 1, ln x = f − f²/2 + f³·P(f) + e·ln2 (ln2 split in hi
+// and lo parts as for exp). AVX-512 takes m and e from VGETMANTPS and
+// VGETEXPPS (subnormals included); AVX2 takes them from the bits, scaling
+// subnormals by 2^23 first. Zero gives −Inf, +Inf gives +Inf, negative
+// numbers and NaN give NaN.
+func logSetup(s isa) func(v reg.VecVirtual) {
+	return func(v reg.VecVirtual) {
+		m, e := s.vec(), s.vec()
+		if s.bytes == 64 {
+			// imm 0b1000: mantissa in [1, 2), NaN for negative inputs
+			VGETMANTPS(U8(0x08), v, m)
+			VGETEXPPS(v, e)
+			k := K()
+			VCMPPS(U8(cmpGTOQ), c("sqrt2"), m, k)
+			VMULPS(c("half"), m, k, m) // m ≥ √2: halve m, increment e
+			VADDPS(c("one"), e, k, e)
+		} else {
+			small := s.vec()
+			VCMPPS(U8(cmpLTOS), c("fltmin"), v, small) // 0 ≤ |x| < 2^−126 (and negatives, fixed below)
+			scaled := s.vec()
+			VMULPS(c("two23"), v, scaled)
+			VBLENDVPS(small, scaled, v, m) // m = small ? x·2^23 : x (as bits)
+			ebits := s.vec()
+			VPSRLD(U8(23), m, ebits)
+			VPSUBD(c("bias127"), ebits, ebits)
+			VCVTDQ2PS(ebits, e)
+			adj := s.vec()
+			VANDPS(c("negtwentythree"), small, adj)
+			VADDPS(adj, e, e)
+			VANDPS(c("mantmask"), m, m)
+			VORPS(c("one"), m, m) // m in [1, 2)
+			k := s.vec()
+			VCMPPS(U8(cmpGTOQ), c("sqrt2"), m, k)
+			mh := s.vec()
+			VMULPS(c("half"), m, mh)
+			VBLENDVPS(k, mh, m, m)
+			VANDPS(c("one"), k, k)
+			VADDPS(k, e, e)
+		}
+		VSUBPS(c("one"), m, m) // f
+		z := s.vec()
+		VMULPS(m, m, z)
+		p := s.vec()
+		VMOVUPS(c("logc8"), p)
+		for _, k := range []string{"logc7", "logc6", "logc5", "logc4", "logc3", "logc2", "logc1", "logc0"} {
+			VFMADD213PS(c(k), m, p) // p = p·f + c
+		}
+		VMULPS(m, p, p)
+		VMULPS(z, p, p)                 // y = f³·P(f)
+		VFMADD231PS(c("ln2lo"), e, p)   // y += e·ln2lo
+		VFMADD231PS(c("neghalf"), z, p) // y −= f²/2
+		VADDPS(p, m, m)                 // f + y
+		VFMADD231PS(c("ln2hi"), e, m)   // + e·ln2hi
+		if s.bytes == 64 {
+			kz, ki := K(), K()
+			VXORPS(e, e, e)
+			VCMPPS(U8(cmpEQOQ), e, v, kz)
+			VMOVUPS(c("neginf"), kz, m)
+			VCMPPS(U8(cmpEQOQ), c("posinf"), v, ki)
+			VMOVUPS(c("posinf"), ki, m)
+			VMOVUPS(m, v)
+			return
+		}
+		t := s.vec()
+		VXORPS(t, t, t)
+		VCMPPS(U8(cmpLTOS), t, v, p) // x < 0 → NaN
+		VBLENDVPS(p, c("qnan"), m, m)
+		VCMPPS(U8(cmpEQOQ), t, v, p) // x = ±0 → −Inf
+		VBLENDVPS(p, c("neginf"), m, m)
+		VCMPPS(U8(cmpEQOQ), c("posinf"), v, p)
+		VBLENDVPS(p, c("posinf"), m, m)
+		VCMPPS(U8(cmpUNORDQ), v, v, p) // NaN stays NaN
+		VBLENDVPS(p, v, m, v)
+	}
+}
+
 // reluSetup: max(x, 0) with NaN → 0 (the zero is the second source).
 func reluSetup(s isa) func(v reg.VecVirtual) {
 	zero := s.vec()
@@ -684,6 +781,7 @@ func main() {
 		u := 2
 		genUnary(s, "expF32"+s.name, u, func() func(v reg.VecVirtual) { return expSetup(s) })
 		genUnary(s, "sigmoidF32"+s.name, u, func() func(v reg.VecVirtual) { return sigmoidSetup(s) })
+		genUnary(s, "logF32"+s.name, u, func() func(v reg.VecVirtual) { return logSetup(s) })
 		if s.bytes == 32 {
 			u = 1
 		}
