@@ -1,0 +1,227 @@
+package data
+
+import (
+	"fmt"
+	"iter"
+	"sync"
+)
+
+// LoaderOptions configures a Loader.
+type LoaderOptions struct {
+	// BatchSize is the number of examples per batch (≥ 1).
+	BatchSize int
+	// Shuffle draws a fresh random order of the examples every epoch. The
+	// order of epoch e depends only on Seed and e, so a run is reproducible
+	// and a resumed run sees the same batches as an uninterrupted one.
+	Shuffle bool
+	Seed    uint64
+	// DropLast drops the last batch of an epoch when it has fewer than
+	// BatchSize examples.
+	DropLast bool
+	// Prefetch is how many batches a background goroutine prepares ahead
+	// of the consumer. 0 means 2; a negative value gathers each batch in
+	// the consuming goroutine (no background goroutine).
+	Prefetch int
+}
+
+// Loader cuts a Dataset into mini-batches, epoch after epoch (PyTorch's
+// DataLoader over an in-memory map-style dataset).
+//
+//	loader, err := data.NewLoader(ds, data.LoaderOptions{BatchSize: 64, Shuffle: true, Seed: 1})
+//	for epoch := range epochs {
+//		for step, b := range loader.Epoch(epoch) {
+//			// b.X, b.Labels: this step's batch, valid until the next iteration
+//		}
+//	}
+//
+// With prefetching on, one goroutine per running epoch gathers the next
+// batches into a bounded set of reused buffers while the loop computes.
+// Leaving the loop early (break, return, panic) stops and joins that
+// goroutine before the range statement finishes, so nothing leaks.
+//
+// A Loader may run several epochs at once (each has its own buffers); its
+// methods are safe for concurrent use.
+type Loader struct {
+	ds   *Dataset
+	opts LoaderOptions
+
+	mu   sync.Mutex
+	pool []*Batch // idle full-size batch buffers, reused across epochs
+}
+
+// NewLoader returns a loader over ds.
+func NewLoader(ds *Dataset, opts LoaderOptions) (*Loader, error) {
+	if ds == nil {
+		return nil, fmt.Errorf("loader: nil dataset")
+	}
+	if opts.BatchSize < 1 {
+		return nil, fmt.Errorf("loader: batch size must be at least 1, got %d", opts.BatchSize)
+	}
+	if opts.Prefetch == 0 {
+		opts.Prefetch = 2
+	}
+	return &Loader{ds: ds, opts: opts}, nil
+}
+
+// Dataset returns the dataset the loader reads.
+func (l *Loader) Dataset() *Dataset { return l.ds }
+
+// Options returns the loader's options (with defaults filled in).
+func (l *Loader) Options() LoaderOptions { return l.opts }
+
+// Len returns the number of batches in one epoch.
+func (l *Loader) Len() int {
+	n, b := l.ds.Len(), l.opts.BatchSize
+	if l.opts.DropLast {
+		return n / b
+	}
+	return (n + b - 1) / b
+}
+
+// Samples returns the number of examples in one epoch (fewer than
+// Dataset().Len() when DropLast drops a short batch).
+func (l *Loader) Samples() int {
+	if l.opts.DropLast {
+		return l.Len() * l.opts.BatchSize
+	}
+	return l.ds.Len()
+}
+
+// Order returns the order in which epoch e visits the dataset's rows: a
+// permutation drawn from (Seed, e) when shuffling, else 0, 1, 2, ...
+func (l *Loader) Order(epoch int) []int {
+	n := l.ds.Len()
+	if !l.opts.Shuffle {
+		p := make([]int, n)
+		for i := range p {
+			p[i] = i
+		}
+		return p
+	}
+	return Permutation(n, epochSeed(l.opts.Seed, epoch))
+}
+
+// epochSeed mixes the loader seed and the epoch number with SplitMix64's
+// finalizer (Steele, Lea and Flood, "Fast Splittable Pseudorandom Number
+// Generators", OOPSLA 2014), so neighbouring epochs get unrelated streams.
+func epochSeed(seed uint64, epoch int) uint64 {
+	z := seed + uint64(epoch+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// Epoch returns the batches of epoch e with their step index (0-based).
+func (l *Loader) Epoch(epoch int) iter.Seq2[int, *Batch] {
+	return l.EpochFrom(epoch, 0)
+}
+
+// EpochFrom is Epoch starting at batch start, for resuming an epoch from a
+// checkpoint: it yields the same batches an uninterrupted epoch yields
+// from that step on.
+func (l *Loader) EpochFrom(epoch, start int) iter.Seq2[int, *Batch] {
+	return func(yield func(int, *Batch) bool) {
+		nb := l.Len()
+		if start >= nb {
+			return
+		}
+		start = max(start, 0)
+		order := l.Order(epoch)
+		if l.opts.Prefetch < 0 {
+			b := l.get()
+			defer l.put(b)
+			for k := start; k < nb; k++ {
+				l.ds.Gather(l.rows(order, k), b)
+				if !yield(k, b) {
+					return
+				}
+			}
+			return
+		}
+		l.prefetch(order, start, nb, yield)
+	}
+}
+
+// rows returns the dataset rows of batch k.
+func (l *Loader) rows(order []int, k int) []int {
+	bs := l.opts.BatchSize
+	return order[k*bs : min((k+1)*bs, len(order))]
+}
+
+// prefetch runs a producer goroutine that fills free buffers and hands
+// them over a channel of capacity Prefetch. Buffers cycle: producer fills
+// one, the channel holds up to Prefetch, the consumer holds one, and one
+// more lets the producer start the next batch while the channel is full of
+// ready ones, so Prefetch+2 buffers suffice and no send ever waits on
+// a buffer the consumer still reads.
+func (l *Loader) prefetch(order []int, start, nb int, yield func(int, *Batch) bool) {
+	nbuf := l.opts.Prefetch + 2
+	free := make(chan *Batch, nbuf)
+	for range nbuf {
+		free <- l.get()
+	}
+	type item struct {
+		k int
+		b *Batch
+	}
+	ready := make(chan item, l.opts.Prefetch)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ready)
+		for k := start; k < nb; k++ {
+			var b *Batch
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			l.ds.Gather(l.rows(order, k), b)
+			select {
+			case ready <- item{k, b}:
+			case <-stop:
+				free <- b
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-done
+		// Every buffer is now either in free or still in ready.
+		for it := range ready {
+			free <- it.b
+		}
+		close(free)
+		for b := range free {
+			l.put(b)
+		}
+	}()
+	for it := range ready {
+		if !yield(it.k, it.b) {
+			free <- it.b
+			return
+		}
+		free <- it.b
+	}
+}
+
+// get takes an idle full-size buffer or makes one.
+func (l *Loader) get() *Batch {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.pool); n > 0 {
+		b := l.pool[n-1]
+		l.pool = l.pool[:n-1]
+		return b
+	}
+	return l.ds.NewBatch(l.opts.BatchSize)
+}
+
+// put returns a buffer to the idle pool.
+func (l *Loader) put(b *Batch) {
+	l.mu.Lock()
+	l.pool = append(l.pool, b)
+	l.mu.Unlock()
+}
