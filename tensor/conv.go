@@ -87,12 +87,6 @@ func windowFits(g kernel.Window2d) bool {
 	return g.H+2*g.PadH >= max(g.DilH, 1)*(g.KH-1)+1 && g.W+2*g.PadW >= max(g.DilW, 1)*(g.KW-1)+1
 }
 
-// chunk returns how many images one column matrix holds.
-func (g *convGeom) chunk() int {
-	per := g.c * g.win.KH * g.win.KW * g.p
-	return min(max(1, convColumnBudget/max(per, 1)), max(g.n, 1))
-}
-
 // Conv2d returns the 2-d cross-correlation of x with the filters w plus
 // bias b, as torch.nn.functional.conv2d:
 //
@@ -202,12 +196,14 @@ func flatOrNil[T elem](t *Tensor) []T {
 // its GEMM and a pool of scratch buffers.
 type convOps[T float] struct {
 	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+	dot  func(a, b []T) T
+	sum  func(x []T) T
 	pool sync.Pool // *[]T
 }
 
 var (
-	convF32 = &convOps[float32]{gemm: kernel.Sgemm}
-	convF64 = &convOps[float64]{gemm: kernel.Dgemm}
+	convF32 = &convOps[float32]{gemm: kernel.Sgemm, dot: kernel.DotF32, sum: kernel.SumF32}
+	convF64 = &convOps[float64]{gemm: kernel.Dgemm, dot: kernel.DotF64, sum: kernel.SumF64}
 )
 
 // get returns a scratch buffer of n elements (contents undefined).
@@ -238,40 +234,56 @@ func forImages(count, work int, fn func(s int)) {
 	}
 }
 
+// convSmallFlops bounds the per-image GEMM work (2·OC·P·Kg flops per
+// group) below which images are spread over cores, each running its own
+// small single-threaded GEMMs; package kernel does not split GEMMs that
+// small over cores itself. Larger convolutions unfold chunks of images
+// into one wide column matrix and let the GEMM use every core.
+var convSmallFlops = 1 << 20
+
+// convImageGrain is the least work (column elements) per chunk of images
+// in the per-image mode.
+var convImageGrain = grainElems
+
+// perImage reports whether the convolution runs one image per task.
+func (g *convGeom) perImage() bool {
+	return 2*g.ocg*g.p*g.kg < convSmallFlops || g.n == 1
+}
+
+// imageChunks returns how images are split over cores in the per-image
+// mode: the number of chunks, the chunk length and the grain to pass to
+// parallel.For so that it splits the same way.
+func (g *convGeom) imageChunks() (count, size, grain int) {
+	grain = max(1, convImageGrain/max(g.c*g.win.KH*g.win.KW*g.p, 1))
+	count, size = parallel.Chunks(g.n, grain)
+	return count, size, grain
+}
+
 // convForward computes out [N, OC, P] from x [N, C, H·W], w [OC, Kg·groups]
 // and b [OC] (or nil); all contiguous.
 func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
 	rows := g.c * g.win.KH * g.win.KW
-	s := g.chunk()
-	if s == 1 || g.n == 1 {
-		// One image at a time: the GEMM writes the output plane directly.
-		var colp *[]T
-		if !g.pointwise {
-			colp = ops.get(rows * g.p)
-			defer ops.put(colp)
-		}
-		for n := range g.n {
-			img := x[n*g.c*g.hw : (n+1)*g.c*g.hw]
-			col := img
+	if g.perImage() {
+		_, _, grain := g.imageChunks()
+		parallel.For(g.n, grain, func(lo, hi int) {
+			var colp *[]T
 			if !g.pointwise {
-				col = *colp
-				im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
+				colp = ops.get(rows * g.p)
+				defer ops.put(colp)
 			}
-			o := out[n*g.oc*g.p : (n+1)*g.oc*g.p]
-			beta := T(0)
-			if b != nil {
-				for oc := range g.oc {
-					fillSlice(o[oc*g.p:(oc+1)*g.p], b[oc])
+			for n := lo; n < hi; n++ {
+				img := x[n*g.c*g.hw : (n+1)*g.c*g.hw]
+				col := img
+				if !g.pointwise {
+					col = *colp
+					im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
 				}
-				beta = 1
+				convImage(ops, g, out[n*g.oc*g.p:(n+1)*g.oc*g.p], col, g.p, w, b)
 			}
-			for gr := range g.groups {
-				ops.gemm(false, false, g.ocg, g.p, g.kg, 1, w[gr*g.ocg*g.kg:], g.kg,
-					col[gr*g.kg*g.p:], g.p, beta, o[gr*g.ocg*g.p:], g.p)
-			}
-		}
+		})
 		return
 	}
+	s := min(max(1, convColumnBudget/max(rows*g.p, 1)), g.n)
 	colp := ops.get(rows * s * g.p)
 	tmpp := ops.get(g.oc * s * g.p)
 	defer ops.put(colp)
@@ -284,6 +296,10 @@ func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
 			img := x[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
 			im2colRows(col[i*g.p:], ld, img, g.c, g.win, g.oh, g.ow)
 		})
+		if cnt == 1 {
+			convImage(ops, g, out[n0*g.oc*g.p:(n0+1)*g.oc*g.p], col, g.p, w, b)
+			continue
+		}
 		for gr := range g.groups {
 			ops.gemm(false, false, g.ocg, ld, g.kg, 1, w[gr*g.ocg*g.kg:], g.kg,
 				col[gr*g.kg*ld:], ld, 0, tmp[gr*g.ocg*ld:], ld)
@@ -297,12 +313,60 @@ func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
 					copy(dst, src)
 					continue
 				}
-				bv := b[oc]
-				for j := range dst {
-					dst[j] = src[j] + bv
-				}
+				addScalarTo(dst, src, b[oc])
 			}
 		})
+	}
+}
+
+// convImage sets o [OC × P] = W · col + b for one image whose columns
+// have row stride ld.
+func convImage[T float](ops *convOps[T], g *convGeom, o, col []T, ld int, w, b []T) {
+	beta := T(0)
+	if b != nil {
+		for oc := range g.oc {
+			fillSlice(o[oc*g.p:(oc+1)*g.p], b[oc])
+		}
+		beta = 1
+	}
+	for gr := range g.groups {
+		ops.gemm(false, false, g.ocg, g.p, g.kg, 1, w[gr*g.ocg*g.kg:], g.kg,
+			col[gr*g.kg*ld:], ld, beta, o[gr*g.ocg*g.p:], g.p)
+	}
+}
+
+// addScalarTo sets dst = src + v.
+func addScalarTo[T float](dst, src []T, v T) {
+	src = src[:len(dst)]
+	for j := range dst {
+		dst[j] = src[j] + v
+	}
+}
+
+// weightGrad accumulates dW_g += dY_g · col_gᵀ for one block of columns
+// (n columns; dY rows have stride ldy, col rows stride ldc). beta 0
+// overwrites dW. With few weights per group (Kg < 32, e.g. a first layer
+// on one input channel) the GEMM would be a thin, badly shaped one, so
+// each weight is one dot product over the columns instead.
+func weightGrad[T float](ops *convOps[T], g *convGeom, gw, dy []T, ldy int, col []T, ldc, n int, beta T) {
+	for gr := range g.groups {
+		dwg := gw[gr*g.ocg*g.kg : (gr+1)*g.ocg*g.kg]
+		if g.kg >= 32 {
+			ops.gemm(false, true, g.ocg, g.kg, n, 1, dy[gr*g.ocg*ldy:], ldy,
+				col[gr*g.kg*ldc:], ldc, beta, dwg, g.kg)
+			continue
+		}
+		for oc := range g.ocg {
+			dr := dy[(gr*g.ocg+oc)*ldy : (gr*g.ocg+oc)*ldy+n]
+			for r := range g.kg {
+				v := ops.dot(dr, col[(gr*g.kg+r)*ldc:(gr*g.kg+r)*ldc+n])
+				if beta == 0 {
+					dwg[oc*g.kg+r] = v
+				} else {
+					dwg[oc*g.kg+r] += v
+				}
+			}
+		}
 	}
 }
 
@@ -313,11 +377,7 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 		clear(gb)
 		for n := range g.n {
 			for oc := range g.oc {
-				var sum T
-				for _, v := range gy[(n*g.oc+oc)*g.p : (n*g.oc+oc+1)*g.p] {
-					sum += v
-				}
-				gb[oc] += sum
+				gb[oc] += ops.sum(gy[(n*g.oc+oc)*g.p : (n*g.oc+oc+1)*g.p])
 			}
 		}
 	}
@@ -325,49 +385,68 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 		return
 	}
 	rows := g.c * g.win.KH * g.win.KW
-	s := g.chunk()
-	if s == 1 || g.n == 1 {
-		var colp, dcolp *[]T
-		if !g.pointwise {
-			colp, dcolp = ops.get(rows*g.p), ops.get(rows*g.p)
-			defer ops.put(colp)
-			defer ops.put(dcolp)
+	wsize := g.oc * g.kg
+	if g.perImage() {
+		// Each chunk of images sums its weight gradient into its own slot;
+		// the slots are added up at the end.
+		count, size, grain := g.imageChunks()
+		var partp *[]T
+		if gw != nil && count > 1 {
+			partp = ops.get((count - 1) * wsize)
+			defer ops.put(partp)
 		}
-		for n := range g.n {
-			dy := gy[n*g.oc*g.p : (n+1)*g.oc*g.p]
-			if gw != nil {
-				img := x[n*g.c*g.hw : (n+1)*g.c*g.hw]
-				col := img
-				if !g.pointwise {
-					col = *colp
-					im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
+		parallel.For(g.n, grain, func(lo, hi int) {
+			var colp *[]T
+			if !g.pointwise {
+				colp = ops.get(rows * g.p)
+				defer ops.put(colp)
+			}
+			dw := gw
+			if c := lo / size; c > 0 && gw != nil {
+				dw = (*partp)[(c-1)*wsize : c*wsize]
+			}
+			for n := lo; n < hi; n++ {
+				dy := gy[n*g.oc*g.p : (n+1)*g.oc*g.p]
+				if gw != nil {
+					img := x[n*g.c*g.hw : (n+1)*g.c*g.hw]
+					col := img
+					if !g.pointwise {
+						col = *colp
+						im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
+					}
+					beta := T(1)
+					if n == lo {
+						beta = 0
+					}
+					weightGrad(ops, g, dw, dy, g.p, col, g.p, g.p, beta)
 				}
-				beta := T(1)
-				if n == 0 {
-					beta = 0
-				}
-				for gr := range g.groups {
-					ops.gemm(false, true, g.ocg, g.kg, g.p, 1, dy[gr*g.ocg*g.p:], g.p,
-						col[gr*g.kg*g.p:], g.p, beta, gw[gr*g.ocg*g.kg:], g.kg)
+				if gx != nil {
+					dimg := gx[n*g.c*g.hw : (n+1)*g.c*g.hw]
+					dcol := dimg
+					if !g.pointwise {
+						dcol = *colp
+					}
+					for gr := range g.groups {
+						ops.gemm(true, false, g.kg, g.p, g.ocg, 1, w[gr*g.ocg*g.kg:], g.kg,
+							dy[gr*g.ocg*g.p:], g.p, 0, dcol[gr*g.kg*g.p:], g.p)
+					}
+					if !g.pointwise {
+						col2imRows(dimg, dcol, g.p, g.c, g.win, g.oh, g.ow)
+					}
 				}
 			}
-			if gx != nil {
-				dimg := gx[n*g.c*g.hw : (n+1)*g.c*g.hw]
-				dcol := dimg
-				if !g.pointwise {
-					dcol = *dcolp
-				}
-				for gr := range g.groups {
-					ops.gemm(true, false, g.kg, g.p, g.ocg, 1, w[gr*g.ocg*g.kg:], g.kg,
-						dy[gr*g.ocg*g.p:], g.p, 0, dcol[gr*g.kg*g.p:], g.p)
-				}
-				if !g.pointwise {
-					col2imRows(dimg, dcol, g.p, g.c, g.win, g.oh, g.ow)
+		})
+		if partp != nil {
+			for c := 1; c < count; c++ {
+				part := (*partp)[(c-1)*wsize : c*wsize]
+				for i, v := range part {
+					gw[i] += v
 				}
 			}
 		}
 		return
 	}
+	s := min(max(1, convColumnBudget/max(rows*g.p, 1)), g.n)
 	colp := ops.get(rows * s * g.p)
 	dyp := ops.get(g.oc * s * g.p)
 	defer ops.put(colp)
@@ -377,12 +456,16 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 		cnt := min(s, g.n-n0)
 		ld := cnt * g.p
 		// dyt = dY of the chunk as [OC × cnt·P].
-		forImages(cnt, g.oc*g.p, func(i int) {
-			src := gy[(n0+i)*g.oc*g.p : (n0+i+1)*g.oc*g.p]
-			for oc := range g.oc {
-				copy(dyt[oc*ld+i*g.p:oc*ld+(i+1)*g.p], src[oc*g.p:(oc+1)*g.p])
-			}
-		})
+		dy := gy[n0*g.oc*g.p:]
+		if cnt > 1 {
+			dy = dyt
+			forImages(cnt, g.oc*g.p, func(i int) {
+				src := gy[(n0+i)*g.oc*g.p : (n0+i+1)*g.oc*g.p]
+				for oc := range g.oc {
+					copy(dyt[oc*ld+i*g.p:oc*ld+(i+1)*g.p], src[oc*g.p:(oc+1)*g.p])
+				}
+			})
+		}
 		if gw != nil {
 			forImages(cnt, rows*g.p, func(i int) {
 				img := x[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
@@ -392,16 +475,13 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 			if n0 == 0 {
 				beta = 0
 			}
-			for gr := range g.groups {
-				ops.gemm(false, true, g.ocg, g.kg, ld, 1, dyt[gr*g.ocg*ld:], ld,
-					col[gr*g.kg*ld:], ld, beta, gw[gr*g.ocg*g.kg:], g.kg)
-			}
+			weightGrad(ops, g, gw, dy, ld, col, ld, ld, beta)
 		}
 		if gx != nil {
 			dcol := col // the columns are no longer needed
 			for gr := range g.groups {
 				ops.gemm(true, false, g.kg, ld, g.ocg, 1, w[gr*g.ocg*g.kg:], g.kg,
-					dyt[gr*g.ocg*ld:], ld, 0, dcol[gr*g.kg*ld:], ld)
+					dy[gr*g.ocg*ld:], ld, 0, dcol[gr*g.kg*ld:], ld)
 			}
 			forImages(cnt, rows*g.p, func(i int) {
 				dimg := gx[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]

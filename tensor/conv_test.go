@@ -78,17 +78,25 @@ var convCases = []convCase{
 	{"kernelAsLargeAsInput", 2, 2, 3, 4, 3, 3, 4, tensor.Conv2dOpts{}, true},
 }
 
-// convBudgets are column budgets that make Conv2d take the one-image path,
-// a chunk of two images with a remainder, and the whole batch in one chunk.
-func convBudgets(c convCase) []int {
-	win := c.c * c.kh * c.kw * 64 * 64 // more than any case's columns per image
-	return []int{1, 2*c.c*c.kh*c.kw*64 + 1, 64 * win}
+// convTunings make Conv2d take each of its paths: images spread over
+// tasks one by one (a single task, and one task per image with partial
+// weight gradients), chunks of one image, of two images with a remainder,
+// and the whole batch in one chunk.
+func convTunings(c convCase) []tensor.ConvTuning {
+	perImage := c.c * c.kh * c.kw * c.h * c.w // at least the columns of one image
+	return []tensor.ConvTuning{
+		{ColumnBudget: 1 << 20, SmallFlops: 1 << 30, ImageGrain: 1 << 30},
+		{ColumnBudget: 1 << 20, SmallFlops: 1 << 30, ImageGrain: 1},
+		{ColumnBudget: 1, SmallFlops: 0, ImageGrain: 1},
+		{ColumnBudget: 2*perImage + 1, SmallFlops: 0, ImageGrain: 1},
+		{ColumnBudget: 1 << 24, SmallFlops: 0, ImageGrain: 1},
+	}
 }
 
 func TestConv2dMatchesNaive(t *testing.T) {
 	for _, c := range convCases {
-		for _, budget := range convBudgets(c) {
-			old := tensor.SetConvColumnBudget(budget)
+		for ti, tune := range convTunings(c) {
+			old := tensor.SetConvTuning(tune)
 			rng := tensor.NewRNG(uint64(len(c.name)))
 			x := rng.Uniform(tensor.Float64, -1, 1, c.n, c.c, c.h, c.w)
 			w := rng.Uniform(tensor.Float64, -1, 1, c.oc, c.c/max(c.opts.Groups, 1), c.kh, c.kw)
@@ -98,7 +106,7 @@ func TestConv2dMatchesNaive(t *testing.T) {
 			}
 			want := naiveConv2d(x, w, b, c.opts)
 			got := tensor.Conv2d(x, w, b, c.opts)
-			closeTo(t, fmt.Sprintf("%s/budget%d/f64", c.name, budget), got, want, 1e-12)
+			closeTo(t, fmt.Sprintf("%s/tuning%d/f64", c.name, ti), got, want, 1e-12)
 			var b32 *tensor.Tensor
 			if b != nil {
 				b32 = b.To(tensor.Float32)
@@ -107,8 +115,8 @@ func TestConv2dMatchesNaive(t *testing.T) {
 			if got32.DType() != tensor.Float32 {
 				t.Errorf("%s: float32 conv gave %v", c.name, got32.DType())
 			}
-			closeTo(t, fmt.Sprintf("%s/budget%d/f32", c.name, budget), got32, want, 1e-5)
-			tensor.SetConvColumnBudget(old)
+			closeTo(t, fmt.Sprintf("%s/tuning%d/f32", c.name, ti), got32, want, 1e-5)
+			tensor.SetConvTuning(old)
 		}
 	}
 }
@@ -133,10 +141,13 @@ func TestConv2dGradients(t *testing.T) {
 		if c.n > 3 {
 			c.n = 2 // keep the finite-difference sweep small
 		}
-		for _, budget := range []int{1, 1 << 20} {
-			t.Run(fmt.Sprintf("%s/budget%d", c.name, budget), func(t *testing.T) {
-				old := tensor.SetConvColumnBudget(budget)
-				defer tensor.SetConvColumnBudget(old)
+		for ti, tune := range convTunings(c) {
+			if ti == 0 || ti == 3 {
+				continue // covered by the other tunings' paths
+			}
+			t.Run(fmt.Sprintf("%s/tuning%d", c.name, ti), func(t *testing.T) {
+				old := tensor.SetConvTuning(tune)
+				defer tensor.SetConvTuning(old)
 				// x is a non-contiguous view (channels stored last).
 				x := tensor.NewRNG(1).Uniform(tensor.Float64, -1, 1, c.n, c.h, c.w, c.c).Permute(0, 3, 1, 2).SetRequiresGrad(true)
 				w := leaf64(2, c.oc, c.c/max(c.opts.Groups, 1), c.kh, c.kw)
@@ -166,19 +177,20 @@ func TestConv2dGradPaths(t *testing.T) {
 	w64 := rng.Uniform(tensor.Float64, -1, 1, 7, 5, 3, 3)
 	b64 := rng.Uniform(tensor.Float64, -1, 1, 7)
 	gy := rng.Uniform(tensor.Float64, -1, 1, 6, 7, 9, 9)
-	grads := func(dt tensor.DType, budget int) []*tensor.Tensor {
-		old := tensor.SetConvColumnBudget(budget)
-		defer tensor.SetConvColumnBudget(old)
+	grads := func(dt tensor.DType, tune tensor.ConvTuning) []*tensor.Tensor {
+		old := tensor.SetConvTuning(tune)
+		defer tensor.SetConvTuning(old)
 		x, w, b := x64.Detach().To(dt).SetRequiresGrad(true), w64.Detach().To(dt).SetRequiresGrad(true), b64.Detach().To(dt).SetRequiresGrad(true)
 		tensor.Conv2d(x, w, b, opts).BackwardWith(gy.To(dt))
 		return []*tensor.Tensor{x.Grad(), w.Grad(), b.Grad()}
 	}
-	ref := grads(tensor.Float64, 1<<20)
-	for _, budget := range []int{1, 5 * 9 * 81 * 4, 1 << 20} {
+	tunings := convTunings(convCase{c: 5, kh: 3, kw: 3, h: 9, w: 9})
+	ref := grads(tensor.Float64, tunings[0])
+	for ti, tune := range tunings {
 		for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
-			got := grads(dt, budget)
+			got := grads(dt, tune)
 			for i, name := range []string{"dx", "dw", "db"} {
-				closeTo(t, fmt.Sprintf("%s/%v/budget%d", name, dt, budget), got[i], ref[i], 1e-4)
+				closeTo(t, fmt.Sprintf("%s/%v/tuning%d", name, dt, ti), got[i], ref[i], 1e-4)
 			}
 		}
 	}
