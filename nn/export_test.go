@@ -1,0 +1,4 @@
+package nn
+
+// CrossEntropyComposite exposes the composite cross-entropy to the tests.
+var CrossEntropyComposite = crossEntropyComposite
