@@ -33,6 +33,27 @@ type Adagrad struct {
 	opt   AdagradOptions
 	steps []int64
 	sum   []*tensor.Tensor
+	items []adagradItem
+	fan   *fanout
+}
+
+// adagradItem is one parameter's update in a step.
+type adagradItem struct {
+	f32                   bool
+	p32, g32, s32         []float32
+	p64, g64, s64         []float64
+	clr, eps, weightDecay float64
+	maximize              bool
+}
+
+func (it *adagradItem) size() int { return len(it.p32) + len(it.p64) }
+
+func (it *adagradItem) update(lo, hi int) {
+	if it.f32 {
+		adagradUpdate(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)
+		return
+	}
+	adagradUpdate(it.p64[lo:hi], it.g64[lo:hi], it.s64[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)
 }
 
 // NewAdagrad returns Adagrad over params, one group.
@@ -60,31 +81,35 @@ func NewAdagradGroups(groups []ParamGroup, opt AdagradOptions) (*Adagrad, error)
 	for i, p := range b.params {
 		o.sum[i] = tensor.FullLike(p, opt.InitialAccumulatorValue)
 	}
+	o.fan = newFanout(func(lo, hi int) { runSpans(o.items, lo, hi) })
 	return o, nil
 }
 
 // Step updates every parameter that has a gradient.
 func (o *Adagrad) Step() error {
+	if err := o.checkGrads(); err != nil {
+		return err
+	}
+	o.items = o.items[:0]
 	for _, g := range o.groups {
 		for _, i := range g.idx {
 			p := o.params[i]
-			grad, err := o.gradOf(p)
-			if err != nil {
-				return err
-			}
+			grad := p.Grad()
 			if grad == nil {
 				continue
 			}
 			o.steps[i]++
 			clr := g.lr / (1 + float64(o.steps[i]-1)*o.opt.LRDecay)
-			switch p.DType() {
-			case tensor.Float32:
-				adagradUpdate(p.Float32s(), grad.Float32s(), o.sum[i].Float32s(), clr, o.opt.Eps, g.weightDecay, o.opt.Maximize)
-			case tensor.Float64:
-				adagradUpdate(p.Float64s(), grad.Float64s(), o.sum[i].Float64s(), clr, o.opt.Eps, g.weightDecay, o.opt.Maximize)
+			it := adagradItem{clr: clr, eps: o.opt.Eps, weightDecay: g.weightDecay, maximize: o.opt.Maximize}
+			if p.DType() == tensor.Float32 {
+				it.f32, it.p32, it.g32, it.s32 = true, p.Float32s(), grad.Float32s(), o.sum[i].Float32s()
+			} else {
+				it.p64, it.g64, it.s64 = p.Float64s(), grad.Float64s(), o.sum[i].Float64s()
 			}
+			o.items = append(o.items, it)
 		}
 	}
+	o.fan.run(totalSize(o.items))
 	return nil
 }
 

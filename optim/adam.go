@@ -74,6 +74,29 @@ type Adam struct {
 	steps     []int64 // per-parameter step count
 	m, v      []*tensor.Tensor
 	vmax      []*tensor.Tensor // AMSGrad only
+	items     []adamItem       // this step's work, reused
+	fan       *fanout
+}
+
+// adamItem is one parameter's update in a step.
+type adamItem struct {
+	f32                bool
+	p32, g32, m32, v32 []float32
+	x32                []float32 // AMSGrad maximum
+	p64, g64, m64, v64 []float64
+	x64                []float64
+	a                  adamArgs
+	c                  [9]float32
+}
+
+func (it *adamItem) size() int { return len(it.p32) + len(it.p64) }
+
+func (it *adamItem) update(lo, hi int) {
+	if it.f32 {
+		adamF32(it.p32[lo:hi], it.g32[lo:hi], it.m32[lo:hi], it.v32[lo:hi], sub(it.x32, lo, hi), it.a, &it.c)
+		return
+	}
+	adamUpdate(it.p64[lo:hi], it.g64[lo:hi], it.m64[lo:hi], it.v64[lo:hi], sub(it.x64, lo, hi), it.a)
 }
 
 // NewAdam returns Adam over params, one group.
@@ -106,19 +129,22 @@ func newAdam(name string, groups []ParamGroup, opt AdamOptions, decoupled bool) 
 		return nil, err
 	}
 	n := len(b.params)
-	return &Adam{base: b, opt: opt, decoupled: decoupled, steps: make([]int64, n),
-		m: make([]*tensor.Tensor, n), v: make([]*tensor.Tensor, n), vmax: make([]*tensor.Tensor, n)}, nil
+	o := &Adam{base: b, opt: opt, decoupled: decoupled, steps: make([]int64, n),
+		m: make([]*tensor.Tensor, n), v: make([]*tensor.Tensor, n), vmax: make([]*tensor.Tensor, n)}
+	o.fan = newFanout(func(lo, hi int) { runSpans(o.items, lo, hi) })
+	return o, nil
 }
 
 // Step updates every parameter that has a gradient.
 func (o *Adam) Step() error {
+	if err := o.checkGrads(); err != nil {
+		return err
+	}
+	o.items = o.items[:0]
 	for _, g := range o.groups {
 		for _, i := range g.idx {
 			p := o.params[i]
-			grad, err := o.gradOf(p)
-			if err != nil {
-				return err
-			}
+			grad := p.Grad()
 			if grad == nil {
 				continue
 			}
@@ -140,14 +166,18 @@ func (o *Adam) Step() error {
 			if o.decoupled {
 				a.weightDecay, a.decay = 0, 1-g.lr*g.weightDecay
 			}
-			switch p.DType() {
-			case tensor.Float32:
-				adamUpdate(p.Float32s(), grad.Float32s(), o.m[i].Float32s(), o.v[i].Float32s(), f32s(o.vmax[i]), a)
-			case tensor.Float64:
-				adamUpdate(p.Float64s(), grad.Float64s(), o.m[i].Float64s(), o.v[i].Float64s(), f64s(o.vmax[i]), a)
+			it := adamItem{a: a, c: a.consts()}
+			if p.DType() == tensor.Float32 {
+				it.f32, it.p32, it.g32 = true, p.Float32s(), grad.Float32s()
+				it.m32, it.v32, it.x32 = o.m[i].Float32s(), o.v[i].Float32s(), f32s(o.vmax[i])
+			} else {
+				it.p64, it.g64 = p.Float64s(), grad.Float64s()
+				it.m64, it.v64, it.x64 = o.m[i].Float64s(), o.v[i].Float64s(), f64s(o.vmax[i])
 			}
+			o.items = append(o.items, it)
 		}
 	}
+	o.fan.run(totalSize(o.items))
 	return nil
 }
 

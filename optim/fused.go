@@ -23,6 +23,12 @@ type sgdArgs struct {
 	first bool
 }
 
+// consts returns the scalars of the float32 kernels, in the order of the
+// assembly: μ, 1−τ, −lr.
+func (a sgdArgs) consts() [3]float32 {
+	return [3]float32{float32(a.momentum), float32(1 - a.dampening), float32(-a.lr)}
+}
+
 // sgdUpdate applies SGD (torch.optim.SGD):
 //
 //	d ← ±g + λ·p;  b ← μ·b + (1−τ)·d (b ← d on the first step);
@@ -95,25 +101,44 @@ type adamArgs struct {
 	// 1 for Adam).
 	weightDecay, decay float64
 	// stepSize is lr/(1−β1^t); bc2Sqrt is √(1−β2^t).
-	stepSize, bc2Sqrt  float64
+	stepSize, bc2Sqrt float64
 	amsgrad, maximize bool
+}
+
+// plain reports whether the update is Adam without weight decay,
+// minimizing: the fast path.
+func (a adamArgs) plain() bool {
+	return a.decay == 1 && a.weightDecay == 0 && !a.maximize
+}
+
+// consts returns the scalars of the float32 kernels, in the order of the
+// assembly (see _asm/fused_asm.go).
+func (a adamArgs) consts() [9]float32 {
+	sign := float32(1)
+	if a.maximize {
+		sign = -1
+	}
+	return [9]float32{float32(a.beta1), float32(1 - a.beta1), float32(a.beta2), float32(1 - a.beta2),
+		float32(-a.stepSize * a.bc2Sqrt), float32(a.eps * a.bc2Sqrt), float32(a.decay), float32(a.weightDecay), sign}
 }
 
 // adamUpdate applies Adam (Kingma & Ba, 2015, Algorithm 1, with PyTorch's
 // placement of ε) or AdamW (Loshchilov & Hutter, 2019, decoupled decay):
 //
-//	p ← decay·p;  g ← ±g + λ·p;
+//	x ← decay·p;  g ← ±g + λ·x;
 //	m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;  v̂ ← max(v̂, v) (AMSGrad);
-//	p ← p − stepSize · m / (√v / √(1−β2^t) + ε).
+//	p ← x − stepSize · m / (√v / √(1−β2^t) + ε).
 //
-// vmax is used only with amsgrad.
+// The last line is evaluated as p ← x + (s′·m)/(√v + ε′) with
+// s′ = −stepSize·√(1−β2^t) and ε′ = ε·√(1−β2^t): the same value with one
+// division per element instead of two. vmax is used only with amsgrad.
 func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 	n := len(p)
 	g, m, v = g[:n], m[:n], v[:n]
 	b1, omb1 := T(a.beta1), T(1-a.beta1)
 	b2, omb2 := T(a.beta2), T(1-a.beta2)
-	eps, wd, decay := T(a.eps), T(a.weightDecay), T(a.decay)
-	step, bc2 := T(-a.stepSize), T(a.bc2Sqrt)
+	wd, decay := T(a.weightDecay), T(a.decay)
+	step, eps := T(-a.stepSize*a.bc2Sqrt), T(a.eps*a.bc2Sqrt)
 	sign := T(1)
 	if a.maximize {
 		sign = -1
@@ -128,18 +153,17 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 			m[i], v[i] = mi, vi
 			vm := max(vmax[i], vi)
 			vmax[i] = vm
-			p[i] = x + step*mi/(sqrtT(vm)/bc2+eps)
+			p[i] = x + step*mi/(sqrtT(vm)+eps)
 		}
 		return
 	}
-	if a.decay == 1 && a.weightDecay == 0 && !a.maximize {
-		// The common case: plain Adam without decay.
+	if a.plain() {
 		for i := range p {
 			gi := g[i]
 			mi := m[i]*b1 + omb1*gi
 			vi := v[i]*b2 + omb2*gi*gi
 			m[i], v[i] = mi, vi
-			p[i] += step * mi / (sqrtT(vi)/bc2 + eps)
+			p[i] += step * mi / (sqrtT(vi) + eps)
 		}
 		return
 	}
@@ -149,7 +173,7 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 		mi := m[i]*b1 + omb1*gi
 		vi := v[i]*b2 + omb2*gi*gi
 		m[i], v[i] = mi, vi
-		p[i] = x + step*mi/(sqrtT(vi)/bc2+eps)
+		p[i] = x + step*mi/(sqrtT(vi)+eps)
 	}
 }
 

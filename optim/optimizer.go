@@ -140,17 +140,20 @@ func (b *base) WeightDecay(i int) float64 { return b.groups[i].weightDecay }
 // Params returns the optimized parameters in state-dict order.
 func (b *base) Params() []*tensor.Tensor { return append([]*tensor.Tensor(nil), b.params...) }
 
-// gradOf returns p's gradient, or nil when p has none. A gradient of
-// another dtype or layout than p is a programmer error.
-func (b *base) gradOf(p *tensor.Tensor) (*tensor.Tensor, error) {
-	g := p.Grad()
-	if g == nil {
-		return nil, nil
+// checkGrads verifies, before a step changes anything, that every
+// gradient matches its parameter's dtype and size and is contiguous.
+func (b *base) checkGrads() error {
+	for i, p := range b.params {
+		g := p.Grad()
+		if g == nil {
+			continue
+		}
+		if g.DType() != p.DType() || g.Numel() != p.Numel() || !g.IsContiguous() || !p.IsContiguous() {
+			return fmt.Errorf("optim: %s: parameter %d: gradient %v %v does not match parameter %v %v (or one is not contiguous)",
+				b.name, i, g.DType(), g.Shape(), p.DType(), p.Shape())
+		}
 	}
-	if g.DType() != p.DType() || g.Numel() != p.Numel() || !g.IsContiguous() {
-		return nil, fmt.Errorf("optim: %s: gradient %v %v does not match parameter %v %v", b.name, g.DType(), g.Shape(), p.DType(), p.Shape())
-	}
-	return g, nil
+	return nil
 }
 
 // newBuffer returns a zero tensor shaped and typed like p.

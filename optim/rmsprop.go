@@ -34,6 +34,26 @@ type RMSprop struct {
 	opt            RMSpropOptions
 	steps          []int64
 	sq, gavg, mbuf []*tensor.Tensor
+	items          []rmspropItem
+	fan            *fanout
+}
+
+// rmspropItem is one parameter's update in a step.
+type rmspropItem struct {
+	f32                     bool
+	p32, g32, s32, a32, b32 []float32
+	p64, g64, s64, a64, b64 []float64
+	a                       rmspropArgs
+}
+
+func (it *rmspropItem) size() int { return len(it.p32) + len(it.p64) }
+
+func (it *rmspropItem) update(lo, hi int) {
+	if it.f32 {
+		rmspropUpdate(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], sub(it.a32, lo, hi), sub(it.b32, lo, hi), it.a)
+		return
+	}
+	rmspropUpdate(it.p64[lo:hi], it.g64[lo:hi], it.s64[lo:hi], sub(it.a64, lo, hi), sub(it.b64, lo, hi), it.a)
 }
 
 // NewRMSprop returns RMSprop over params, one group.
@@ -61,21 +81,24 @@ func NewRMSpropGroups(groups []ParamGroup, opt RMSpropOptions) (*RMSprop, error)
 		return nil, err
 	}
 	n := len(b.params)
-	return &RMSprop{base: b, opt: opt, steps: make([]int64, n),
-		sq: make([]*tensor.Tensor, n), gavg: make([]*tensor.Tensor, n), mbuf: make([]*tensor.Tensor, n)}, nil
+	o := &RMSprop{base: b, opt: opt, steps: make([]int64, n),
+		sq: make([]*tensor.Tensor, n), gavg: make([]*tensor.Tensor, n), mbuf: make([]*tensor.Tensor, n)}
+	o.fan = newFanout(func(lo, hi int) { runSpans(o.items, lo, hi) })
+	return o, nil
 }
 
 // Step updates every parameter that has a gradient.
 func (o *RMSprop) Step() error {
+	if err := o.checkGrads(); err != nil {
+		return err
+	}
+	o.items = o.items[:0]
 	for _, g := range o.groups {
 		a := rmspropArgs{lr: g.lr, alpha: o.opt.Alpha, eps: o.opt.Eps, weightDecay: g.weightDecay,
 			momentum: o.opt.Momentum, centered: o.opt.Centered, maximize: o.opt.Maximize}
 		for _, i := range g.idx {
 			p := o.params[i]
-			grad, err := o.gradOf(p)
-			if err != nil {
-				return err
-			}
+			grad := p.Grad()
 			if grad == nil {
 				continue
 			}
@@ -89,14 +112,18 @@ func (o *RMSprop) Step() error {
 				o.mbuf[i] = newBuffer(p)
 			}
 			o.steps[i]++
-			switch p.DType() {
-			case tensor.Float32:
-				rmspropUpdate(p.Float32s(), grad.Float32s(), o.sq[i].Float32s(), f32s(o.gavg[i]), f32s(o.mbuf[i]), a)
-			case tensor.Float64:
-				rmspropUpdate(p.Float64s(), grad.Float64s(), o.sq[i].Float64s(), f64s(o.gavg[i]), f64s(o.mbuf[i]), a)
+			it := rmspropItem{a: a}
+			if p.DType() == tensor.Float32 {
+				it.f32, it.p32, it.g32 = true, p.Float32s(), grad.Float32s()
+				it.s32, it.a32, it.b32 = o.sq[i].Float32s(), f32s(o.gavg[i]), f32s(o.mbuf[i])
+			} else {
+				it.p64, it.g64 = p.Float64s(), grad.Float64s()
+				it.s64, it.a64, it.b64 = o.sq[i].Float64s(), f64s(o.gavg[i]), f64s(o.mbuf[i])
 			}
+			o.items = append(o.items, it)
 		}
 	}
+	o.fan.run(totalSize(o.items))
 	return nil
 }
 

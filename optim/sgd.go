@@ -27,8 +27,29 @@ type SGDOptions struct {
 //	p ← p − lr·g
 type SGD struct {
 	base
-	opt SGDOptions
-	buf []*tensor.Tensor // momentum buffers by parameter index (nil until used)
+	opt   SGDOptions
+	buf   []*tensor.Tensor // momentum buffers by parameter index (nil until used)
+	items []sgdItem        // this step's work, reused
+	fan   *fanout
+}
+
+// sgdItem is one parameter's update in a step.
+type sgdItem struct {
+	f32           bool
+	p32, g32, b32 []float32
+	p64, g64, b64 []float64
+	a             sgdArgs
+	c             [3]float32
+}
+
+func (it *sgdItem) size() int { return len(it.p32) + len(it.p64) }
+
+func (it *sgdItem) update(lo, hi int) {
+	if it.f32 {
+		sgdF32(it.p32[lo:hi], it.g32[lo:hi], sub(it.b32, lo, hi), it.a, &it.c)
+		return
+	}
+	sgdUpdate(it.p64[lo:hi], it.g64[lo:hi], sub(it.b64, lo, hi), it.a)
 }
 
 // NewSGD returns SGD over params, one group.
@@ -45,7 +66,9 @@ func NewSGDGroups(groups []ParamGroup, opt SGDOptions) (*SGD, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SGD{base: b, opt: opt, buf: make([]*tensor.Tensor, len(b.params))}, nil
+	o := &SGD{base: b, opt: opt, buf: make([]*tensor.Tensor, len(b.params))}
+	o.fan = newFanout(func(lo, hi int) { runSpans(o.items, lo, hi) })
+	return o, nil
 }
 
 func (o SGDOptions) validate() error {
@@ -64,15 +87,16 @@ func (o SGDOptions) validate() error {
 
 // Step updates every parameter that has a gradient.
 func (o *SGD) Step() error {
+	if err := o.checkGrads(); err != nil {
+		return err
+	}
+	o.items = o.items[:0]
 	for _, g := range o.groups {
 		a := sgdArgs{lr: g.lr, weightDecay: g.weightDecay, momentum: o.opt.Momentum,
 			dampening: o.opt.Dampening, nesterov: o.opt.Nesterov, maximize: o.opt.Maximize}
 		for _, i := range g.idx {
 			p := o.params[i]
-			grad, err := o.gradOf(p)
-			if err != nil {
-				return err
-			}
+			grad := p.Grad()
 			if grad == nil {
 				continue
 			}
@@ -81,14 +105,16 @@ func (o *SGD) Step() error {
 				o.buf[i] = newBuffer(p)
 				a.first = true
 			}
-			switch p.DType() {
-			case tensor.Float32:
-				sgdUpdate(p.Float32s(), grad.Float32s(), f32s(o.buf[i]), a)
-			case tensor.Float64:
-				sgdUpdate(p.Float64s(), grad.Float64s(), f64s(o.buf[i]), a)
+			it := sgdItem{a: a, c: a.consts()}
+			if p.DType() == tensor.Float32 {
+				it.f32, it.p32, it.g32, it.b32 = true, p.Float32s(), grad.Float32s(), f32s(o.buf[i])
+			} else {
+				it.p64, it.g64, it.b64 = p.Float64s(), grad.Float64s(), f64s(o.buf[i])
 			}
+			o.items = append(o.items, it)
 		}
 	}
+	o.fan.run(totalSize(o.items))
 	return nil
 }
 

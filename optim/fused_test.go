@@ -1,0 +1,127 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// awkwardSizes cross every vector width and unroll boundary.
+var awkwardSizes = []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 63, 64, 65, 100, 1000, 4099}
+
+func randF32(r *rand.Rand, n int, scale float64) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64() * scale)
+	}
+	return s
+}
+
+func absF32(s []float32) []float32 {
+	for i := range s {
+		s[i] = float32(math.Abs(float64(s[i])))
+	}
+	return s
+}
+
+// closeF32 reports whether a and b agree to a few float32 ulps, relative
+// to scale.
+func closeF32(a, b []float32, tol float64) (int, bool) {
+	for i := range a {
+		d := math.Abs(float64(a[i]) - float64(b[i]))
+		if d > tol*math.Max(1e-3, math.Abs(float64(b[i]))) || math.IsNaN(float64(a[i])) != math.IsNaN(float64(b[i])) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// withSIMD runs fn once per kernel variant the CPU supports.
+func withSIMD(t *testing.T, fn func(t *testing.T)) {
+	saved := simd
+	defer func() { simd = saved }()
+	for _, v := range simdVariants() {
+		simd = v
+		t.Run(fmt.Sprintf("simd%d", v), fn)
+	}
+}
+
+// TestAdamKernelVariants compares every float32 Adam variant (assembly and
+// Go) with the Go loop in float64 on awkward sizes.
+func TestAdamKernelVariants(t *testing.T) {
+	withSIMD(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, n := range awkwardSizes {
+			for _, a := range []adamArgs{
+				{beta1: 0.9, beta2: 0.999, eps: 1e-8, decay: 1, stepSize: 0.01 / 0.1, bc2Sqrt: math.Sqrt(0.001)},
+				{beta1: 0.8, beta2: 0.99, eps: 1e-6, decay: 1, weightDecay: 0.1, stepSize: 0.03, bc2Sqrt: 0.4, maximize: true},
+				{beta1: 0.9, beta2: 0.999, eps: 1e-8, decay: 1 - 0.01*0.1, stepSize: 0.02, bc2Sqrt: 0.7},
+				{beta1: 0.9, beta2: 0.999, eps: 1e-8, decay: 0.999, stepSize: 0.02, bc2Sqrt: 0.7, amsgrad: true},
+			} {
+				p, g := randF32(r, n, 1), randF32(r, n, 0.1)
+				m, v, vm := randF32(r, n, 0.05), absF32(randF32(r, n, 0.01)), absF32(randF32(r, n, 0.01))
+				if n > 3 {
+					g[3], v[3] = 0, 0 // a coordinate that never had a gradient
+				}
+				p64, g64, m64, v64, vm64 := widen(p), widen(g), widen(m), widen(v), widen(vm)
+				c := a.consts()
+				adamF32(p, g, m, v, vm, a, &c)
+				adamUpdate(p64, g64, m64, v64, vm64, a)
+				for name, pair := range map[string][2][]float32{"p": {p, narrow(p64)}, "m": {m, narrow(m64)}, "v": {v, narrow(v64)}} {
+					if i, ok := closeF32(pair[0], pair[1], 1e-5); !ok {
+						t.Fatalf("n=%d %+v: %s[%d] = %g, float64 reference %g", n, a, name, i, pair[0][i], pair[1][i])
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestSGDKernelVariants is TestAdamKernelVariants for SGD.
+func TestSGDKernelVariants(t *testing.T) {
+	withSIMD(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, n := range awkwardSizes {
+			for _, a := range []sgdArgs{
+				{lr: 0.1},
+				{lr: 0.1, momentum: 0.9},
+				{lr: 0.1, momentum: 0.9, dampening: 0.2},
+				{lr: 0.1, momentum: 0.9, first: true},
+				{lr: 0.1, momentum: 0.9, nesterov: true, weightDecay: 0.01},
+				{lr: 0.1, momentum: 0.5, maximize: true},
+				{lr: 0.1, weightDecay: 0.1, maximize: true},
+			} {
+				p, g, b := randF32(r, n, 1), randF32(r, n, 0.1), randF32(r, n, 0.1)
+				p64, g64, b64 := widen(p), widen(g), widen(b)
+				c := a.consts()
+				sgdF32(p, g, b, a, &c)
+				sgdUpdate(p64, g64, b64, a)
+				if i, ok := closeF32(p, narrow(p64), 1e-5); !ok {
+					t.Fatalf("n=%d %+v: p[%d] = %g, float64 reference %g", n, a, i, p[i], p64[i])
+				}
+				if a.momentum != 0 {
+					if i, ok := closeF32(b, narrow(b64), 1e-5); !ok {
+						t.Fatalf("n=%d %+v: buf[%d] = %g, float64 reference %g", n, a, i, b[i], b64[i])
+					}
+				}
+			}
+		}
+	})
+}
+
+func widen(s []float32) []float64 {
+	out := make([]float64, len(s))
+	for i, v := range s {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+func narrow(s []float64) []float32 {
+	out := make([]float32, len(s))
+	for i, v := range s {
+		out[i] = float32(v)
+	}
+	return out
+}
