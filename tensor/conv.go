@@ -518,6 +518,7 @@ func convColRange(outW, sw, pw, off, w int) (lo, hi int) {
 func im2colRows[T float](col []T, ld int, img []T, channels int, g kernel.Window2d, oh, ow int) {
 	p := oh * ow
 	hw := g.H * g.W
+	shifted := g.StrideH == 1 && g.StrideW == 1 && ow == g.W
 	for c := range channels {
 		plane := img[c*hw : (c+1)*hw]
 		for kh := range g.KH {
@@ -526,6 +527,27 @@ func im2colRows[T float](col []T, ld int, img []T, channels int, g kernel.Window
 				out := col[r*ld : r*ld+p]
 				offW := kw * g.DilW
 				wlo, whi := convColRange(ow, g.StrideW, g.PadW, offW, g.W)
+				if shifted {
+					// Output rows are as long as input rows, so the valid
+					// block is the plane shifted by a constant: one copy,
+					// then zero the rows and edge columns in the padding.
+					offH := kh*g.DilH - g.PadH
+					ylo, yhi := convColRange(oh, 1, g.PadH, kh*g.DilH, g.H)
+					shift := offH*g.W + offW - g.PadW
+					if ylo < yhi && wlo < whi {
+						a, b := ylo*ow+wlo, (yhi-1)*ow+whi
+						copy(out[a:b], plane[a+shift:b+shift])
+						for y := ylo; y < yhi; y++ {
+							clear(out[y*ow : y*ow+wlo])
+							clear(out[y*ow+whi : (y+1)*ow])
+						}
+						clear(out[:ylo*ow])
+						clear(out[yhi*ow:])
+					} else {
+						clear(out)
+					}
+					continue
+				}
 				for y := range oh {
 					dst := out[y*ow : (y+1)*ow]
 					ih := y*g.StrideH - g.PadH + kh*g.DilH

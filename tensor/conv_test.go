@@ -75,6 +75,8 @@ var convCases = []convCase{
 	{"pointwise", 5, 4, 3, 5, 3, 1, 1, tensor.Conv2dOpts{}, true},
 	{"pointwise/groups2", 2, 4, 3, 3, 2, 1, 1, tensor.Conv2dOpts{Groups: 2}, false},
 	{"1x1stride2pad1", 2, 3, 5, 4, 2, 1, 1, tensor.Conv2dOpts{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}, true},
+	{"dilated/same", 2, 2, 6, 7, 3, 3, 3, tensor.Conv2dOpts{Padding: [2]int{2, 2}, Dilation: [2]int{2, 2}}, true},
+	{"3x1/same/tinyPlane", 2, 3, 2, 3, 2, 3, 1, tensor.Conv2dOpts{Padding: [2]int{1, 0}}, false},
 	{"kernelAsLargeAsInput", 2, 2, 3, 4, 3, 3, 4, tensor.Conv2dOpts{}, true},
 }
 

@@ -81,10 +81,14 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *T
 	xc := x.contiguousRaw()
 	out := empty(x.dtype, pooledShape(x, oh, ow))
 	argmax := make([]int32, planes*oh*ow)
-	switch x.dtype {
-	case Float32:
+	switch {
+	case is2x2(g) && x.dtype == Float32:
+		maxPool2x2(flat[float32](out), argmax, flat[float32](xc), planes, g)
+	case is2x2(g):
+		maxPool2x2(flat[float64](out), argmax, flat[float64](xc), planes, g)
+	case x.dtype == Float32:
 		kernel.MaxPool2dForwardF32(flat[float32](out), argmax, flat[float32](xc), planes, g)
-	case Float64:
+	default:
 		maxPoolForward(flat[float64](out), argmax, flat[float64](xc), planes, g)
 	}
 	if track1(out, x) {
@@ -114,6 +118,61 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *T
 // poolGrain is how many planes make a chunk worth a core.
 func poolGrain(g kernel.Window2d) int {
 	return max(1, grainElems/max(g.OutH()*g.OutW()*g.KH*g.KW, 1))
+}
+
+// is2x2 reports whether g is the common 2×2 window with stride 2 and no
+// padding or dilation.
+func is2x2(g kernel.Window2d) bool {
+	return g.KH == 2 && g.KW == 2 && g.StrideH == 2 && g.StrideW == 2 && g.PadH == 0 && g.PadW == 0 && g.DilH == 1 && g.DilW == 1
+}
+
+// maxPool2x2 is max pooling with a 2×2 window and stride 2, unrolled: the
+// same results and indices as the general loop (first maximum in
+// row-major window order; the first NaN wins).
+func maxPool2x2[T float](dst []T, argmax []int32, src []T, planes int, g kernel.Window2d) {
+	oh, ow := g.OutH(), g.OutW()
+	parallel.For(planes, max(1, grainElems/max(4*oh*ow, 1)), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			in := src[p*g.H*g.W : (p+1)*g.H*g.W]
+			out := dst[p*oh*ow : (p+1)*oh*ow]
+			idx := argmax[p*oh*ow : (p+1)*oh*ow]
+			for y := range oh {
+				r0 := in[2*y*g.W : (2*y+1)*g.W]
+				r1 := in[(2*y+1)*g.W : (2*y+2)*g.W]
+				o := out[y*ow : (y+1)*ow]
+				ix := idx[y*ow : (y+1)*ow]
+				base := int32(2 * y * g.W)
+				w := int32(g.W)
+				for x := range o {
+					// Branch-free on ordinary data: the maximum, then the
+					// first window position holding it (selects, not jumps).
+					a, b, c, d := r0[2*x], r0[2*x+1], r1[2*x], r1[2*x+1]
+					m := max(max(a, b), max(c, d)) // NaN if any is NaN
+					k := int32(w + 1)
+					if c == m {
+						k = w
+					}
+					if b == m {
+						k = 1
+					}
+					if a == m {
+						k = 0
+					}
+					if m != m { // the first NaN wins
+						switch {
+						case a != a:
+							k = 0
+						case b != b:
+							k = 1
+						case c != c:
+							k = w
+						}
+					}
+					o[x], ix[x] = m, base+int32(2*x)+k
+				}
+			}
+		}
+	})
 }
 
 // maxPoolForward is kernel.MaxPool2dForwardF32 for float64.
