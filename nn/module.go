@@ -11,9 +11,9 @@ import (
 // optimizer updates), named buffers (state saved with the model but not
 // trained, such as BatchNorm's running statistics) and named child modules.
 //
-// Every module embeds Base, which implements this interface; a custom
-// module only registers its parts in its constructor and adds a Forward
-// method. Layers that map one tensor to one tensor also satisfy Layer.
+// Every module embeds Base, which implements this interface (the
+// unexported method makes embedding Base the only way); a custom module
+// only registers its parts in its constructor and adds a Forward method. Layers that map one tensor to one tensor also satisfy Layer.
 type Module interface {
 	// NamedParameters returns the parameters of the module and of all its
 	// descendants, in registration order (own parameters first, then each
@@ -31,6 +31,16 @@ type Module interface {
 	// new module starts in, as in PyTorch).
 	Training() bool
 
+	// The rest is implemented by Base once for every module; see the
+	// methods of Base.
+	Parameters() []*tensor.Tensor
+	NamedModules() []NamedModule
+	Train()
+	Eval()
+	SetRequiresGrad(on bool)
+	ZeroGrad()
+	NumParameters() int
+	To(dt tensor.DType)
 	base() *Base
 }
 

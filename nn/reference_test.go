@@ -84,10 +84,7 @@ func numel(shape []int) int {
 
 // loadRef converts m to float64 and loads the case's tensors named
 // prefix+key into it (strictly).
-func loadRef(t *testing.T, m interface {
-	nn.Module
-	To(tensor.DType)
-}, c map[string]*tensor.Tensor, prefix string) {
+func loadRef(t *testing.T, m nn.Module, c map[string]*tensor.Tensor, prefix string) {
 	t.Helper()
 	m.To(tensor.Float64)
 	sd := map[string]*tensor.Tensor{}
