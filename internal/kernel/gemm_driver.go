@@ -30,6 +30,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -155,8 +156,8 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 	}
 	if parts > 1 && gemmPool.mu.TryLock() {
 		j := &v.job
-		if j.plan(v, &g, parts) > 1 {
-			gemmPool.run(j.parts, j)
+		if parts := j.plan(v, &g, parts); parts > 1 {
+			gemmPool.run(parts, j)
 			j.args = gemmArgs[T]{} // drop references to the caller's slices
 			gemmPool.mu.Unlock()
 			return
@@ -434,124 +435,197 @@ func packB[T gemmFloat](v *gemmVariant[T], dst, b []T, ldb int, trans bool, pc, 
 	}
 }
 
-// gemmJob is a GEMM split into strips of C, one per worker.
+// gemmJob is a GEMM shared by the workers of the pool. Work is handed out
+// dynamically from atomic counters, so a worker slowed down by another
+// process on the machine just takes fewer pieces.
+//
+// Row mode (the usual one): for each (jc, pc) block, the workers claim B
+// micro-panels to pack into a shared buffer, wait until all are packed, then
+// claim chunks of rows of C to multiply once block t-1 is done (block t adds
+// into what it wrote). B is double-buffered, so packing block t overlaps the
+// end of block t-1: before packing, a worker only waits until every row chunk
+// of block t-2 (the previous user of the buffer) is done. The counters run on across blocks, each
+// block owning a range of their values.
+//
+// Column mode (small m): the workers claim chunks of columns of C and run the
+// whole serial algorithm on each with their own buffers.
 type gemmJob[T gemmFloat] struct {
-	v      *gemmVariant[T]
-	args   gemmArgs[T]
-	splitM bool  // strips are row ranges sharing packed B (else column ranges)
-	bounds []int // parts+1 strip boundaries
-	parts  int
-	sync   spinBarrier
+	v         *gemmVariant[T]
+	args      gemmArgs[T]
+	rows      bool // row mode (else column mode)
+	chunk     int  // rows or columns per chunk (a multiple of mr or nr)
+	panelNext atomic.Uint64
+	panelDone atomic.Uint64
+	chunkNext atomic.Uint64
+	chunkDone atomic.Uint64
+	sig       gemmSignal
 }
 
-// plan chooses the strips for up to maxParts workers and returns how many
-// there are. Strips are whole micro-panels. Row strips share the packing of
-// B; column strips each use all of A (in place or copied), so they suit a
-// small m. The cost model counts the slowest worker's padded tile work plus
-// its packing, with packing one element taken as 8 multiply-adds.
+// plan sets up the job for up to maxParts workers and returns how many to
+// use. Row mode shares the packing of B; column mode has each worker use all
+// of A (in place, or copied per chunk), so it suits a small m. The cost model
+// counts a worker's share of the padded tile work plus its packing, taking
+// one packed element as 8 multiply-adds.
 func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	j.v, j.args = v, *g
 	m, n, k := g.m, g.n, g.k
 	pm := (m + v.mr - 1) / v.mr // row panels
 	pn := (n + v.nr - 1) / v.nr // column panels
-	partsM := min(maxParts, pm)
-	partsN := min(maxParts, pn)
-	perM := (pm + partsM - 1) / partsM
-	perN := (pn + partsN - 1) / partsN
-	costM := float64(perM*v.mr)*float64(pn*v.nr)*float64(k) + 8*float64(k)*float64(perM*v.mr+n/partsM)
-	packA := float64(m)
-	if g.directA {
-		packA = 0
+	parts := maxParts
+	if pm < parts && pn < parts {
+		parts = max(pm, pn)
 	}
-	costN := float64(perN*v.nr)*float64(pm*v.mr)*float64(k) + 8*float64(k)*(float64(perN*v.nr)+packA)
-	j.splitM = costM <= costN
-	panels, size, total, parts := pn, v.nr, n, partsN
-	if j.splitM {
-		panels, size, total, parts = pm, v.mr, m, partsM
+	if parts < 2 {
+		return 1
+	}
+	p := float64(parts)
+	work := float64(pm*v.mr) * float64(pn*v.nr) * float64(k) / p
+	costRows := work + 8*float64(k)*(float64(m)+float64(n))/p
+	copyA := float64(m)
+	if g.directA {
+		copyA = 0
+	}
+	costCols := work + 8*float64(k)*(float64(n)/p+copyA)
+	if pm < parts {
+		costRows = math.Inf(1)
+	}
+	if pn < parts {
+		costCols = math.Inf(1)
+	}
+	j.rows = costRows <= costCols
+	// About four chunks per worker for balance; one per worker in column
+	// mode when each chunk would copy all of A.
+	perWorker := 4
+	if j.rows {
+		j.chunk = min(roundUp((m+parts*perWorker-1)/(parts*perWorker), v.mr), v.mc)
 		j.args.directB = false // B is shared and packed
 		need := g.kc * roundUp(min(v.nc, n), v.nr)
 		v.sharedB[0] = grow(v.sharedB[0], need)
 		v.sharedB[1] = grow(v.sharedB[1], need)
+	} else {
+		if !g.directA {
+			perWorker = 1
+		}
+		j.chunk = roundUp((n+parts*perWorker-1)/(parts*perWorker), v.nr)
 	}
-	j.parts = parts
-	if cap(j.bounds) < parts+1 {
-		j.bounds = make([]int, parts+1)
-	}
-	j.bounds = j.bounds[:parts+1]
-	for w := 0; w <= parts; w++ {
-		j.bounds[w] = min(total, (panels*w/parts)*size)
-	}
+	j.panelNext.Store(0)
+	j.panelDone.Store(0)
+	j.chunkNext.Store(0)
+	j.chunkDone.Store(0)
 	return parts
 }
 
-func (j *gemmJob[T]) runPart(w int) {
-	lo, hi := j.bounds[w], j.bounds[w+1]
-	v, g := j.v, &j.args
-	bf := v.getBuf()
-	defer v.bufs.Put(bf)
-	if !j.splitM {
-		if lo < hi {
-			gemmStrip(v, bf, g, 0, g.m, lo, hi)
+// claim takes the next value of c below end, if any.
+func claim(c *atomic.Uint64, end uint64) (uint64, bool) {
+	for {
+		x := c.Load()
+		if x >= end {
+			return 0, false
 		}
-		return
-	}
-	// Row strips: every worker packs its share of each B block into the
-	// shared buffer, waits for the others, then multiplies its rows. B is
-	// double-buffered: when a worker passes the barrier of block t+1, all have
-	// finished block t-1, whose buffer block t+1 reuses.
-	iter := 0
-	for jc := 0; jc < g.n; jc += v.nc {
-		ncur := min(v.nc, g.n-jc)
-		panels := (ncur + v.nr - 1) / v.nr
-		for pc := 0; pc < g.k; pc += g.kc {
-			kcur := min(g.kc, g.k-pc)
-			bp := v.sharedB[iter%2][:kcur*panels*v.nr]
-			packBPanels(v, g, bp, pc, kcur, jc, ncur, panels*w/j.parts, panels*(w+1)/j.parts)
-			j.sync.wait(j.parts)
-			if lo < hi {
-				macroBlock(v, bf, g, bp, pc, kcur, jc, ncur, lo, hi)
-			}
-			iter++
+		if c.CompareAndSwap(x, x+1) {
+			return x, true
 		}
 	}
 }
 
-// spinBarrier is a reusable barrier for the workers of one job. Waiting
-// spins for a few microseconds (the usual wait when both cores are ours),
-// then blocks, so a descheduled peer on a busy machine costs no CPU.
-type spinBarrier struct {
-	count atomic.Int32
-	gen   atomic.Uint32
-	mu    sync.Mutex
-	cond  *sync.Cond
+func (j *gemmJob[T]) runPart(int) {
+	v, g := j.v, &j.args
+	bf := v.getBuf()
+	defer v.bufs.Put(bf)
+	if !j.rows {
+		chunks := uint64((g.n + j.chunk - 1) / j.chunk)
+		for {
+			q, ok := claim(&j.chunkNext, chunks)
+			if !ok {
+				return
+			}
+			lo := int(q) * j.chunk
+			gemmStrip(v, bf, g, 0, g.m, lo, min(g.n, lo+j.chunk))
+		}
+	}
+	chunks := uint64((g.m + j.chunk - 1) / j.chunk)
+	var panelEnd, chunkEnd, chunkEnd1, chunkEnd2 uint64 // chunkEnd1, 2: blocks t-1, t-2
+	t := 0
+	for jc := 0; jc < g.n; jc += v.nc {
+		ncur := min(v.nc, g.n-jc)
+		panels := uint64((ncur + v.nr - 1) / v.nr)
+		for pc := 0; pc < g.k; pc += g.kc {
+			kcur := min(g.kc, g.k-pc)
+			panelStart, chunkStart := panelEnd, chunkEnd
+			panelEnd += panels
+			chunkEnd += chunks
+			bp := v.sharedB[t%2][:kcur*int(panels)*v.nr]
+			if t >= 2 {
+				end := chunkEnd2
+				j.sig.wait(func() bool { return j.chunkDone.Load() >= end })
+			}
+			for {
+				x, ok := claim(&j.panelNext, panelEnd)
+				if !ok {
+					break
+				}
+				q := int(x - panelStart)
+				packBPanels(v, g, bp, pc, kcur, jc, ncur, q, q+1)
+				j.panelDone.Add(1)
+				j.sig.notify()
+			}
+			// Block t adds into the C that block t-1 wrote: wait for it, and for
+			// B to be packed.
+			pend, cend := panelEnd, chunkEnd1
+			j.sig.wait(func() bool { return j.panelDone.Load() >= pend && j.chunkDone.Load() >= cend })
+			for {
+				x, ok := claim(&j.chunkNext, chunkEnd)
+				if !ok {
+					break
+				}
+				lo := int(x-chunkStart) * j.chunk
+				macroBlock(v, bf, g, bp, pc, kcur, jc, ncur, lo, min(g.m, lo+j.chunk))
+				j.chunkDone.Add(1)
+				j.sig.notify()
+			}
+			chunkEnd2, chunkEnd1 = chunkEnd1, chunkEnd
+			t++
+		}
+	}
+}
+
+// gemmSignal lets workers wait for a condition on the job's counters: spin
+// for a few microseconds (the usual wait when both cores are ours), then
+// block, so a peer descheduled on a busy machine costs no CPU.
+type gemmSignal struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	waiters atomic.Int32
 }
 
 // gemmSpinWait is how long a waiting worker spins before it blocks.
 const gemmSpinWait = 50 * time.Microsecond
 
-func (b *spinBarrier) wait(parts int) {
-	gen := b.gen.Load()
-	if b.count.Add(1) == int32(parts) {
-		b.count.Store(0)
-		b.mu.Lock()
-		b.gen.Add(1)
-		if b.cond != nil {
-			b.cond.Broadcast()
-		}
-		b.mu.Unlock()
+func (s *gemmSignal) wait(done func() bool) {
+	if spinUntil(done, gemmSpinWait) {
 		return
 	}
-	if spinUntil(func() bool { return b.gen.Load() != gen }, gemmSpinWait) {
-		return
+	s.mu.Lock()
+	if s.cond == nil {
+		s.cond = sync.NewCond(&s.mu)
 	}
-	b.mu.Lock()
-	if b.cond == nil {
-		b.cond = sync.NewCond(&b.mu)
+	s.waiters.Add(1)
+	for !done() {
+		s.cond.Wait()
 	}
-	for b.gen.Load() == gen {
-		b.cond.Wait()
+	s.waiters.Add(-1)
+	s.mu.Unlock()
+}
+
+// notify wakes blocked waiters after a counter changed. A waiter registers
+// before its last check of the condition, so either it sees the change or
+// notify sees the waiter.
+func (s *gemmSignal) notify() {
+	if s.waiters.Load() > 0 {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
 	}
-	b.mu.Unlock()
 }
 
 // spinUntil polls done for up to d, yielding the processor now and then,
