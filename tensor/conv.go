@@ -198,12 +198,13 @@ type convOps[T float] struct {
 	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 	dot  func(a, b []T) T
 	sum  func(x []T) T
+	axpy func(alpha T, x, y []T)
 	pool sync.Pool // *[]T
 }
 
 var (
-	convF32 = &convOps[float32]{gemm: kernel.Sgemm, dot: kernel.DotF32, sum: kernel.SumF32}
-	convF64 = &convOps[float64]{gemm: kernel.Dgemm, dot: kernel.DotF64, sum: kernel.SumF64}
+	convF32 = &convOps[float32]{gemm: kernel.Sgemm, dot: kernel.DotF32, sum: kernel.SumF32, axpy: kernel.AxpyF32}
+	convF64 = &convOps[float64]{gemm: kernel.Dgemm, dot: kernel.DotF64, sum: kernel.SumF64, axpy: kernel.AxpyF64}
 )
 
 // get returns a scratch buffer of n elements (contents undefined).
@@ -239,7 +240,7 @@ func forImages(count, work int, fn func(s int)) {
 // small single-threaded GEMMs; package kernel does not split GEMMs that
 // small over cores itself. Larger convolutions unfold chunks of images
 // into one wide column matrix and let the GEMM use every core.
-var convSmallFlops = 1 << 20
+var convSmallFlops = 1_000_000
 
 // convImageGrain is the least work (column elements) per chunk of images
 // in the per-image mode.
@@ -431,7 +432,7 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 							dy[gr*g.ocg*g.p:], g.p, 0, dcol[gr*g.kg*g.p:], g.p)
 					}
 					if !g.pointwise {
-						col2imRows(dimg, dcol, g.p, g.c, g.win, g.oh, g.ow)
+						col2imRows(ops, dimg, dcol, g.p, g.c, g.win, g.oh, g.ow)
 					}
 				}
 			}
@@ -485,7 +486,7 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 			}
 			forImages(cnt, rows*g.p, func(i int) {
 				dimg := gx[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
-				col2imRows(dimg, dcol[i*g.p:], ld, g.c, g.win, g.oh, g.ow)
+				col2imRows(ops, dimg, dcol[i*g.p:], ld, g.c, g.win, g.oh, g.ow)
 			})
 		}
 	}
@@ -576,9 +577,14 @@ func im2colRows[T float](col []T, ld int, img []T, channels int, g kernel.Window
 // col2imRows is the adjoint of im2colRows: img (channels×H×W) is set to the
 // sum of every column entry added at the input position it was read from;
 // entries from the padding are dropped.
-func col2imRows[T float](img, col []T, ld int, channels int, g kernel.Window2d, oh, ow int) {
+//
+// For stride-1 convolutions whose output rows are as long as the input
+// rows, each column row is added as one shifted run after its entries from
+// the padding are zeroed; col is scratch and gets modified then.
+func col2imRows[T float](ops *convOps[T], img, col []T, ld int, channels int, g kernel.Window2d, oh, ow int) {
 	hw := g.H * g.W
 	clear(img[:channels*hw])
+	shifted := g.StrideH == 1 && g.StrideW == 1 && ow == g.W
 	for c := range channels {
 		plane := img[c*hw : (c+1)*hw]
 		for kh := range g.KH {
@@ -587,6 +593,20 @@ func col2imRows[T float](img, col []T, ld int, channels int, g kernel.Window2d, 
 				in := col[r*ld : r*ld+oh*ow]
 				offW := kw * g.DilW
 				wlo, whi := convColRange(ow, g.StrideW, g.PadW, offW, g.W)
+				if shifted {
+					ylo, yhi := convColRange(oh, 1, g.PadH, kh*g.DilH, g.H)
+					if ylo >= yhi || wlo >= whi {
+						continue
+					}
+					shift := (kh*g.DilH-g.PadH)*g.W + offW - g.PadW
+					for y := ylo; y < yhi; y++ {
+						clear(in[y*ow : y*ow+wlo])
+						clear(in[y*ow+whi : (y+1)*ow])
+					}
+					a, b := ylo*ow+wlo, (yhi-1)*ow+whi
+					ops.axpy(1, in[a:b], plane[a+shift:b+shift])
+					continue
+				}
 				for y := range oh {
 					ih := y*g.StrideH - g.PadH + kh*g.DilH
 					if ih < 0 || ih >= g.H {
