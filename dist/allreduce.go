@@ -34,7 +34,9 @@ func AllReduceWith[T Number](g *Group, x []T, op ReduceOp, algo Algorithm) error
 
 // ChooseAlgorithm returns the algorithm AllReduceWith runs for a message of
 // the given size in bytes when asked for algo (resolves AlgoAuto).
-func (g *Group) ChooseAlgorithm(bytes int, algo Algorithm) Algorithm { return g.chooseAlgo(bytes, algo) }
+func (g *Group) ChooseAlgorithm(bytes int, algo Algorithm) Algorithm {
+	return g.chooseAlgo(bytes, algo)
+}
 
 func (g *Group) chooseAlgo(bytes int, algo Algorithm) Algorithm {
 	if algo != AlgoAuto {
@@ -64,24 +66,87 @@ func allReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp, algo Algorith
 	return err
 }
 
+// ringSegmentBytes is the pipelining unit of the ring: a chunk travels as
+// segments of this size, and a rank forwards segment k of the chunk it just
+// received as soon as that segment is reduced, without waiting for the rest
+// of the chunk, so its outgoing link never idles between steps.
+const ringSegmentBytes = 1 << 20
+
 // ringAllReduce is the bandwidth-optimal ring (Patarasuk & Yuan 2009): a
 // reduce-scatter leaves each rank one fully reduced chunk of K/N elements
 // after N-1 steps, and an all-gather circulates the chunks in N-1 more
-// steps. Each rank sends and receives 2(N-1)·K/N elements in total,
-// independent of N for large N; every step sends to the successor while
-// receiving from the predecessor, and a received chunk is reduced piece by
-// piece as it streams in.
+// steps. Each rank sends and receives 2(N-1)·K/N elements in total. The
+// 2(N-1) steps run as one pipeline: a sender goroutine streams segments to
+// the successor while this goroutine receives segments from the predecessor,
+// reduces (or stores) them straight from the transport's buffer, and hands
+// each finished segment to the sender, since what a rank sends at step i+1
+// is exactly what it received at step i.
 func ringAllReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp) error {
-	n := len(x)
-	bounds := func(c int) (int, int) { return sched.Chunk(n, g.size, c) }
-	if err := ringReduceScatter(g, tag, x, op, bounds); err != nil {
-		return err
+	size, n := g.size, len(x)
+	rs, ag := sched.RingReduceScatter(g.rank, size), sched.RingAllGather(g.rank, size)
+	steps := append(rs, ag...)
+	seg := max(ringSegmentBytes/elemSize[T](), 1)
+	segments := func(c int) [][2]int {
+		s, e := sched.Chunk(n, size, c)
+		var out [][2]int
+		for lo := s; lo < e; lo += seg {
+			out = append(out, [2]int{lo, min(lo+seg, e)})
+		}
+		return out
 	}
-	if op == Avg {
-		s, e := bounds(g.rank)
-		divide(x[s:e], g.size)
+	total := 0
+	for _, st := range steps {
+		total += len(segments(st.Recv))
 	}
-	return ringAllGather(g, tag, x, bounds)
+	next, prev := g.links[sched.Next(g.rank, size)], g.links[sched.Prev(g.rank, size)]
+	ready := make(chan struct{}, total) // one token per segment received and reduced
+	quit := make(chan struct{})
+	sent := make(chan error, 1)
+	go func() {
+		for i, st := range steps {
+			for _, sg := range segments(st.Send) {
+				if i > 0 {
+					select {
+					case <-ready:
+					case <-quit:
+						sent <- nil
+						return
+					}
+				}
+				if err := next.send(tag, asBytes(x[sg[0]:sg[1]])); err != nil {
+					sent <- err
+					return
+				}
+			}
+		}
+		sent <- nil
+	}()
+	var err error
+recv:
+	for i, st := range steps {
+		for _, sg := range segments(st.Recv) {
+			part := x[sg[0]:sg[1]]
+			if i < len(rs) {
+				err = recvReduce(g, tag, prev, part, op)
+				if err == nil && i == len(rs)-1 && op == Avg {
+					divide(part, size) // the owned chunk is final: average it before it circulates
+				}
+			} else {
+				err = prev.recvInto(tag, asBytes(part))
+			}
+			if err != nil {
+				break recv
+			}
+			ready <- struct{}{}
+		}
+	}
+	if err != nil {
+		close(quit) // the sender may be waiting for a segment that will never come
+	}
+	if serr := <-sent; err == nil {
+		err = serr
+	}
+	return err
 }
 
 // rdAllReduce is recursive doubling with fold-in/fold-out for non-powers of
@@ -97,7 +162,7 @@ func rdAllReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp) error {
 		return g.links[plan.UnfoldRecvFrom].recvInto(tag, b)
 	}
 	if plan.FoldRecvFrom >= 0 {
-		if err := recvReduce(g, tag, plan.FoldRecvFrom, x, op); err != nil {
+		if err := recvReduce(g, tag, g.links[plan.FoldRecvFrom], x, op); err != nil {
 			return err
 		}
 	}
@@ -130,7 +195,7 @@ func naiveAllReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp) error {
 		return g.links[0].recvInto(tag, b)
 	}
 	for r := 1; r < g.size; r++ {
-		if err := recvReduce(g, tag, r, x, op); err != nil {
+		if err := recvReduce(g, tag, g.links[r], x, op); err != nil {
 			return err
 		}
 	}

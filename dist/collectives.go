@@ -26,9 +26,9 @@ func (g *Group) exchange(tag uint32, to int, p []byte, from int, dst []byte) err
 
 // recvReduce receives len(dst) elements from peer and reduces them into dst
 // piece by piece, straight from the transport's buffer.
-func recvReduce[T Number](g *Group, tag uint32, from int, dst []T, op ReduceOp) error {
+func recvReduce[T Number](g *Group, tag uint32, from link, dst []T, op ReduceOp) error {
 	off := 0
-	return g.links[from].recvFunc(tag, len(dst)*elemSize[T](), func(p []byte) {
+	return from.recvFunc(tag, len(dst)*elemSize[T](), func(p []byte) {
 		src := fromBytes[T](p)
 		reduceInto(dst[off:off+len(src)], src, op)
 		off += len(src)
@@ -186,7 +186,7 @@ func ringReduceScatter[T Number](g *Group, tag uint32, x []T, op ReduceOp, bound
 		ss, se := bounds(st.Send)
 		rs, re := bounds(st.Recv)
 		ch := sendAsync(g.links[next], tag, asBytes(x[ss:se]))
-		err := recvReduce(g, tag, prev, x[rs:re], op)
+		err := recvReduce(g, tag, g.links[prev], x[rs:re], op)
 		if serr := <-ch; err == nil {
 			err = serr
 		}

@@ -224,9 +224,12 @@ func isLoopback(host string) bool {
 }
 
 // hostID identifies the machine (and boot) a rank runs on: ranks with equal
-// host ids can share memory.
+// host ids can share memory. The network namespace is part of it: ranks in
+// different namespaces (containers, pods, the simulated hosts of
+// netcluster.sh) talk over the network even on one machine.
 func hostID() string {
 	h, _ := os.Hostname()
 	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return h + "/" + strings.TrimSpace(string(b))
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	return h + "/" + strings.TrimSpace(string(b)) + "/" + ns
 }
