@@ -49,6 +49,9 @@ func (s Spec) Build(rng *tensor.RNG) (*Sequential, []int, error) {
 			return nil, nil, fmt.Errorf("model.input: sizes must be positive, got %v", s.Input)
 		}
 	}
+	if product(s.Input...) > maxElems {
+		return nil, nil, fmt.Errorf("model.input: shape %v is too large", s.Input)
+	}
 	return buildSeq("model.layers", s.Layers, s.Input, rng)
 }
 
@@ -61,10 +64,28 @@ func buildSeq(path string, specs []LayerSpec, input []int, rng *tensor.RNG) (*Se
 		if err != nil {
 			return nil, nil, err
 		}
+		if product(out...) > maxElems {
+			return nil, nil, &SpecError{Path: p, Type: specs[i].Type, Err: fmt.Errorf("output shape %v is too large", out)}
+		}
 		seq.Append(l)
 		shape = out
 	}
 	return seq, shape, nil
+}
+
+// Limits that keep a mistyped size from allocating without bound.
+const (
+	maxElems  = 1 << 40 // elements of one example's activation
+	maxParams = 1 << 32 // elements of one parameter tensor
+)
+
+// product multiplies sizes in float64, so it cannot overflow.
+func product(n ...int) float64 {
+	p := 1.0
+	for _, v := range n {
+		p *= float64(v)
+	}
+	return p
 }
 
 func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []int, error) {
@@ -130,6 +151,9 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 		if err := needOut(); err != nil {
 			return fail("%v", err)
 		}
+		if product(in[len(in)-1], s.Out) > maxParams {
+			return fail("a weight of %d×%d is too large", s.Out, in[len(in)-1])
+		}
 		return NewLinearWith(rng, LinearConfig{In: in[len(in)-1], Out: s.Out, NoBias: !bias}), last(s.Out), nil
 
 	case "conv2d":
@@ -148,6 +172,9 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 		g := max(s.Groups, 1)
 		if in[0]%g != 0 || s.Out%g != 0 {
 			return fail("input channels %d and out=%d must be divisible by groups=%d", in[0], s.Out, g)
+		}
+		if product(s.Out, in[0]/g, s.Kernel[0], s.Kernel[1]) > maxParams {
+			return fail("a weight of %d×%d×%d×%d is too large", s.Out, in[0]/g, s.Kernel[0], s.Kernel[1])
 		}
 		c := Conv2dConfig{In: in[0], Out: s.Out, Kernel: s.Kernel, Stride: s.Stride, Padding: s.Padding, Dilation: s.Dilation, Groups: g, NoBias: !bias}
 		oh, ow, err := c.OutSize(in[1], in[2])
@@ -300,6 +327,9 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 		if err := needOut(); err != nil {
 			return fail("%v", err)
 		}
+		if product(s.Num, s.Out) > maxParams {
+			return fail("a table of %d×%d is too large", s.Num, s.Out)
+		}
 		c := EmbeddingConfig{Num: s.Num, Dim: s.Out}
 		if s.PaddingIdx != nil {
 			if *s.PaddingIdx < -s.Num || *s.PaddingIdx >= s.Num {
@@ -341,6 +371,9 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 		}
 		if in[1]%s.Heads != 0 {
 			return fail("embedding size %d is not divisible by heads=%d", in[1], s.Heads)
+		}
+		if product(in[1], max(s.FF, 2048)) > maxParams {
+			return fail("a feed-forward weight of %d×%d is too large", max(s.FF, 2048), in[1])
 		}
 		p := 0.1
 		if s.P != nil {

@@ -70,8 +70,11 @@ func (m *Conv2d) Forward(x *tensor.Tensor) *tensor.Tensor {
 // OutSize returns the output height and width for an input plane h×w, or
 // an error when the kernel does not fit.
 func (c Conv2dConfig) OutSize(h, w int) (oh, ow int, err error) {
-	oh = convOut(h, c.Kernel[0], max(c.Stride[0], 1), c.Padding[0], max(c.Dilation[0], 1))
-	ow = convOut(w, c.Kernel[1], max(c.Stride[1], 1), c.Padding[1], max(c.Dilation[1], 1))
+	for i := range 2 {
+		c.Stride[i], c.Dilation[i] = max(c.Stride[i], 1), max(c.Dilation[i], 1)
+	}
+	oh = convOut(h, c.Kernel[0], c.Stride[0], c.Padding[0], c.Dilation[0])
+	ow = convOut(w, c.Kernel[1], c.Stride[1], c.Padding[1], c.Dilation[1])
 	if oh < 1 || ow < 1 {
 		return 0, 0, fmt.Errorf("kernel %v with padding %v and dilation %v does not fit an input of %d×%d", c.Kernel, c.Padding, c.Dilation, h, w)
 	}
