@@ -122,7 +122,9 @@ func TestCrossEntropyFusedMatchesComposite(t *testing.T) {
 
 func TestLossGradients(t *testing.T) {
 	rng := tensor.NewRNG(12)
-	x := func(shape ...int) *tensor.Tensor { return rng.Normal(tensor.Float64, 0, 1.5, shape...).SetRequiresGrad(true) }
+	x := func(shape ...int) *tensor.Tensor {
+		return rng.Normal(tensor.Float64, 0, 1.5, shape...).SetRequiresGrad(true)
+	}
 	y := rng.Normal(tensor.Float64, 0, 1, 4, 3)
 	prob := rng.Uniform(tensor.Float64, 0.05, 0.95, 4, 3).SetRequiresGrad(true)
 	bin := rng.Bernoulli(tensor.Float64, 0.5, 4, 3)
@@ -181,7 +183,9 @@ func TestLossEdgeCases(t *testing.T) {
 		"target out of range": func() {
 			nn.CrossEntropyLoss(tensor.Zeros(tensor.Float32, 2, 3), tensor.FromInt64([]int64{0, 3}), nn.ClassOptions{})
 		},
-		"shape mismatch": func() { nn.MSELoss(tensor.Zeros(tensor.Float32, 2, 3), tensor.Zeros(tensor.Float32, 3, 2), nn.ReduceMean) },
+		"shape mismatch": func() {
+			nn.MSELoss(tensor.Zeros(tensor.Float32, 2, 3), tensor.Zeros(tensor.Float32, 3, 2), nn.ReduceMean)
+		},
 		"float class target with wrong shape": func() {
 			nn.CrossEntropyLoss(tensor.Zeros(tensor.Float32, 2, 3), tensor.Zeros(tensor.Float32, 2), nn.ClassOptions{})
 		},

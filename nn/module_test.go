@@ -145,10 +145,14 @@ func TestToConvertsDTypes(t *testing.T) {
 
 func TestRegisterPanics(t *testing.T) {
 	for name, f := range map[string]func(b *nn.Base){
-		"dotted name":    func(b *nn.Base) { b.Register("a.b", nn.NewReLU()) },
-		"duplicate":      func(b *nn.Base) { b.Register("x", nn.NewReLU()); b.Register("x", nn.NewTanh()) },
-		"param vs child": func(b *nn.Base) { p := tensor.Zeros(tensor.Float32, 1); b.Register("x", nn.NewReLU()); b.RegisterParameter("x", &p) },
-		"int parameter":  func(b *nn.Base) { p := tensor.Zeros(tensor.Int64, 1); b.RegisterParameter("p", &p) },
+		"dotted name": func(b *nn.Base) { b.Register("a.b", nn.NewReLU()) },
+		"duplicate":   func(b *nn.Base) { b.Register("x", nn.NewReLU()); b.Register("x", nn.NewTanh()) },
+		"param vs child": func(b *nn.Base) {
+			p := tensor.Zeros(tensor.Float32, 1)
+			b.Register("x", nn.NewReLU())
+			b.RegisterParameter("x", &p)
+		},
+		"int parameter": func(b *nn.Base) { p := tensor.Zeros(tensor.Int64, 1); b.RegisterParameter("p", &p) },
 	} {
 		func() {
 			defer func() {
