@@ -150,7 +150,11 @@ def scheduler_cases():
 
 
 def rosenbrock(x):
-    return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+    """Value and gradient in Python floats, with the expressions (and so
+    the rounding) of rosenbrock in lbfgs_test.go."""
+    a, b = x
+    g = [-2 * (1 - a) - 400 * a * (b - a * a), 200 * (b - a * a)]
+    return (1 - a) * (1 - a) + 100 * (b - a * a) * (b - a * a), g
 
 
 def lbfgs_cases():
@@ -163,11 +167,10 @@ def lbfgs_cases():
             evals = [0]
 
             def closure():
-                opt.zero_grad()
-                loss = rosenbrock(x)
-                loss.backward()
+                f, g = rosenbrock(x.detach().tolist())
+                x.grad = torch.tensor(g, dtype=torch.float64)
                 evals[0] += 1
-                return loss
+                return torch.tensor(f, dtype=torch.float64)
 
             traj = []
             for _ in range(8):
