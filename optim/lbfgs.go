@@ -34,14 +34,14 @@ const (
 type StopReason int
 
 const (
-	StopNone            StopReason = iota
-	StopGradient                   // max |g| ≤ gradient tolerance: converged
-	StopNoDescent                  // gᵀd ≥ −change tolerance: no descent direction left
-	StopStep                       // max |t·d| ≤ change tolerance
-	StopChange                     // |f_k − f_{k−1}| below the change tolerance
-	StopRelativeChange             // relative function change below FuncTol
-	StopIterations                 // iteration limit
-	StopEvaluations                // evaluation limit
+	StopNone           StopReason = iota
+	StopGradient                  // max |g| ≤ gradient tolerance: converged
+	StopNoDescent                 // gᵀd ≥ −change tolerance: no descent direction left
+	StopStep                      // max |t·d| ≤ change tolerance
+	StopChange                    // |f_k − f_{k−1}| below the change tolerance
+	StopRelativeChange            // relative function change below FuncTol
+	StopIterations                // iteration limit
+	StopEvaluations               // evaluation limit
 )
 
 func (r StopReason) String() string {
