@@ -101,6 +101,7 @@ func (l *shmLink) write(p []byte) error {
 	padded := uint64(len(p)+7) &^ 7
 	for done := uint64(0); done < padded; {
 		tail := atomic.LoadUint64(r.tail)
+		raceAcquire()
 		free := r.size - (head - tail)
 		if free == 0 {
 			if err := l.wait(func() bool { return atomic.LoadUint64(r.tail) != tail }); err != nil {
@@ -116,6 +117,7 @@ func (l *shmLink) write(p []byte) error {
 		}
 		head += n
 		done += n
+		raceRelease()
 		atomic.StoreUint64(r.head, head)
 	}
 	return nil
@@ -129,6 +131,7 @@ func (l *shmLink) read(n int, sink func([]byte)) error {
 	padded := uint64(n+7) &^ 7
 	for done := uint64(0); done < padded; {
 		head := atomic.LoadUint64(r.head)
+		raceAcquire()
 		if head == tail {
 			if err := l.wait(func() bool { return atomic.LoadUint64(r.head) != tail }); err != nil {
 				return err
@@ -143,6 +146,7 @@ func (l *shmLink) read(n int, sink func([]byte)) error {
 		}
 		tail += k
 		done += k
+		raceRelease()
 		atomic.StoreUint64(r.tail, tail)
 	}
 	return nil
