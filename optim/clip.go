@@ -1,0 +1,150 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// ClipGradNorm rescales the gradients of params so that their total norm
+// (the normType-norm of all gradient elements together, as if
+// concatenated) is at most maxNorm, as torch.nn.utils.clip_grad_norm_: every
+// gradient is multiplied by maxNorm/(norm+1e-6) when that is below 1. It
+// returns the total norm before clipping. normType is any p > 0 (2 for
+// the Euclidean norm), or math.Inf(1) for the largest absolute value.
+// Parameters without a gradient are skipped.
+//
+// A NaN or infinite total norm leaves the gradients unchanged and returns
+// an error wrapping ErrNonFinite (PyTorch's error_if_nonfinite=True), so a
+// training loop can skip the step.
+func ClipGradNorm(params []*tensor.Tensor, maxNorm, normType float64) (float64, error) {
+	if !(maxNorm >= 0) || !(normType > 0) {
+		return 0, fmt.Errorf("optim: ClipGradNorm: invalid max norm %g or norm type %g", maxNorm, normType)
+	}
+	total := GradNorm(params, normType)
+	if !finite(total) {
+		return total, fmt.Errorf("optim: ClipGradNorm: total gradient norm is %g: %w", total, ErrNonFinite)
+	}
+	coef := maxNorm / (total + 1e-6)
+	if coef >= 1 {
+		return total, nil
+	}
+	for _, p := range params {
+		if g := p.Grad(); g != nil {
+			g.MulScalarInPlace(coef)
+		}
+	}
+	return total, nil
+}
+
+// GradNorm returns the normType-norm of all gradients of params together
+// (math.Inf(1) for the largest absolute value), accumulated in float64.
+func GradNorm(params []*tensor.Tensor, normType float64) float64 {
+	if math.IsInf(normType, 1) {
+		m := 0.0
+		for _, p := range params {
+			g := p.Grad()
+			if g == nil {
+				continue
+			}
+			switch g.DType() {
+			case tensor.Float32:
+				for _, v := range g.Contiguous().Float32s() {
+					a := math.Abs(float64(v))
+					if a > m || a != a {
+						m = a
+					}
+				}
+			default:
+				for _, v := range g.Contiguous().Values() {
+					a := math.Abs(v)
+					if a > m || a != a {
+						m = a
+					}
+				}
+			}
+			if math.IsNaN(m) {
+				return m
+			}
+		}
+		return m
+	}
+	sum := 0.0
+	for _, p := range params {
+		g := p.Grad()
+		if g == nil {
+			continue
+		}
+		switch {
+		case g.DType() == tensor.Float32 && normType == 2:
+			sum += sumSquaresF32(g.Contiguous().Float32s())
+		case g.DType() == tensor.Float64 && normType == 2:
+			for _, v := range g.Contiguous().Float64s() {
+				sum += v * v
+			}
+		default:
+			for _, v := range g.Values() {
+				sum += math.Pow(math.Abs(v), normType)
+			}
+		}
+	}
+	if normType == 2 {
+		return math.Sqrt(sum)
+	}
+	return math.Pow(sum, 1/normType)
+}
+
+// sumSquaresF32 returns Σx² in float64 with four accumulators.
+func sumSquaresF32(x []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
+	}
+	for ; i < len(x); i++ {
+		a := float64(x[i])
+		s0 += a * a
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// ClipGradValue clamps every gradient element of params to [−clip, clip]
+// in place (torch.nn.utils.clip_grad_value_). NaNs stay NaN.
+func ClipGradValue(params []*tensor.Tensor, clip float64) error {
+	if !(clip >= 0) {
+		return fmt.Errorf("optim: ClipGradValue: invalid clip value %g", clip)
+	}
+	for _, p := range params {
+		g := p.Grad()
+		if g == nil {
+			continue
+		}
+		if !g.IsContiguous() {
+			return fmt.Errorf("optim: ClipGradValue: gradient of shape %v is not contiguous", g.Shape())
+		}
+		switch g.DType() {
+		case tensor.Float32:
+			clampSlice(g.Float32s(), float32(clip))
+		case tensor.Float64:
+			clampSlice(g.Float64s(), clip)
+		default:
+			return fmt.Errorf("optim: ClipGradValue: gradient dtype %v", g.DType())
+		}
+	}
+	return nil
+}
+
+func clampSlice[T float](s []T, c T) {
+	for i, v := range s {
+		if v > c {
+			s[i] = c
+		} else if v < -c {
+			s[i] = -c
+		}
+	}
+}
