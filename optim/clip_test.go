@@ -25,10 +25,10 @@ func TestClipGradNorm(t *testing.T) {
 		for _, c := range []struct {
 			norm, max, want float64 // want: total norm
 		}{
-			{2, 1, 13},                // √(3²+4²+12²)
-			{2, 100, 13},              // no clipping
-			{1, 5, 19},                // 3+4+12
-			{math.Inf(1), 6, 12},      // max |g|
+			{2, 1, 13},           // √(3²+4²+12²)
+			{2, 100, 13},         // no clipping
+			{1, 5, 19},           // 3+4+12
+			{math.Inf(1), 6, 12}, // max |g|
 			{3, 2, math.Cbrt(27 + 64 + 1728)},
 		} {
 			ps := gradParams(dt, []float64{3, -4}, []float64{12}, nil)
