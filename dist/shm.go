@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,12 +28,12 @@ import (
 // but its closing is how a rank learns that its peer died.
 
 const (
-	shmCtrl      = 256       // control block per ring: head at 0, tail at 128 (separate cache lines)
-	shmPublish   = 128 << 10 // publish progress at least every this many bytes
-	shmSpin      = 100       // busy polls before yielding
-	shmYield     = 400       // sched_yield polls before sleeping
-	shmMaxSleep  = 200 * time.Microsecond
-	shmFirstNap  = 5 * time.Microsecond
+	shmCtrl      = 256                    // control block per ring: head at 0, tail at 128 (separate cache lines)
+	shmPublish   = 128 << 10              // publish progress at least every this many bytes
+	shmSpin      = 64                     // busy polls before yielding
+	shmYieldFor  = 2 * time.Millisecond   // yielding polls before sleeping
+	shmMaxSleep  = 500 * time.Microsecond // longest nap
+	shmFirstNap  = 20 * time.Microsecond
 	shmDirPrefix = "/dev/shm/fathom-"
 )
 
@@ -70,9 +71,15 @@ type shmLink struct {
 
 func (l *shmLink) name() string { return "shm" }
 
-// wait polls cond until it holds, the group aborts or is closed.
+// wait polls cond until it holds, the group aborts or is closed: a few
+// busy polls, then polls that yield the CPU (to other goroutines and, with
+// sched_yield, to other processes — ranks often outnumber cores) for up to
+// shmYieldFor, then sleeps with exponential backoff up to shmMaxSleep.
+// Go's sleeps are coarse (tens of microseconds or more), so the yielding
+// phase is what keeps small-message latency low.
 func (l *shmLink) wait(cond func() bool) error {
 	nap := shmFirstNap
+	var yieldStart time.Time
 	for i := 0; ; i++ {
 		if cond() {
 			return nil
@@ -85,7 +92,10 @@ func (l *shmLink) wait(cond func() bool) error {
 		}
 		switch {
 		case i < shmSpin:
-		case i < shmSpin+shmYield:
+		case yieldStart.IsZero():
+			yieldStart = time.Now()
+		case i%64 != 0 || time.Since(yieldStart) < shmYieldFor:
+			runtime.Gosched()
 			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		default:
 			time.Sleep(nap)
