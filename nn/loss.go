@@ -299,82 +299,156 @@ func CrossEntropyLoss(logits, target *tensor.Tensor, o ClassOptions) *tensor.Ten
 	return crossEntropyFused(logits, target, o)
 }
 
-// crossEntropyCoefficients returns, for the 2-D view, the coefficient
-// matrix a with ℓ_i = −Σ_c a[i, c]·p[i, c] and the mean's divisor.
-func crossEntropyCoefficients(target *tensor.Tensor, rest []int, m, c int, o ClassOptions) (a []float64, div float64) {
+// ceCoef describes ℓ_i = −Σ_c a[i, c]·p[i, c] for the 2-D view [M, C]:
+// densely for probability targets, and for class-index targets as
+// a[i, c] = valid_i·smooth[c] + (1 − ε)·wt_i·[c = y_i] without a matrix.
+type ceCoef struct {
+	c     int
+	dense []float64 // [M·C] for probability targets, else nil
+
+	idx       []int64
+	wt        []float64 // w[y_i], 0 when ignored
+	valid     []bool
+	hard      float64   // 1 − ε
+	smooth    []float64 // ε/C·w[c] per class, nil when ε = 0
+	smoothSum float64   // Σ_c smooth[c]
+	div       float64   // the mean's divisor
+}
+
+// row writes a[i, ·] into buf (for the composite path).
+func (co *ceCoef) row(i int, buf []float64) {
+	if co.dense != nil {
+		copy(buf, co.dense[i*co.c:(i+1)*co.c])
+		return
+	}
+	clear(buf)
+	if co.valid[i] {
+		copy(buf, co.smooth)
+		buf[co.idx[i]] += co.hard * co.wt[i]
+	}
+}
+
+func crossEntropyCoefficients(target *tensor.Tensor, rest []int, m, c int, o ClassOptions) *ceCoef {
 	eps := o.LabelSmoothing
 	if eps < 0 || eps > 1 {
 		panic(fmt.Sprintf("nn: CrossEntropyLoss: label smoothing %g is outside [0, 1]", eps))
 	}
-	a = make([]float64, m*c)
+	co := &ceCoef{c: c}
 	if !target.DType().IsFloat() {
 		idx, wt, wsum, cw := classTargets("CrossEntropyLoss", target, rest, c, o)
+		co.idx, co.wt, co.div, co.hard = idx, wt, wsum, 1-eps
+		co.valid = make([]bool, len(idx))
 		for i, y := range idx {
-			if o.Ignore && y == int64(o.IgnoreIndex) {
-				continue
-			}
-			row := a[i*c : (i+1)*c]
-			if eps != 0 {
-				for k := range row {
-					w := 1.0
-					if cw != nil {
-						w = cw[k]
-					}
-					row[k] = eps / float64(c) * w
-				}
-			}
-			row[y] += (1 - eps) * wt[i]
+			co.valid[i] = !(o.Ignore && y == int64(o.IgnoreIndex))
 		}
-		return a, wsum
+		if eps != 0 {
+			co.smooth = make([]float64, c)
+			for k := range co.smooth {
+				w := 1.0
+				if cw != nil {
+					w = cw[k]
+				}
+				co.smooth[k] = eps / float64(c) * w
+				co.smoothSum += co.smooth[k]
+			}
+		}
+		return co
 	}
 	// Probability targets.
 	if o.Ignore {
 		panic("nn: CrossEntropyLoss: ignore_index applies to class-index targets only")
 	}
-	tshape := target.Shape()
 	var want []int
 	if len(rest) == 0 {
 		want = []int{c}
 	} else {
 		want = append([]int{rest[0], c}, rest[1:]...)
 	}
-	if !sameInts(tshape, want) {
-		panic(fmt.Sprintf("nn: CrossEntropyLoss: probability target %v does not match input %v", tshape, want))
+	if !sameInts(target.Shape(), want) {
+		panic(fmt.Sprintf("nn: CrossEntropyLoss: probability target %v does not match input %v", target.Shape(), want))
 	}
 	t2, _, _ := classesLast("CrossEntropyLoss", target)
 	tv := t2.Values()
 	cw := classWeights("CrossEntropyLoss", o.Weight, c)
+	co.dense = make([]float64, m*c)
 	for i := range m {
 		for k := range c {
 			w := 1.0
 			if cw != nil {
 				w = cw[k]
 			}
-			a[i*c+k] = w * ((1-eps)*tv[i*c+k] + eps/float64(c))
+			co.dense[i*c+k] = w * ((1-eps)*tv[i*c+k] + eps/float64(c))
 		}
 	}
-	return a, float64(m)
+	co.div = float64(m)
+	return co
 }
 
-// crossEntropyFused computes the loss and dℓ/dx in one pass over the
-// logits: with A_i = Σ_c a[i, c], ℓ_i = −Σ_c a[i, c]·p[i, c] and
-// ∂ℓ_i/∂x[i, k] = softmax(x)[i, k]·A_i − a[i, k] (since ∂p[i,c]/∂x[i,k] =
-// δ_ck − softmax(x)[i, k]). The result is attached to the graph with
+// ceRows turns, row by row, log-probabilities logp into the losses ℓ_i
+// and the probabilities held in g into the gradient gs·∂ℓ_i/∂x[i, ·]:
+// with A_i = Σ_c a[i, c], ℓ_i = −Σ_c a[i, c]·logp[i, c] and
+// ∂ℓ_i/∂x[i, k] = softmax(x)[i, k]·A_i − a[i, k], because
+// ∂logp[i, c]/∂x[i, k] = δ_ck − softmax(x)[i, k].
+func ceRows[T float32 | float64](logp, g []T, m int, co *ceCoef, gs float64, loss []float64) {
+	c := co.c
+	for i := range m {
+		lr, gr := logp[i*c:(i+1)*c], g[i*c:(i+1)*c]
+		if co.dense != nil {
+			ar := co.dense[i*c : (i+1)*c]
+			var l, sa float64
+			for k, ak := range ar {
+				if ak != 0 {
+					l -= ak * float64(lr[k])
+				}
+				sa += ak
+			}
+			loss[i] = l
+			for k := range gr {
+				gr[k] = T((float64(gr[k])*sa - ar[k]) * gs)
+			}
+			continue
+		}
+		if !co.valid[i] {
+			loss[i] = 0
+			clear(gr)
+			continue
+		}
+		y, hw := co.idx[i], co.hard*co.wt[i]
+		l := -hw * float64(lr[y])
+		sa := hw + co.smoothSum
+		if co.smooth != nil {
+			for k, sk := range co.smooth {
+				l -= sk * float64(lr[k])
+				gr[k] = T((float64(gr[k])*sa - sk) * gs)
+			}
+		} else {
+			f := T(sa * gs)
+			for k := range gr {
+				gr[k] *= f
+			}
+		}
+		gr[y] -= T(hw * gs)
+		loss[i] = l
+	}
+}
+
+// crossEntropyFused computes the loss and its gradient in one pass over
+// the logits (ceRows) and attaches the gradient to the graph with
 // attachGrad.
 func crossEntropyFused(logits, target *tensor.Tensor, o ClassOptions) *tensor.Tensor {
-	x2, rest, c := classesLast("CrossEntropyLoss", logits)
-	m := x2.Size(0)
-	a, div := crossEntropyCoefficients(target, rest, m, c, o)
-	dt := x2.DType()
+	dt := logits.DType()
 	if dt != tensor.Float32 && dt != tensor.Float64 {
 		return crossEntropyFused(logits.To(tensor.Float32), target, o).To(dt)
 	}
-	xc := x2.Detach().Contiguous()
-	loss := make([]float64, m)
+	x2, rest, c := classesLast("CrossEntropyLoss", logits)
+	m := x2.Size(0)
+	co := crossEntropyCoefficients(target, rest, m, c, o)
 	gs := 1.0 // gradient scale: 1/div for the mean
 	if o.Reduction == ReduceMean {
-		gs = 1 / div
+		gs = 1 / co.div
 	}
+	xc := x2.Detach().Contiguous()
+	loss := make([]float64, m)
 	var grad *tensor.Tensor
 	switch dt {
 	case tensor.Float32:
@@ -383,26 +457,14 @@ func crossEntropyFused(logits, target *tensor.Tensor, o ClassOptions) *tensor.Te
 		g := make([]float32, m*c)
 		kernel.LogSoftmaxRowsF32(logp, x, m, c)
 		kernel.ExpF32(g, logp)
-		for i := range m {
-			var l, sa float64
-			ar, pr, gr := a[i*c:(i+1)*c], logp[i*c:(i+1)*c], g[i*c:(i+1)*c]
-			for k, ak := range ar {
-				if ak != 0 {
-					l -= ak * float64(pr[k])
-				}
-				sa += ak
-			}
-			loss[i] = l
-			for k := range gr {
-				gr[k] = float32((float64(gr[k])*sa - ar[k]) * gs)
-			}
-		}
+		ceRows(logp, g, m, co, gs, loss)
 		grad = tensor.FromFloat32(g, m, c)
 	case tensor.Float64:
 		x := xc.Float64s()
+		logp := make([]float64, m*c)
 		g := make([]float64, m*c)
 		for i := range m {
-			xr, ar, gr := x[i*c:(i+1)*c], a[i*c:(i+1)*c], g[i*c:(i+1)*c]
+			xr, lr, gr := x[i*c:(i+1)*c], logp[i*c:(i+1)*c], g[i*c:(i+1)*c]
 			mx := math.Inf(-1)
 			for _, v := range xr {
 				mx = math.Max(mx, v)
@@ -412,18 +474,12 @@ func crossEntropyFused(logits, target *tensor.Tensor, o ClassOptions) *tensor.Te
 				s += math.Exp(v - mx)
 			}
 			lse := mx + math.Log(s)
-			var l, sa float64
 			for k, v := range xr {
-				if ar[k] != 0 {
-					l -= ar[k] * (v - lse)
-				}
-				sa += ar[k]
-			}
-			loss[i] = l
-			for k, v := range xr {
-				gr[k] = (math.Exp(v-lse)*sa - ar[k]) * gs
+				lr[k] = v - lse
+				gr[k] = math.Exp(lr[k])
 			}
 		}
+		ceRows(logp, g, m, co, gs, loss)
 		grad = tensor.FromFloat64(g, m, c)
 	}
 	switch o.Reduction {
@@ -436,7 +492,7 @@ func crossEntropyFused(logits, target *tensor.Tensor, o ClassOptions) *tensor.Te
 			s += l
 		}
 		if o.Reduction == ReduceMean {
-			s /= div
+			s /= co.div
 		}
 		return attachGrad(x2, grad, tensor.Scalar(s, dt), false)
 	}
@@ -466,10 +522,14 @@ func crossEntropyComposite(logits, target *tensor.Tensor, o ClassOptions) *tenso
 		l = logp.Mul(ts).Sum([]int{1}, false).Neg()
 		div = float64(m)
 	} else {
-		a, wsum := crossEntropyCoefficients(target, rest, m, c, o)
+		co := crossEntropyCoefficients(target, rest, m, c, o)
+		a := make([]float64, m*c)
+		for i := range m {
+			co.row(i, a[i*c:(i+1)*c])
+		}
 		at := tensor.FromFloat64(a, m, c).To(logp.DType())
 		l = logp.Mul(at).Sum([]int{1}, false).Neg()
-		div = wsum
+		div = co.div
 	}
 	return reduceClass(l, rest, div, o.Reduction)
 }

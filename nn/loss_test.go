@@ -3,6 +3,7 @@ package nn_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/fathom-ml/fathom/nn"
@@ -204,5 +205,53 @@ func TestLossEdgeCases(t *testing.T) {
 	}
 	if _, err := nn.ParseReduction("avg"); err == nil {
 		t.Fatal("ParseReduction(avg) must fail")
+	}
+}
+
+func TestLossSpec(t *testing.T) {
+	rng := tensor.NewRNG(13)
+	x := rng.Normal(tensor.Float32, 0, 1, 4, 3)
+	cls := tensor.FromInt64([]int64{0, 2, 1, 2})
+	y := rng.Normal(tensor.Float32, 0, 1, 4, 3)
+	ign := -1
+	for _, c := range []struct {
+		spec      nn.LossSpec
+		target    *tensor.Tensor
+		reference *tensor.Tensor
+	}{
+		{nn.LossSpec{Type: "cross_entropy", LabelSmoothing: 0.1, Weight: []float64{1, 2, 3}}, cls,
+			nn.CrossEntropyLoss(x, cls, nn.ClassOptions{LabelSmoothing: 0.1, Weight: tensor.FromFloat32([]float32{1, 2, 3})})},
+		{nn.LossSpec{Type: "CrossEntropy", Reduction: "sum", IgnoreIndex: &ign}, cls, nn.CrossEntropyLoss(x, cls, nn.ClassOptions{Reduction: nn.ReduceSum})},
+		{nn.LossSpec{Type: "nll"}, cls, nn.NLLLoss(x, cls, nn.ClassOptions{})},
+		{nn.LossSpec{Type: "mse", Reduction: "none"}, y, nn.MSELoss(x, y, nn.ReduceNone)},
+		{nn.LossSpec{Type: "l1"}, y, nn.L1Loss(x, y, nn.ReduceMean)},
+		{nn.LossSpec{Type: "huber", Delta: 0.5}, y, nn.HuberLoss(x, y, 0.5, nn.ReduceMean)},
+		{nn.LossSpec{Type: "smooth_l1"}, y, nn.SmoothL1Loss(x, y, 1, nn.ReduceMean)},
+		{nn.LossSpec{Type: "bce_with_logits", PosWeight: []float64{1, 2, 3}}, y.Sigmoid(),
+			nn.BCEWithLogitsLoss(x, y.Sigmoid(), nn.BCEOptions{PosWeight: tensor.FromFloat32([]float32{1, 2, 3})})},
+		{nn.LossSpec{Type: "bce"}, y.Sigmoid(), nn.BCELoss(x.Sigmoid(), y.Sigmoid(), nn.BCEOptions{})},
+	} {
+		f, err := c.spec.Build()
+		if err != nil {
+			t.Fatalf("%+v: %v", c.spec, err)
+		}
+		in := x
+		if c.spec.Type == "bce" {
+			in = x.Sigmoid()
+		}
+		assertClose(t, c.spec.Type, f(in, c.target), c.reference, 1e-6)
+	}
+	for _, c := range []struct {
+		spec nn.LossSpec
+		want string
+	}{
+		{nn.LossSpec{Type: "hinge"}, `unknown type "hinge"`},
+		{nn.LossSpec{Type: "mse", LabelSmoothing: 0.1}, `field "label_smoothing" does not apply`},
+		{nn.LossSpec{Type: "mse", Reduction: "avg"}, `unknown reduction "avg"`},
+		{nn.LossSpec{Type: "cross_entropy", LabelSmoothing: 2}, "outside [0, 1]"},
+	} {
+		if _, err := c.spec.Build(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.spec, err, c.want)
+		}
 	}
 }
