@@ -94,3 +94,13 @@ func BenchmarkAdagradStepMLP(b *testing.B) {
 	}
 	benchStep(b, o, ps)
 }
+
+func BenchmarkClipGradNormMLP(b *testing.B) {
+	ps := mlpParams()
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := ClipGradNorm(ps, 1e9, 2); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

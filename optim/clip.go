@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -50,11 +51,8 @@ func GradNorm(params []*tensor.Tensor, normType float64) float64 {
 			}
 			switch g.DType() {
 			case tensor.Float32:
-				for _, v := range g.Contiguous().Float32s() {
-					a := math.Abs(float64(v))
-					if a > m || a != a {
-						m = a
-					}
+				if a := maxAbsF32(g.Contiguous().Float32s()); a > m || math.IsNaN(a) {
+					m = a
 				}
 			default:
 				for _, v := range g.Contiguous().Values() {
@@ -95,22 +93,36 @@ func GradNorm(params []*tensor.Tensor, normType float64) float64 {
 	return math.Pow(sum, 1/normType)
 }
 
-// sumSquaresF32 returns Σx² in float64 with four accumulators.
+// normChunk keeps each kernel call below the size at which package
+// kernel splits work over cores (which allocates), so clipping in a
+// training loop stays allocation-free.
+const normChunk = 1 << 16
+
+// sumSquaresF32 returns Σx², each chunk by the vectorized kernel.DotF32
+// (float64 accumulation, rounded to float32 once per chunk) and the chunks
+// summed in float64.
 func sumSquaresF32(x []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
-		s0 += a * a
-		s1 += b * b
-		s2 += c * c
-		s3 += d * d
+	s := 0.0
+	for lo := 0; lo < len(x); lo += normChunk {
+		c := x[lo:min(lo+normChunk, len(x))]
+		s += float64(kernel.DotF32(c, c))
 	}
-	for ; i < len(x); i++ {
-		a := float64(x[i])
-		s0 += a * a
+	return s
+}
+
+// maxAbsF32 returns max |x| (NaN if any element is NaN) with the
+// vectorized kernel.MaxF32 and MinF32.
+func maxAbsF32(x []float32) float64 {
+	m := 0.0
+	for lo := 0; lo < len(x); lo += normChunk {
+		c := x[lo:min(lo+normChunk, len(x))]
+		hi, low := float64(kernel.MaxF32(c)), float64(kernel.MinF32(c))
+		if math.IsNaN(hi) || math.IsNaN(low) {
+			return math.NaN()
+		}
+		m = max(m, hi, -low)
 	}
-	return (s0 + s1) + (s2 + s3)
+	return m
 }
 
 // ClipGradValue clamps every gradient element of params to [−clip, clip]

@@ -90,3 +90,27 @@ func TestClipGradValue(t *testing.T) {
 		t.Error("negative clip accepted")
 	}
 }
+
+// TestGradNormLarge compares GradNorm on the MLP's gradients (chunked
+// vector kernels) with a direct float64 sum.
+func TestGradNormLarge(t *testing.T) {
+	ps := mlpParams()
+	ps[0].Grad().Float32s()[123456] = -0.5 // the largest magnitude
+	sq, mx := 0.0, 0.0
+	for _, p := range ps {
+		for _, v := range p.Grad().Values() {
+			sq += v * v
+			mx = math.Max(mx, math.Abs(v))
+		}
+	}
+	if got := GradNorm(ps, 2); math.Abs(got-math.Sqrt(sq)) > 1e-6*math.Sqrt(sq) {
+		t.Errorf("2-norm %v, direct %v", got, math.Sqrt(sq))
+	}
+	if got := GradNorm(ps, math.Inf(1)); got != mx || mx != 0.5 {
+		t.Errorf("inf-norm %v, direct %v", got, mx)
+	}
+	ps[5].Grad().Float32s()[3] = float32(math.NaN())
+	if got := GradNorm(ps, math.Inf(1)); !math.IsNaN(got) {
+		t.Errorf("inf-norm with a NaN gradient: %v", got)
+	}
+}

@@ -21,7 +21,7 @@ const (
 	fanAlign = 64
 	// chunksPerWorker lets a core that finishes early (the machine may be
 	// shared) take over chunks from a slow one.
-	chunksPerWorker = 1
+	chunksPerWorker = 2
 )
 
 // fanout runs fn over [0, n) in chunks claimed by the caller and idle
