@@ -267,6 +267,12 @@ func packBPanels[T gemmFloat](v *gemmVariant[T], g *gemmArgs[T], dst []T, pc, kc
 // macroBlock runs the ic, jr and ir loops over rows [m0,m1) against the
 // packed B block bp of op(B)[pc:pc+kcur, jc:jc+ncur].
 func macroBlock[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], bp []T, pc, kcur, jc, ncur, m0, m1 int) {
+	macroTile(v, bf, g, bp, pc, kcur, jc, ncur, m0, m1, 0, ncur)
+}
+
+// macroTile is macroBlock restricted to the block's columns [j0, j1), where
+// j0 is a multiple of nr.
+func macroTile[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], bp []T, pc, kcur, jc, ncur, m0, m1, j0, j1 int) {
 	mr, nr := v.mr, v.nr
 	beta := g.beta
 	if pc > 0 {
@@ -295,7 +301,7 @@ func macroBlock[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], 
 				rowA = false
 			}
 		}
-		for jr := 0; jr < ncur; jr += nr {
+		for jr := j0; jr < j1; jr += nr {
 			cols := min(nr, ncur-jr)
 			var bpan []T
 			ldb := nr
@@ -441,7 +447,7 @@ func packB[T gemmFloat](v *gemmVariant[T], dst, b []T, ldb int, trans bool, pc, 
 //
 // Row mode (the usual one): for each (jc, pc) block, the workers claim B
 // micro-panels to pack into a shared buffer, wait until all are packed, then
-// claim chunks of rows of C to multiply once block t-1 is done (block t adds
+// claim chunks of C to multiply once block t-1 is done (block t adds
 // into what it wrote). B is double-buffered, so packing block t overlaps the
 // end of block t-1: before packing, a worker only waits until every row chunk
 // of block t-2 (the previous user of the buffer) is done. The counters run on across blocks, each
@@ -454,6 +460,7 @@ type gemmJob[T gemmFloat] struct {
 	args      gemmArgs[T]
 	rows      bool // row mode (else column mode)
 	chunk     int  // rows or columns per chunk (a multiple of mr or nr)
+	colChunk  int  // row mode: columns per chunk within a block (a multiple of nr)
 	panelNext atomic.Uint64
 	panelDone atomic.Uint64
 	chunkNext atomic.Uint64
@@ -493,18 +500,25 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 		costCols = math.Inf(1)
 	}
 	j.rows = costRows <= costCols
-	// About four chunks per worker for balance; one per worker in column
-	// mode when each chunk would copy all of A.
-	perWorker := 4
 	if j.rows {
-		j.chunk = min(roundUp((m+parts*perWorker-1)/(parts*perWorker), v.mr), v.mc)
+		// 2-D chunks: row ranges of at most mc rows (so a packed B micro-panel
+		// serves many row panels), cut into column pieces until there are
+		// about 8 chunks per worker, so the last ones finish together.
+		j.chunk = min(balancedBlock(v.mc, m, v.mr), roundUp((m+parts-1)/parts, v.mr))
+		rowChunks := (m + j.chunk - 1) / j.chunk
+		ncur := min(v.nc, n)
+		pieces := min((8*parts+rowChunks-1)/rowChunks, (ncur+v.nr-1)/v.nr)
+		j.colChunk = roundUp((ncur+pieces-1)/pieces, v.nr)
 		j.args.directB = false // B is shared and packed
-		need := g.kc * roundUp(min(v.nc, n), v.nr)
+		need := g.kc * roundUp(ncur, v.nr)
 		v.sharedB[0] = grow(v.sharedB[0], need)
 		v.sharedB[1] = grow(v.sharedB[1], need)
 	} else {
+		// About four column chunks per worker for balance; one when each
+		// chunk would copy all of A.
+		perWorker := 4
 		if !g.directA {
-			perWorker = 1
+			perWorker = 1 // each chunk copies all of A
 		}
 		j.chunk = roundUp((n+parts*perWorker-1)/(parts*perWorker), v.nr)
 	}
@@ -543,12 +557,14 @@ func (j *gemmJob[T]) runPart(int) {
 			gemmStrip(v, bf, g, 0, g.m, lo, min(g.n, lo+j.chunk))
 		}
 	}
-	chunks := uint64((g.m + j.chunk - 1) / j.chunk)
+	rowChunks := (g.m + j.chunk - 1) / j.chunk
 	var panelEnd, chunkEnd, chunkEnd1, chunkEnd2 uint64 // chunkEnd1, 2: blocks t-1, t-2
 	t := 0
 	for jc := 0; jc < g.n; jc += v.nc {
 		ncur := min(v.nc, g.n-jc)
 		panels := uint64((ncur + v.nr - 1) / v.nr)
+		pieces := (ncur + j.colChunk - 1) / j.colChunk
+		chunks := uint64(rowChunks * pieces)
 		for pc := 0; pc < g.k; pc += g.kc {
 			kcur := min(g.kc, g.k-pc)
 			panelStart, chunkStart := panelEnd, chunkEnd
@@ -578,8 +594,9 @@ func (j *gemmJob[T]) runPart(int) {
 				if !ok {
 					break
 				}
-				lo := int(x-chunkStart) * j.chunk
-				macroBlock(v, bf, g, bp, pc, kcur, jc, ncur, lo, min(g.m, lo+j.chunk))
+				r, c := int(x-chunkStart)/pieces, int(x-chunkStart)%pieces
+				lo, jlo := r*j.chunk, c*j.colChunk
+				macroTile(v, bf, g, bp, pc, kcur, jc, ncur, lo, min(g.m, lo+j.chunk), jlo, min(ncur, jlo+j.colChunk))
 				j.chunkDone.Add(1)
 				j.sig.notify()
 			}
