@@ -50,7 +50,7 @@ func (it *adagradItem) size() int { return len(it.p32) + len(it.p64) }
 
 func (it *adagradItem) update(lo, hi int) {
 	if it.f32 {
-		adagradUpdate(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)
+		adagradF32(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)
 		return
 	}
 	adagradUpdate(it.p64[lo:hi], it.g64[lo:hi], it.s64[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)

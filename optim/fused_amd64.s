@@ -335,6 +335,94 @@ sgdF32AVX512_done:
 	VZEROUPPER
 	RET
 
+// func adaptiveF32AVX512(p []float32, g []float32, sq []float32, c *[4]float32)
+// Requires: AVX, AVX512F
+TEXT ·adaptiveF32AVX512(SB), NOSPLIT, $0-80
+	MOVQ         p_base+0(FP), AX
+	MOVQ         g_base+24(FP), CX
+	MOVQ         sq_base+48(FP), DX
+	MOVQ         p_len+8(FP), BX
+	MOVQ         c+72(FP), SI
+	VBROADCASTSS (SI), Z0
+	VBROADCASTSS 4(SI), Z1
+	VBROADCASTSS 8(SI), Z2
+	VBROADCASTSS 12(SI), Z3
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-64, DI
+	ANDQ         $-16, BX
+
+adaptiveF32AVX512_blocks:
+	CMPQ        SI, DI
+	JAE         adaptiveF32AVX512_singles
+	VMOVUPS     (CX)(SI*4), Z4
+	VMULPS      (DX)(SI*4), Z0, Z5
+	VMULPS      Z4, Z1, Z6
+	VFMADD231PS Z4, Z6, Z5
+	VMOVUPS     Z5, (DX)(SI*4)
+	VSQRTPS     Z5, Z5
+	VADDPS      Z3, Z5, Z5
+	VMULPS      Z4, Z2, Z6
+	VDIVPS      Z5, Z6, Z6
+	VADDPS      (AX)(SI*4), Z6, Z6
+	VMOVUPS     Z6, (AX)(SI*4)
+	VMOVUPS     64(CX)(SI*4), Z4
+	VMULPS      64(DX)(SI*4), Z0, Z5
+	VMULPS      Z4, Z1, Z6
+	VFMADD231PS Z4, Z6, Z5
+	VMOVUPS     Z5, 64(DX)(SI*4)
+	VSQRTPS     Z5, Z5
+	VADDPS      Z3, Z5, Z5
+	VMULPS      Z4, Z2, Z6
+	VDIVPS      Z5, Z6, Z6
+	VADDPS      64(AX)(SI*4), Z6, Z6
+	VMOVUPS     Z6, 64(AX)(SI*4)
+	VMOVUPS     128(CX)(SI*4), Z4
+	VMULPS      128(DX)(SI*4), Z0, Z5
+	VMULPS      Z4, Z1, Z6
+	VFMADD231PS Z4, Z6, Z5
+	VMOVUPS     Z5, 128(DX)(SI*4)
+	VSQRTPS     Z5, Z5
+	VADDPS      Z3, Z5, Z5
+	VMULPS      Z4, Z2, Z6
+	VDIVPS      Z5, Z6, Z6
+	VADDPS      128(AX)(SI*4), Z6, Z6
+	VMOVUPS     Z6, 128(AX)(SI*4)
+	VMOVUPS     192(CX)(SI*4), Z4
+	VMULPS      192(DX)(SI*4), Z0, Z5
+	VMULPS      Z4, Z1, Z6
+	VFMADD231PS Z4, Z6, Z5
+	VMOVUPS     Z5, 192(DX)(SI*4)
+	VSQRTPS     Z5, Z5
+	VADDPS      Z3, Z5, Z5
+	VMULPS      Z4, Z2, Z6
+	VDIVPS      Z5, Z6, Z6
+	VADDPS      192(AX)(SI*4), Z6, Z6
+	VMOVUPS     Z6, 192(AX)(SI*4)
+	ADDQ        $0x00000040, SI
+	JMP         adaptiveF32AVX512_blocks
+
+adaptiveF32AVX512_singles:
+	CMPQ        SI, BX
+	JAE         adaptiveF32AVX512_done
+	VMOVUPS     (CX)(SI*4), Z4
+	VMULPS      (DX)(SI*4), Z0, Z5
+	VMULPS      Z4, Z1, Z6
+	VFMADD231PS Z4, Z6, Z5
+	VMOVUPS     Z5, (DX)(SI*4)
+	VSQRTPS     Z5, Z5
+	VADDPS      Z3, Z5, Z5
+	VMULPS      Z4, Z2, Z6
+	VDIVPS      Z5, Z6, Z6
+	VADDPS      (AX)(SI*4), Z6, Z6
+	VMOVUPS     Z6, (AX)(SI*4)
+	ADDQ        $0x00000010, SI
+	JMP         adaptiveF32AVX512_singles
+
+adaptiveF32AVX512_done:
+	VZEROUPPER
+	RET
+
 // func adamF32AVX2(p []float32, g []float32, m []float32, v []float32, c *[9]float32)
 // Requires: AVX, FMA3
 TEXT ·adamF32AVX2(SB), NOSPLIT, $0-104
@@ -483,5 +571,43 @@ sgdF32AVX2_singles:
 	JMP         sgdF32AVX2_singles
 
 sgdF32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func adaptiveF32AVX2(p []float32, g []float32, sq []float32, c *[4]float32)
+// Requires: AVX, FMA3
+TEXT ·adaptiveF32AVX2(SB), NOSPLIT, $0-80
+	MOVQ         p_base+0(FP), AX
+	MOVQ         g_base+24(FP), CX
+	MOVQ         sq_base+48(FP), DX
+	MOVQ         p_len+8(FP), BX
+	MOVQ         c+72(FP), SI
+	VBROADCASTSS (SI), Y0
+	VBROADCASTSS 4(SI), Y1
+	VBROADCASTSS 8(SI), Y2
+	VBROADCASTSS 12(SI), Y3
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-8, DI
+	ANDQ         $-8, BX
+
+adaptiveF32AVX2_singles:
+	CMPQ        SI, BX
+	JAE         adaptiveF32AVX2_done
+	VMOVUPS     (CX)(SI*4), Y4
+	VMULPS      (DX)(SI*4), Y0, Y5
+	VMULPS      Y4, Y1, Y6
+	VFMADD231PS Y4, Y6, Y5
+	VMOVUPS     Y5, (DX)(SI*4)
+	VSQRTPS     Y5, Y5
+	VADDPS      Y3, Y5, Y5
+	VMULPS      Y4, Y2, Y6
+	VDIVPS      Y5, Y6, Y6
+	VADDPS      (AX)(SI*4), Y6, Y6
+	VMOVUPS     Y6, (AX)(SI*4)
+	ADDQ        $0x00000008, SI
+	JMP         adaptiveF32AVX2_singles
+
+adaptiveF32AVX2_done:
 	VZEROUPPER
 	RET

@@ -24,6 +24,11 @@ func sgdMomentumF32AVX512(p []float32, g []float32, buf []float32, c *[3]float32
 //go:noescape
 func sgdF32AVX512(p []float32, g []float32, c *[3]float32)
 
+// adaptiveF32AVX512 is the plain RMSprop/Adagrad update over the whole vectors of p.
+//
+//go:noescape
+func adaptiveF32AVX512(p []float32, g []float32, sq []float32, c *[4]float32)
+
 // adamF32AVX2 is the plain Adam update (no weight decay, minimizing) over the whole vectors of p.
 //
 //go:noescape
@@ -43,3 +48,8 @@ func sgdMomentumF32AVX2(p []float32, g []float32, buf []float32, c *[3]float32)
 //
 //go:noescape
 func sgdF32AVX2(p []float32, g []float32, c *[3]float32)
+
+// adaptiveF32AVX2 is the plain RMSprop/Adagrad update over the whole vectors of p.
+//
+//go:noescape
+func adaptiveF32AVX2(p []float32, g []float32, sq []float32, c *[4]float32)

@@ -125,3 +125,42 @@ func narrow(s []float64) []float32 {
 	}
 	return out
 }
+
+// TestAdaptiveKernelVariants is TestAdamKernelVariants for RMSprop and
+// Adagrad.
+func TestAdaptiveKernelVariants(t *testing.T) {
+	withSIMD(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, n := range awkwardSizes {
+			for _, a := range []rmspropArgs{
+				{lr: 0.01, alpha: 0.99, eps: 1e-8},
+				{lr: 0.01, alpha: 0.9, eps: 1e-6, weightDecay: 0.1},
+				{lr: 0.01, alpha: 0.9, eps: 1e-8, centered: true, momentum: 0.9, maximize: true},
+			} {
+				p, g, sq := randF32(r, n, 1), randF32(r, n, 0.1), absF32(randF32(r, n, 0.01))
+				ga, b := randF32(r, n, 0.01), randF32(r, n, 0.01)
+				p64, g64, sq64, ga64, b64 := widen(p), widen(g), widen(sq), widen(ga), widen(b)
+				rmspropF32(p, g, sq, ga, b, a)
+				rmspropUpdate(p64, g64, sq64, ga64, b64, a)
+				if i, ok := closeF32(p, narrow(p64), 1e-5); !ok {
+					t.Fatalf("RMSprop n=%d %+v: p[%d] = %g, float64 reference %g", n, a, i, p[i], p64[i])
+				}
+				if i, ok := closeF32(sq, narrow(sq64), 1e-5); !ok {
+					t.Fatalf("RMSprop n=%d %+v: sq[%d] = %g, float64 reference %g", n, a, i, sq[i], sq64[i])
+				}
+			}
+			for _, wd := range []float64{0, 0.1} {
+				p, g, s := randF32(r, n, 1), randF32(r, n, 0.1), absF32(randF32(r, n, 0.01))
+				p64, g64, s64 := widen(p), widen(g), widen(s)
+				adagradF32(p, g, s, 0.1, 1e-10, wd, false)
+				adagradUpdate(p64, g64, s64, 0.1, 1e-10, wd, false)
+				if i, ok := closeF32(p, narrow(p64), 1e-5); !ok {
+					t.Fatalf("Adagrad n=%d wd=%g: p[%d] = %g, float64 reference %g", n, wd, i, p[i], p64[i])
+				}
+				if i, ok := closeF32(s, narrow(s64), 1e-5); !ok {
+					t.Fatalf("Adagrad n=%d wd=%g: sum[%d] = %g, float64 reference %g", n, wd, i, s[i], s64[i])
+				}
+			}
+		}
+	})
+}

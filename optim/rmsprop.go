@@ -50,7 +50,7 @@ func (it *rmspropItem) size() int { return len(it.p32) + len(it.p64) }
 
 func (it *rmspropItem) update(lo, hi int) {
 	if it.f32 {
-		rmspropUpdate(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], sub(it.a32, lo, hi), sub(it.b32, lo, hi), it.a)
+		rmspropF32(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], sub(it.a32, lo, hi), sub(it.b32, lo, hi), it.a)
 		return
 	}
 	rmspropUpdate(it.p64[lo:hi], it.g64[lo:hi], it.s64[lo:hi], sub(it.a64, lo, hi), sub(it.b64, lo, hi), it.a)

@@ -1,6 +1,6 @@
 // Command fused_asm generates optim/fused_amd64.s and its Go declarations
-// with avo: AVX-512 and AVX2+FMA bodies of the float32 Adam and SGD update
-// loops of package optim (see optim/fused.go for the formulas and the Go
+// with avo: AVX-512 and AVX2+FMA bodies of the float32 Adam, SGD, RMSprop
+// and Adagrad update loops of package optim (see optim/fused.go for the formulas and the Go
 // reference each kernel must match).
 //
 // Every kernel processes the longest prefix of p whose length is a multiple
@@ -217,6 +217,53 @@ func genSGD(s isa) {
 	RET()
 }
 
+// Scalars of the RMSprop/Adagrad kernel, in the order of
+// optim.adaptiveConsts.
+const (
+	cDecaySq      = iota // α (RMSprop) or 1 (Adagrad)
+	cGainSq              // 1−α (RMSprop) or 1 (Adagrad)
+	cStepAdaptive        // −lr
+	cEpsAdaptive         // ε
+	nAdaptiveConsts
+)
+
+// genAdaptive: s ← a·s + (b·g)·g;  p ← p + (step·g) / (√s + ε): RMSprop
+// (a = α, b = 1−α) and Adagrad (a = b = 1) without decay, centering or
+// momentum.
+func genAdaptive(s isa) {
+	fn := "adaptiveF32" + s.name
+	text(fn, fmt.Sprintf("func(p, g, sq []float32, c *[%d]float32)", nAdaptiveConsts),
+		fn+" is the plain RMSprop/Adagrad update over the whole vectors of p.")
+	p, g, sq := loadSlice("p"), loadSlice("g"), loadSlice("sq")
+	n := Load(Param("p").Len(), GP64()).(reg.GPVirtual)
+	c := Load(Param("c"), GP64()).(reg.GPVirtual)
+	a, b := broadcast(s, c, cDecaySq), broadcast(s, c, cGainSq)
+	step, eps := broadcast(s, c, cStepAdaptive), broadcast(s, c, cEpsAdaptive)
+	i := GP64()
+	XORQ(i, i)
+	loop(fn, i, n, s, func(u int) {
+		for j := range u {
+			gv := s.vec()
+			VMOVUPS(at(g, i, s, j), gv)
+			sv := s.vec()
+			VMULPS(at(sq, i, s, j), a, sv)
+			t := s.vec()
+			VMULPS(gv, b, t)
+			VFMADD231PS(gv, t, sv) // s = a·s + (b·g)·g
+			VMOVUPS(sv, at(sq, i, s, j))
+			d := s.vec()
+			VSQRTPS(sv, d)
+			VADDPS(eps, d, d)
+			VMULPS(gv, step, t)
+			VDIVPS(d, t, t)
+			VADDPS(at(p, i, s, j), t, t)
+			VMOVUPS(t, at(p, i, s, j))
+		}
+	})
+	VZEROUPPER()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("!purego")
 	for _, s := range []isa{avx512, avx2} {
@@ -224,6 +271,7 @@ func main() {
 		genAdam(s, true)
 		genSGDMomentum(s)
 		genSGD(s)
+		genAdaptive(s)
 	}
 	Generate()
 }
