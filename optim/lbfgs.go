@@ -312,7 +312,8 @@ func (o LBFGSOptions) withDefaults() LBFGSOptions {
 // the loss and gradients as often as the iteration needs. Parameters form
 // one group; their values are gathered into one float64 vector (so float32
 // parameters get a float64 direction and history), and a parameter whose
-// Grad is nil counts as a zero gradient.
+// Grad is nil counts as a zero gradient. LBFGS is not an Optimizer (its
+// Step takes a closure) but is an LRController, so schedules can drive it.
 type LBFGS struct {
 	params []*tensor.Tensor
 	opt    LBFGSOptions
