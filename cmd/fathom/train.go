@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/fathom-ml/fathom/train"
+)
+
+// trainEpochLine is one `fathom train --json` line per epoch.
+type trainEpochLine struct {
+	Epoch   int            `json:"epoch"`
+	Train   train.Metrics  `json:"train"`
+	Eval    *train.Metrics `json:"eval,omitempty"`
+	LR      float64        `json:"lr"`
+	Seconds float64        `json:"seconds"`
+	Steps   int            `json:"steps"`
+}
+
+func init() {
+	var sets []string
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "train CONFIG.yaml",
+		Short: "Train the model a YAML config describes",
+		Long: `Train reads a YAML job description (data, model, loss, optimizer, schedule,
+epochs, batch_size, seed, early_stopping, output), trains the model with an
+evaluation after every epoch, scores it on the test split and writes into the
+output directory (default runs/<config name>):
+
+  model.safetensors  weights + architecture (loadable by fathom predict/eval)
+  metrics.csv        one row per epoch
+  curves.png         learning curves
+
+Unknown keys are errors naming the key and its line. --set overrides a key
+with a YAML value (list items by index: --set model.0.out=32). Progress goes to
+stderr (a progress bar on a terminal); with --json, stdout gets one JSON line
+per epoch and a final line with train_loss, test_accuracy (or test_rmse),
+seconds_per_epoch and model_path. Ctrl-C writes a checkpoint first when
+output.checkpoint_every or output.resume is set.`,
+		Example: `  fathom train examples/iris.yaml
+  fathom train examples/fashion-mlp.yaml --set epochs=1 --json
+  fathom train examples/linear-regression.yaml --set optimizer.lr=0.05 --quiet`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTrain(cmd.Context(), args[0], sets, quiet, os.Stderr)
+		},
+	}
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key: key.path=value (repeatable)")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar or per-epoch lines on stderr")
+	rootCmd.AddCommand(cmd)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runTrain is the body of `fathom train`; stderr receives progress.
+func runTrain(ctx context.Context, path string, sets []string, quiet bool, stderr io.Writer) error {
+	cfg, err := train.LoadConfig(path, sets)
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var log io.Writer = stderr
+	if quiet {
+		log = nil
+	}
+	ro := train.RunOptions{Log: log}
+	if !quiet && isTerminal(stderr) {
+		ro.Hooks = progressHooks(stderr, cfg.Epochs)
+	}
+	epochEnd := ro.Hooks.EpochEnd
+	ro.Hooks.EpochEnd = func(r train.EpochResult) error {
+		if epochEnd != nil {
+			if err := epochEnd(r); err != nil {
+				return err
+			}
+		}
+		if !quiet {
+			fmt.Fprintln(stderr, epochSummary(r, cfg.Epochs))
+		}
+		if jsonOut {
+			return printJSON(trainEpochLine{r.Epoch, r.Train, r.Eval, r.LR, r.Seconds, r.Steps})
+		}
+		return nil
+	}
+	res, err := train.Run(ctx, cfg, ro)
+	if err != nil {
+		return err
+	}
+	final := map[string]any{
+		"train_loss":         nil,
+		"test_loss":          finiteOrNil(res.Test.Loss),
+		"seconds_per_epoch":  res.SecondsPerEpoch,
+		"samples_per_second": res.SamplesPerSecond,
+		"epochs":             len(res.Epochs),
+		"early_stopped":      res.Stopped,
+		"model_path":         res.ModelPath,
+		"task":               res.Task.String(),
+	}
+	if n := len(res.Epochs); n > 0 {
+		final["train_loss"] = finiteOrNil(res.Epochs[n-1].Train.Loss)
+	}
+	if res.Task == train.Regression {
+		final["test_rmse"] = finiteOrNil(res.Test.RMSE)
+	} else {
+		final["test_accuracy"] = finiteOrNil(res.Test.Accuracy)
+	}
+	if res.MetricsPath != "" {
+		final["metrics_path"] = res.MetricsPath
+	}
+	if res.PlotPath != "" {
+		final["plot_path"] = res.PlotPath
+	}
+	if jsonOut {
+		return printJSON(final)
+	}
+	metric := fmt.Sprintf("test accuracy %.4f", res.Test.Accuracy)
+	if res.Task == train.Regression {
+		metric = fmt.Sprintf("test RMSE %.4g", res.Test.RMSE)
+	}
+	fmt.Printf("%s, test loss %.4f, %.3g s/epoch (%.0f samples/s); model: %s\n",
+		metric, res.Test.Loss, res.SecondsPerEpoch, res.SamplesPerSecond, res.ModelPath)
+	return nil
+}
+
+func finiteOrNil(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return v
+}
+
+// epochSummary is the human line printed after each epoch.
+func epochSummary(r train.EpochResult, epochs int) string {
+	part := func(name string, m train.Metrics) string {
+		s := fmt.Sprintf("%s loss %.4f", name, m.Loss)
+		if !math.IsNaN(m.Accuracy) {
+			s += fmt.Sprintf(" acc %.4f", m.Accuracy)
+		}
+		if !math.IsNaN(m.RMSE) {
+			s += fmt.Sprintf(" rmse %.4g", m.RMSE)
+		}
+		return s
+	}
+	s := fmt.Sprintf("epoch %d/%d: %s", r.Epoch, epochs, part("train", r.Train))
+	if r.Eval != nil {
+		s += " | " + part("eval", *r.Eval)
+	}
+	return s + fmt.Sprintf(" | lr %.3g | %.2f s", r.LR, r.Seconds)
+}
+
+// progressHooks draws one progress bar per epoch on w: batches done, the
+// running loss, samples/s and the time left.
+func progressHooks(w io.Writer, epochs int) train.Hooks {
+	var bar *progressbar.ProgressBar
+	var last time.Time
+	var lossSum float64
+	var lossN int
+	return train.Hooks{
+		EpochStart: func(epoch, batches int) {
+			lossSum, lossN = 0, 0
+			bar = progressbar.NewOptions(batches,
+				progressbar.OptionSetWriter(w),
+				progressbar.OptionSetDescription(fmt.Sprintf("epoch %d/%d", epoch, epochs)),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetPredictTime(true),
+				progressbar.OptionSetWidth(30),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+			)
+		},
+		Batch: func(e train.BatchEvent) {
+			lossSum += e.Loss
+			lossN++
+			if now := time.Now(); now.Sub(last) > 200*time.Millisecond || e.Batch == e.Batches {
+				last = now
+				rate := float64(e.Samples) / max(e.Elapsed.Seconds(), 1e-9)
+				bar.Describe(fmt.Sprintf("epoch %d/%d loss %.4f %.0f samples/s", e.Epoch, epochs, lossSum/float64(lossN), rate))
+			}
+			bar.Set(e.Batch)
+		},
+		EpochEnd: func(train.EpochResult) error {
+			if bar != nil {
+				bar.Finish()
+				bar.Exit()
+			}
+			return nil
+		},
+	}
+}

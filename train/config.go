@@ -1,0 +1,717 @@
+package train
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// Config is a training job as a YAML file describes it (`fathom train
+// CONFIG.yaml`). Every key is checked: an unknown key anywhere is an error
+// naming the key and its line.
+//
+//	data:
+//	  source: iris
+//	  test: 0.2
+//	  standardize: true
+//	model:
+//	  - {type: linear, out: 16}
+//	  - {type: relu}
+//	  - {type: linear, out: 3}
+//	loss: cross_entropy
+//	optimizer: {type: adam, lr: 0.01}
+//	epochs: 60
+//	batch_size: 16
+//	seed: 1
+//	output: {dir: runs/iris}
+type Config struct {
+	Data DataConfig `yaml:"data"`
+	// Model is the layer list (package nn's layer specs); the input shape
+	// comes from the data.
+	Model     []nn.LayerSpec  `yaml:"model"`
+	Loss      LossConfig      `yaml:"loss"`
+	Optimizer OptimizerConfig `yaml:"optimizer"`
+	Schedule  ScheduleConfig  `yaml:"schedule"`
+	Epochs    int             `yaml:"epochs"`
+	BatchSize int             `yaml:"batch_size"`
+	// Seed drives everything random: the split, the initialization, the
+	// batch order and dropout.
+	Seed          uint64              `yaml:"seed"`
+	EarlyStopping EarlyStoppingConfig `yaml:"early_stopping"`
+	Output        OutputConfig        `yaml:"output"`
+
+	// dir is the directory of the config file; relative data paths are
+	// resolved against it. file names the config in errors; modelLines
+	// holds the line of each model layer (0 when set by --set).
+	dir        string
+	file       string
+	modelLines []int
+}
+
+// DataConfig says where the data comes from and how to prepare it.
+type DataConfig struct {
+	// Source is iris (embedded), fashion-mnist, mnist, csv, parquet or idx.
+	Source string `yaml:"source"`
+	// Path is the CSV or Parquet file (or directory of Parquet parts), or
+	// the directory of an MNIST-format data set (fashion-mnist defaults to
+	// $FATHOM_DATA or /usr/share/datasets/fashion-mnist).
+	Path string `yaml:"path"`
+	// TestPath, for csv and parquet, is a separate test file; otherwise the
+	// test rows are split off Path.
+	TestPath string `yaml:"test_path"`
+	// Label names the target column (csv, parquet).
+	Label string `yaml:"label"`
+	// Columns lists the feature columns to use, in order (default: all but
+	// the label); Ignore lists columns to leave out.
+	Columns []string `yaml:"columns"`
+	Ignore  []string `yaml:"ignore"`
+	// Delimiter is the CSV field separator (default ",").
+	Delimiter string `yaml:"delimiter"`
+	// Impute is "error" (default) or "mean": what a missing feature value
+	// does.
+	Impute string `yaml:"impute"`
+	// Images, Labels, TestImages, TestLabels are the IDX files of the idx
+	// source.
+	Images     string `yaml:"images"`
+	Labels     string `yaml:"labels"`
+	TestImages string `yaml:"test_images"`
+	TestLabels string `yaml:"test_labels"`
+	// Test is the fraction of the rows held out as the test split when the
+	// source has none of its own (default 0.2). Validation is the fraction
+	// of the training rows held out for evaluation after each epoch
+	// (default 0: each epoch is evaluated on the test split, as the
+	// PyTorch reference scripts do).
+	Test       *float64 `yaml:"test"`
+	Validation float64  `yaml:"validation"`
+	// SplitSeed fixes the random split independently of the run's seed,
+	// so runs with different seeds are scored on the same held-out rows
+	// (default: the run's seed).
+	SplitSeed *uint64 `yaml:"split_seed"`
+	// Stratify keeps the class proportions in every split (default true
+	// for classification).
+	Stratify *bool `yaml:"stratify"`
+	// Standardize centres and scales every feature column with the mean and
+	// standard deviation of the training rows; they are saved with the
+	// model and applied again at prediction.
+	Standardize bool `yaml:"standardize"`
+	// Shape is the shape of one example, e.g. [1, 28, 28] for a
+	// convolution over one-channel images (default: a flat vector).
+	Shape []int `yaml:"shape"`
+	// Shuffle draws a new order of the training rows every epoch (default
+	// true).
+	Shuffle *bool `yaml:"shuffle"`
+}
+
+// LossConfig names the loss: cross_entropy (classification; default),
+// mse, l1, huber or smooth_l1 (regression). A plain string is the type.
+type LossConfig struct {
+	Type           string  `yaml:"type"`
+	LabelSmoothing float64 `yaml:"label_smoothing"` // cross_entropy
+	Delta          float64 `yaml:"delta"`           // huber (default 1)
+	Beta           float64 `yaml:"beta"`            // smooth_l1 (default 1)
+}
+
+// UnmarshalYAML accepts "loss: mse" as well as a mapping.
+func (l *LossConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&l.Type)
+	}
+	type plain LossConfig
+	return n.Decode((*plain)(l))
+}
+
+// OptimizerConfig selects and tunes the optimizer: sgd, adam, adamw,
+// rmsprop or adagrad, with PyTorch's argument names and defaults.
+type OptimizerConfig struct {
+	Type        string    `yaml:"type"`
+	LR          float64   `yaml:"lr"`
+	Momentum    float64   `yaml:"momentum"`
+	Dampening   float64   `yaml:"dampening"`
+	Nesterov    bool      `yaml:"nesterov"`
+	WeightDecay *float64  `yaml:"weight_decay"`
+	Betas       []float64 `yaml:"betas"`
+	Eps         float64   `yaml:"eps"`
+	AMSGrad     bool      `yaml:"amsgrad"`
+	Alpha       float64   `yaml:"alpha"`
+	Centered    bool      `yaml:"centered"`
+	LRDecay     float64   `yaml:"lr_decay"`
+}
+
+// UnmarshalYAML accepts "optimizer: adam" as well as a mapping.
+func (o *OptimizerConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&o.Type)
+	}
+	type plain OptimizerConfig
+	return n.Decode((*plain)(o))
+}
+
+// ScheduleConfig sets the learning rate per epoch: none (default), step
+// (step_size, gamma), exponential (gamma) or cosine (t_max, default the
+// epoch count; eta_min).
+type ScheduleConfig struct {
+	Type     string  `yaml:"type"`
+	StepSize int     `yaml:"step_size"`
+	Gamma    float64 `yaml:"gamma"`
+	TMax     int     `yaml:"t_max"`
+	EtaMin   float64 `yaml:"eta_min"`
+}
+
+// UnmarshalYAML accepts "schedule: cosine" as well as a mapping.
+func (s *ScheduleConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&s.Type)
+	}
+	type plain ScheduleConfig
+	return n.Decode((*plain)(s))
+}
+
+// EarlyStoppingConfig mirrors EarlyStopping.
+type EarlyStoppingConfig struct {
+	Monitor  string  `yaml:"monitor"`
+	Patience int     `yaml:"patience"`
+	MinDelta float64 `yaml:"min_delta"`
+}
+
+// OutputConfig says where results go. Dir (default runs/<config name>)
+// receives model.safetensors, metrics.csv and curves.png; a relative Dir
+// is relative to the working directory.
+type OutputConfig struct {
+	Dir string `yaml:"dir"`
+	// Model overrides the model file's path (default Dir/model.safetensors).
+	Model string `yaml:"model"`
+	// CheckpointEvery writes Dir/checkpoint.safetensors every that many
+	// optimizer steps and after every epoch (0: no checkpoints).
+	CheckpointEvery int `yaml:"checkpoint_every"`
+	// Resume continues from Dir/checkpoint.safetensors when it exists.
+	Resume bool `yaml:"resume"`
+	// Plot writes curves.png (default true); Metrics writes metrics.csv
+	// (default true).
+	Plot    *bool `yaml:"plot"`
+	Metrics *bool `yaml:"metrics"`
+}
+
+// ConfigError is an error in a config, located by file and line when
+// known.
+type ConfigError struct {
+	File string
+	Line int // 0 when unknown (a value given with --set)
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.File != "":
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return e.Msg
+}
+
+// LoadConfig reads a config file and applies overrides ("a.b=value", the
+// value parsed as YAML, as given to `fathom train --set`).
+func LoadConfig(path string, overrides []string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := ParseConfig(b, path, overrides)
+	if err != nil {
+		return nil, err
+	}
+	c.dir = filepath.Dir(path)
+	if c.Output.Dir == "" {
+		base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		c.Output.Dir = filepath.Join("runs", base)
+	}
+	return c, nil
+}
+
+// ParseConfig parses a config from YAML text; name is used in errors.
+// Relative data paths resolve against the working directory (LoadConfig
+// resolves them against the file's directory).
+func ParseConfig(text []byte, name string, overrides []string) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return nil, &ConfigError{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	var root *yaml.Node
+	switch {
+	case doc.Kind == 0: // empty document
+		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	case doc.Kind == yaml.DocumentNode && len(doc.Content) == 1:
+		root = doc.Content[0]
+	default:
+		return nil, &ConfigError{File: name, Msg: "want one YAML document"}
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &ConfigError{File: name, Line: root.Line, Msg: "the config must be a mapping of keys (data, model, loss, ...)"}
+	}
+	for _, o := range overrides {
+		if err := applyOverride(root, o); err != nil {
+			return nil, &ConfigError{File: name, Msg: fmt.Sprintf("--set %s: %v", o, err)}
+		}
+	}
+	if err := checkKeys(root, reflect.TypeFor[Config](), ""); err != nil {
+		err.File = name
+		return nil, err
+	}
+	var c Config
+	if err := root.Decode(&c); err != nil {
+		return nil, &ConfigError{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	c.file = name
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "model" && root.Content[i+1].Kind == yaml.SequenceNode {
+			for _, l := range root.Content[i+1].Content {
+				c.modelLines = append(c.modelLines, l.Line)
+			}
+		}
+	}
+	if err := c.validate(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.File = name
+			return nil, ce
+		}
+		return nil, &ConfigError{File: name, Msg: err.Error()}
+	}
+	return &c, nil
+}
+
+// yamlName returns the YAML key of a struct field, or "" for fields that
+// YAML skips.
+func yamlName(f reflect.StructField) string {
+	if !f.IsExported() {
+		return ""
+	}
+	tag := f.Tag.Get("yaml")
+	if tag == "-" {
+		return ""
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		name = strings.ToLower(f.Name)
+	}
+	return name
+}
+
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+
+// checkKeys walks node against Go type t and reports the first key that
+// t has no field for, with its line and dotted path.
+func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind == yaml.ScalarNode {
+			if _, ok := t.FieldByName("Type"); ok && reflect.PointerTo(t).Implements(unmarshalerType) {
+				return nil // shorthand: "loss: mse"
+			}
+			if n.Tag == "!!null" {
+				return nil
+			}
+		}
+		if n.Kind != yaml.MappingNode {
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of keys, got %s", where(path), kindName(n))}
+		}
+		fields := map[string]reflect.StructField{}
+		var names []string
+		for i := range t.NumField() {
+			if name := yamlName(t.Field(i)); name != "" {
+				fields[name] = t.Field(i)
+				names = append(names, name)
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			f, ok := fields[k.Value]
+			if !ok {
+				return &ConfigError{Line: k.Line, Msg: fmt.Sprintf("unknown key %q in %s (known keys: %s)", k.Value, where(path), strings.Join(names, ", "))}
+			}
+			if err := checkKeys(v, f.Type, join(path, k.Value)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 || n.Tag == "!!null" {
+			return nil
+		}
+		if n.Kind != yaml.SequenceNode {
+			if reflect.PointerTo(t).Implements(unmarshalerType) {
+				return nil
+			}
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a list, got %s", where(path), kindName(n))}
+		}
+		for i, e := range n.Content {
+			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if n.Kind == yaml.MappingNode {
+			for i := 1; i < len(n.Content); i += 2 {
+				if err := checkKeys(n.Content[i], t.Elem(), join(path, n.Content[i-1].Value)); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		// Scalars (and types such as nn.IntPair that decode themselves):
+		// decoding reports type errors with their line.
+		if n.Kind == yaml.MappingNode && !reflect.PointerTo(t).Implements(unmarshalerType) {
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a single value, got a mapping", where(path))}
+		}
+	}
+	return nil
+}
+
+func where(path string) string {
+	if path == "" {
+		return "the config"
+	}
+	return path
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the value %q", n.Value)
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	return "nothing"
+}
+
+// applyOverride sets key path a.b.c (list items by index: model.0.out) in
+// the YAML tree to a value parsed as YAML, creating mappings as needed.
+func applyOverride(root *yaml.Node, o string) error {
+	key, val, ok := strings.Cut(o, "=")
+	if !ok || key == "" {
+		return errors.New("want key=value")
+	}
+	var vdoc yaml.Node
+	if err := yaml.Unmarshal([]byte(val), &vdoc); err != nil {
+		return fmt.Errorf("value: %v", err)
+	}
+	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
+	if vdoc.Kind == yaml.DocumentNode && len(vdoc.Content) == 1 {
+		value = vdoc.Content[0]
+	}
+	clearLines(value)
+	parts := strings.Split(key, ".")
+	n := root
+	for i, p := range parts {
+		last := i == len(parts)-1
+		switch n.Kind {
+		case yaml.MappingNode:
+			var child *yaml.Node
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				if n.Content[j].Value == p {
+					child = n.Content[j+1]
+					if last {
+						n.Content[j+1] = value
+					}
+					break
+				}
+			}
+			if child == nil {
+				child = value
+				if !last {
+					child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+				}
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, child)
+			}
+			n = child
+		case yaml.SequenceNode:
+			idx, err := strconv.Atoi(p)
+			if err != nil || idx < 0 || idx >= len(n.Content) {
+				return fmt.Errorf("%q: %s is a list of %d items; use an index 0..%d", p, strings.Join(parts[:i], "."), len(n.Content), len(n.Content)-1)
+			}
+			if last {
+				n.Content[idx] = value
+			}
+			n = n.Content[idx]
+		default:
+			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+				n.Kind, n.Tag, n.Value = yaml.MappingNode, "!!map", ""
+				child := value
+				if !last {
+					child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+				}
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, child)
+				n = child
+				continue
+			}
+			return fmt.Errorf("%s is a single value, it has no key %q", strings.Join(parts[:i], "."), p)
+		}
+	}
+	return nil
+}
+
+func clearLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		clearLines(c)
+	}
+}
+
+// task returns the task the loss implies.
+func (c *Config) task() (Task, error) {
+	switch strings.ToLower(strings.ReplaceAll(c.Loss.Type, "-", "_")) {
+	case "", "cross_entropy", "crossentropy", "ce":
+		return Classification, nil
+	case "mse", "l1", "mae", "huber", "smooth_l1":
+		return Regression, nil
+	}
+	return 0, fmt.Errorf("loss: unknown type %q (want cross_entropy, mse, l1, huber or smooth_l1)", c.Loss.Type)
+}
+
+// validate checks values (keys were checked against the types already).
+func (c *Config) validate() error {
+	d := &c.Data
+	switch d.Source {
+	case "":
+		return errors.New("data.source is missing (want iris, fashion-mnist, mnist, csv, parquet or idx)")
+	case "iris", "fashion-mnist", "mnist":
+	case "csv", "parquet":
+		if d.Path == "" {
+			return fmt.Errorf("data.path is required for source %s", d.Source)
+		}
+	case "idx":
+		if d.Images == "" || d.Labels == "" {
+			return errors.New("data.images and data.labels are required for source idx")
+		}
+	default:
+		return fmt.Errorf("data.source: unknown source %q (want iris, fashion-mnist, mnist, csv, parquet or idx)", d.Source)
+	}
+	if d.Test != nil && (*d.Test < 0 || *d.Test >= 1) {
+		return fmt.Errorf("data.test: fraction %g is outside [0, 1)", *d.Test)
+	}
+	if d.Validation < 0 || d.Validation >= 1 {
+		return fmt.Errorf("data.validation: fraction %g is outside [0, 1)", d.Validation)
+	}
+	switch d.Impute {
+	case "", "error", "mean":
+	default:
+		return fmt.Errorf("data.impute: %q, want error or mean", d.Impute)
+	}
+	if len([]rune(d.Delimiter)) > 1 {
+		return fmt.Errorf("data.delimiter: %q is more than one character", d.Delimiter)
+	}
+	for _, s := range d.Shape {
+		if s <= 0 {
+			return fmt.Errorf("data.shape: %v has a non-positive size", d.Shape)
+		}
+	}
+	if len(c.Model) == 0 {
+		return errors.New("model: the layer list is empty")
+	}
+	if _, err := c.task(); err != nil {
+		return err
+	}
+	if c.Epochs < 1 {
+		return fmt.Errorf("epochs: want at least 1, got %d", c.Epochs)
+	}
+	if c.BatchSize < 1 {
+		return fmt.Errorf("batch_size: want at least 1, got %d", c.BatchSize)
+	}
+	if _, err := c.optimizerKind(); err != nil {
+		return err
+	}
+	if c.Optimizer.LR < 0 {
+		return fmt.Errorf("optimizer.lr: must be positive, got %g", c.Optimizer.LR)
+	}
+	if b := c.Optimizer.Betas; b != nil && len(b) != 2 {
+		return fmt.Errorf("optimizer.betas: want two numbers, got %v", b)
+	}
+	switch c.Schedule.Type {
+	case "", "none", "constant":
+	case "step":
+		if c.Schedule.StepSize < 1 {
+			return fmt.Errorf("schedule.step_size: want at least 1, got %d", c.Schedule.StepSize)
+		}
+	case "exponential", "cosine":
+	default:
+		return fmt.Errorf("schedule.type: unknown schedule %q (want none, step, exponential or cosine)", c.Schedule.Type)
+	}
+	if c.EarlyStopping.Patience < 0 {
+		return fmt.Errorf("early_stopping.patience: must not be negative, got %d", c.EarlyStopping.Patience)
+	}
+	if c.Output.CheckpointEvery < 0 {
+		return fmt.Errorf("output.checkpoint_every: must not be negative, got %d", c.Output.CheckpointEvery)
+	}
+	return nil
+}
+
+func (c *Config) optimizerKind() (string, error) {
+	k := strings.ToLower(c.Optimizer.Type)
+	switch k {
+	case "sgd", "adam", "adamw", "rmsprop", "adagrad":
+		return k, nil
+	case "":
+		return "", errors.New("optimizer.type is missing (want sgd, adam, adamw, rmsprop or adagrad)")
+	}
+	return "", fmt.Errorf("optimizer.type: unknown optimizer %q (want sgd, adam, adamw, rmsprop or adagrad)", c.Optimizer.Type)
+}
+
+// lossFunc builds the configured loss.
+func (c *Config) lossFunc() LossFunc {
+	l := c.Loss
+	switch strings.ToLower(strings.ReplaceAll(l.Type, "-", "_")) {
+	case "mse":
+		return MSE()
+	case "l1", "mae":
+		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor { return nn.L1Loss(out, b.Targets, nn.ReduceMean) }
+	case "huber":
+		d := l.Delta
+		if d == 0 {
+			d = 1
+		}
+		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor { return nn.HuberLoss(out, b.Targets, d, nn.ReduceMean) }
+	case "smooth_l1":
+		beta := l.Beta
+		if beta == 0 {
+			beta = 1
+		}
+		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor { return nn.SmoothL1Loss(out, b.Targets, beta, nn.ReduceMean) }
+	}
+	return CrossEntropy(nn.ClassOptions{LabelSmoothing: l.LabelSmoothing})
+}
+
+// newOptimizer builds the configured optimizer over params.
+func (c *Config) newOptimizer(params []*tensor.Tensor) (optim.Optimizer, error) {
+	o := c.Optimizer
+	kind, err := c.optimizerKind()
+	if err != nil {
+		return nil, err
+	}
+	wd := func(def float64) float64 {
+		if o.WeightDecay != nil {
+			return *o.WeightDecay
+		}
+		return def
+	}
+	var b1, b2 float64
+	if len(o.Betas) == 2 {
+		b1, b2 = o.Betas[0], o.Betas[1]
+	}
+	var opt optim.Optimizer
+	switch kind {
+	case "sgd":
+		if o.LR == 0 {
+			return nil, errors.New("optimizer.lr is required for sgd")
+		}
+		opt, err = optim.NewSGD(params, optim.SGDOptions{LR: o.LR, Momentum: o.Momentum, Dampening: o.Dampening, WeightDecay: wd(0), Nesterov: o.Nesterov})
+	case "adam":
+		opt, err = optim.NewAdam(params, optim.AdamOptions{LR: o.LR, Beta1: b1, Beta2: b2, Eps: o.Eps, WeightDecay: wd(0), AMSGrad: o.AMSGrad})
+	case "adamw":
+		opt, err = optim.NewAdamW(params, optim.AdamOptions{LR: o.LR, Beta1: b1, Beta2: b2, Eps: o.Eps, WeightDecay: wd(0.01), AMSGrad: o.AMSGrad})
+	case "rmsprop":
+		opt, err = optim.NewRMSprop(params, optim.RMSpropOptions{LR: o.LR, Alpha: o.Alpha, Eps: o.Eps, WeightDecay: wd(0), Momentum: o.Momentum, Centered: o.Centered})
+	case "adagrad":
+		opt, err = optim.NewAdagrad(params, optim.AdagradOptions{LR: o.LR, LRDecay: o.LRDecay, WeightDecay: wd(0), Eps: o.Eps})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("optimizer: %w", err)
+	}
+	return opt, nil
+}
+
+// schedule builds the configured learning-rate schedule (nil for none).
+func (c *Config) schedule() Schedule {
+	s := c.Schedule
+	gamma := s.Gamma
+	if gamma == 0 {
+		gamma = 0.1
+	}
+	switch s.Type {
+	case "step":
+		return StepDecay(s.StepSize, gamma)
+	case "exponential":
+		return ExponentialDecay(gamma)
+	case "cosine":
+		tmax := s.TMax
+		if tmax == 0 {
+			tmax = c.Epochs
+		}
+		lr := c.Optimizer.LR
+		if lr == 0 {
+			lr = 1e-3 // the Adam default the optimizer will pick
+		}
+		return CosineDecay(tmax, s.EtaMin/lr)
+	}
+	return nil
+}
+
+// dataPath resolves a data path against the config's directory.
+func (c *Config) dataPath(p string) string {
+	if p == "" || filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// Summary returns the config as plain data for a model file's info.
+func (c *Config) Summary() map[string]any {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.Encode(c)
+	var m map[string]any
+	yaml.Unmarshal(b.Bytes(), &m)
+	return m
+}
+
+// buildModel builds the layer list for the input shape. A layer that
+// cannot be built gives an error naming the config file, the layer's line
+// and index and what is wrong, e.g.
+//
+//	iris.yaml:12: model[2] (linear): input has 16 features but in=32
+func (c *Config) buildModel(input []int, rng *tensor.RNG) (*nn.Sequential, []int, error) {
+	net, out, err := nn.Build(c.Model, input, rng)
+	if err == nil {
+		return net, out, nil
+	}
+	var se *nn.SpecError
+	if !errors.As(err, &se) {
+		return nil, nil, &ConfigError{File: c.file, Msg: "model: " + err.Error()}
+	}
+	path := "model" + strings.TrimPrefix(se.Path, "layers")
+	line := 0
+	var idx int
+	if _, serr := fmt.Sscanf(se.Path, "layers[%d]", &idx); serr == nil && idx >= 0 && idx < len(c.modelLines) {
+		line = c.modelLines[idx]
+	}
+	msg := fmt.Sprintf("%s: %v", path, se.Err)
+	if se.Type != "" {
+		msg = fmt.Sprintf("%s (%s): %v", path, se.Type, se.Err)
+	}
+	return nil, nil, &ConfigError{File: c.file, Line: line, Msg: msg}
+}

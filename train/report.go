@@ -1,0 +1,140 @@
+package train
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// metricName is the task's headline metric.
+func metricName(t Task) string {
+	if t == Regression {
+		return "rmse"
+	}
+	return "accuracy"
+}
+
+// WriteMetricsCSV writes one row per epoch: epoch, training loss and
+// metric, evaluation loss and metric (empty without evaluation data),
+// learning rate and seconds of the training pass. The file is written to
+// a temporary name and renamed.
+func WriteMetricsCSV(path string, task Task, hist []EpochResult) error {
+	var b bytes.Buffer
+	m := metricName(task)
+	fmt.Fprintf(&b, "epoch,train_loss,train_%s,val_loss,val_%s,lr,seconds,eval_seconds\n", m, m)
+	num := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 8, 64)
+	}
+	for _, r := range hist {
+		tm, _ := r.Train.Get(m)
+		vl, vm := math.NaN(), math.NaN()
+		if r.Eval != nil {
+			vl = r.Eval.Loss
+			vm, _ = r.Eval.Get(m)
+		}
+		fmt.Fprintf(&b, "%d,%s,%s,%s,%s,%s,%s,%s\n", r.Epoch, num(r.Train.Loss), num(tm), num(vl), num(vm),
+			num(r.LR), num(r.Seconds), num(r.EvalSeconds))
+	}
+	return writeFileAtomic(path, b.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file next to path and
+// renames it into place.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// PlotCurves draws the learning curves as a PNG: the loss per epoch on the
+// left and the task's metric on the right, training and evaluation data
+// as separate lines.
+func PlotCurves(path string, task Task, hist []EpochResult, title string) error {
+	m := metricName(task)
+	panel := func(name string, get func(Metrics) float64) (*plot.Plot, error) {
+		p := plot.New()
+		p.Title.Text = name
+		p.X.Label.Text = "epoch"
+		p.Add(plotter.NewGrid())
+		var tr, ev plotter.XYs
+		for _, r := range hist {
+			if v := get(r.Train); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				tr = append(tr, plotter.XY{X: float64(r.Epoch), Y: v})
+			}
+			if r.Eval != nil {
+				if v := get(*r.Eval); !math.IsNaN(v) && !math.IsInf(v, 0) {
+					ev = append(ev, plotter.XY{X: float64(r.Epoch), Y: v})
+				}
+			}
+		}
+		for _, s := range []struct {
+			name string
+			xy   plotter.XYs
+			c    color.RGBA
+		}{{"train", tr, color.RGBA{R: 31, G: 119, B: 180, A: 255}}, {"eval", ev, color.RGBA{R: 255, G: 127, B: 14, A: 255}}} {
+			if len(s.xy) == 0 {
+				continue
+			}
+			l, pts, err := plotter.NewLinePoints(s.xy)
+			if err != nil {
+				return nil, err
+			}
+			l.Color, pts.Color = s.c, s.c
+			l.Width = vg.Points(1.5)
+			p.Add(l, pts)
+			p.Legend.Add(s.name, l, pts)
+		}
+		p.Legend.Top = name == "loss"
+		return p, nil
+	}
+	lp, err := panel("loss", func(x Metrics) float64 { return x.Loss })
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	mp, err := panel(m, func(x Metrics) float64 { v, _ := x.Get(m); return v })
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if title != "" {
+		lp.Title.Text = title + ": loss"
+	}
+	img := vgimg.New(vg.Points(720), vg.Points(300))
+	dc := draw.New(img)
+	t := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(12), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6)}
+	plots := [][]*plot.Plot{{lp, mp}}
+	cs := plot.Align(plots, t, dc)
+	lp.Draw(cs[0][0])
+	mp.Draw(cs[0][1])
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}

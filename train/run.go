@@ -1,0 +1,213 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// RunOptions adjust Run.
+type RunOptions struct {
+	// Hooks are called in addition to Run's own (metrics file updates).
+	Hooks Hooks
+	// Log receives a few human-readable lines (data sizes, model summary,
+	// file locations); nil discards them.
+	Log io.Writer
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Task   Task
+	Epochs []EpochResult
+	// Test holds the final model's metrics on the test split.
+	Test Metrics
+	// SecondsPerEpoch is the median wall time of the training passes.
+	SecondsPerEpoch float64
+	// SamplesPerSecond is the training throughput at that median.
+	SamplesPerSecond float64
+	// Stopped says early stopping ended training.
+	Stopped bool
+	// Files written.
+	ModelPath, MetricsPath, PlotPath, CheckpointPath string
+	Model                                            *Model
+}
+
+// Run executes a training job: load and split the data, build the model,
+// train it with evaluation after every epoch, score it on the test split
+// and write the model file, metrics.csv and curves.png into the output
+// directory.
+func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
+	logf := func(format string, a ...any) {
+		if ro.Log != nil {
+			fmt.Fprintf(ro.Log, format+"\n", a...)
+		}
+	}
+	task, err := c.task()
+	if err != nil {
+		return nil, err
+	}
+	splits, err := c.LoadData()
+	if err != nil {
+		return nil, err
+	}
+	shape := c.Data.Shape
+	if shape == nil {
+		shape = []int{splits.Train.Cols}
+	}
+	spec := nn.Spec{Input: slices.Clone(shape), Layers: c.Model}
+	net, out, err := c.buildModel(shape, tensor.NewRNG(c.Seed))
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Net: net, Spec: spec, Task: task, Classes: splits.Train.Classes, Columns: splits.Train.Columns,
+		Label: splits.Train.LabelName, Scaler: splits.Scaler}
+	if err := m.checkOutput(out); err != nil {
+		line := 0
+		if n := len(c.modelLines); n > 0 {
+			line = c.modelLines[n-1]
+		}
+		return nil, &ConfigError{File: c.file, Line: line, Msg: "model: " + err.Error()}
+	}
+	mkLoader := func(t *data.Table, train bool) (*data.Loader, error) {
+		ds, err := data.NewDataset(t, data.DatasetOptions{Shape: shape})
+		if err != nil {
+			return nil, fmt.Errorf("data: %w", err)
+		}
+		o := data.LoaderOptions{BatchSize: c.BatchSize}
+		if train {
+			o.Shuffle = c.Data.Shuffle == nil || *c.Data.Shuffle
+			o.Seed = c.Seed
+		} else {
+			o.BatchSize = max(c.BatchSize, 1000)
+		}
+		return data.NewLoader(ds, o)
+	}
+	trainL, err := mkLoader(splits.Train, true)
+	if err != nil {
+		return nil, err
+	}
+	evalL, err := mkLoader(splits.Eval, false)
+	if err != nil {
+		return nil, err
+	}
+	opt, err := c.newOptimizer(net.Parameters())
+	if err != nil {
+		return nil, err
+	}
+	dir := c.Output.Dir
+	if dir == "" {
+		dir = "runs/fathom"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	res := &Result{Task: task, Model: m, ModelPath: c.Output.Model}
+	if res.ModelPath == "" {
+		res.ModelPath = filepath.Join(dir, "model.safetensors")
+	}
+	writeMetrics := c.Output.Metrics == nil || *c.Output.Metrics
+	writePlot := c.Output.Plot == nil || *c.Output.Plot
+	if writeMetrics {
+		res.MetricsPath = filepath.Join(dir, "metrics.csv")
+	}
+	if writePlot {
+		res.PlotPath = filepath.Join(dir, "curves.png")
+	}
+	ckpt := ""
+	if c.Output.CheckpointEvery > 0 || c.Output.Resume {
+		ckpt = filepath.Join(dir, "checkpoint.safetensors")
+		res.CheckpointPath = ckpt
+	}
+	evalName := "validation"
+	if splits.EvalIsTest {
+		evalName = "test"
+	}
+	logf("data: %s, %d training rows, %d %s rows, %d test rows, %d features", c.Data.Source,
+		splits.Train.Rows, splits.Eval.Rows, evalName, splits.Test.Rows, splits.Train.Cols)
+	logf("model: %d parameters, input %v, output %v", net.NumParameters(), shape, out)
+
+	var tr *Trainer
+	hooks := ro.Hooks
+	hooks.EpochEnd = func(r EpochResult) error {
+		if writeMetrics {
+			if err := WriteMetricsCSV(res.MetricsPath, task, tr.History()); err != nil {
+				return err
+			}
+		}
+		if ro.Hooks.EpochEnd != nil {
+			return ro.Hooks.EpochEnd(r)
+		}
+		return nil
+	}
+	tr, err = New(Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: c.schedule(),
+		Train: trainL, Eval: evalL, Epochs: c.Epochs,
+		EarlyStopping:  EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
+		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks})
+	if err != nil {
+		return nil, err
+	}
+	if c.Output.Resume {
+		if _, err := os.Stat(ckpt); err == nil {
+			if err := tr.LoadCheckpoint(ckpt); err != nil {
+				return nil, fmt.Errorf("resume: %w", err)
+			}
+			e, s, _ := tr.Position()
+			logf("resuming from %s at epoch %d, step %d", ckpt, e+1, s)
+		}
+	}
+	hist, err := tr.Fit(ctx)
+	res.Epochs, res.Stopped = hist, tr.Stopped()
+	if err != nil {
+		return res, err
+	}
+	if len(hist) > 0 {
+		secs := make([]float64, len(hist))
+		for i, r := range hist {
+			secs[i] = r.Seconds
+		}
+		slices.Sort(secs)
+		res.SecondsPerEpoch = secs[len(secs)/2]
+		if len(secs)%2 == 0 {
+			res.SecondsPerEpoch = (secs[len(secs)/2-1] + secs[len(secs)/2]) / 2
+		}
+		if res.SecondsPerEpoch > 0 {
+			res.SamplesPerSecond = float64(trainL.Samples()) / res.SecondsPerEpoch
+		}
+	}
+	if splits.EvalIsTest && len(hist) > 0 && hist[len(hist)-1].Eval != nil {
+		res.Test = *hist[len(hist)-1].Eval // the model has not changed since
+	} else {
+		testL, err := mkLoader(splits.Test, false)
+		if err != nil {
+			return res, err
+		}
+		if res.Test, err = Evaluate(net, testL, task, c.lossFunc()); err != nil {
+			return res, err
+		}
+	}
+	m.Info = map[string]any{"data": c.Data.Source, "epochs": len(hist), "seed": c.Seed,
+		"test_" + metricName(task): res.Test.get(metricName(task)), "test_loss": res.Test.Loss}
+	if err := m.Save(res.ModelPath); err != nil {
+		return res, err
+	}
+	if writePlot {
+		if err := PlotCurves(res.PlotPath, task, hist, ""); err != nil {
+			return res, err
+		}
+	}
+	logf("model written to %s", res.ModelPath)
+	return res, nil
+}
+
+// get returns a metric by name, NaN if unknown.
+func (m Metrics) get(name string) any {
+	v, _ := m.Get(name)
+	return finite(v)
+}
