@@ -589,19 +589,25 @@ func (c *Config) lossFunc() LossFunc {
 	case "mse":
 		return MSE()
 	case "l1", "mae":
-		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor { return nn.L1Loss(out, b.Targets, nn.ReduceMean) }
+		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor {
+			return nn.L1Loss(out, b.Targets, nn.ReduceMean)
+		}
 	case "huber":
 		d := l.Delta
 		if d == 0 {
 			d = 1
 		}
-		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor { return nn.HuberLoss(out, b.Targets, d, nn.ReduceMean) }
+		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor {
+			return nn.HuberLoss(out, b.Targets, d, nn.ReduceMean)
+		}
 	case "smooth_l1":
 		beta := l.Beta
 		if beta == 0 {
 			beta = 1
 		}
-		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor { return nn.SmoothL1Loss(out, b.Targets, beta, nn.ReduceMean) }
+		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor {
+			return nn.SmoothL1Loss(out, b.Targets, beta, nn.ReduceMean)
+		}
 	}
 	return CrossEntropy(nn.ClassOptions{LabelSmoothing: l.LabelSmoothing})
 }
