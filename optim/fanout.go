@@ -95,8 +95,18 @@ func (f *fanout) run(n int) {
 		}
 	}
 	f.work()
-	for range sent {
-		<-f.done
+	// Wait for the helpers that took the job. A job still queued is
+	// taken back (or another caller's queued job run here, as a helper
+	// would), so a helper that the OS has not scheduled yet cannot hold
+	// up the step.
+	for sent > 0 {
+		select {
+		case <-f.done:
+			sent--
+		case j := <-helpers:
+			j.work()
+			j.done <- struct{}{}
+		}
 	}
 }
 

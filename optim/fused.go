@@ -6,13 +6,22 @@ import "math"
 // gradient and its state buffers, with no temporaries. Each loop follows
 // the order of operations of PyTorch 1.13's single-tensor implementation
 // (torch/optim/*.py, _single_tensor_*), so float64 runs agree with PyTorch
-// to rounding and float32 runs to a few ulps. Hyperparameters arrive as
+// to rounding and float32 runs to a few ulps. Where PyTorch's vectorized
+// kernels fuse a multiply-add (add_(x, alpha=a) is one FMA) the loops call
+// fma, and the assembly does the same, so the vector and scalar paths give
+// the same bits and a step does not depend on how it was split over cores. Hyperparameters arrive as
 // float64 and are rounded to the parameter's type once per call, as
 // PyTorch casts its Python-float scalars to the tensor's dtype.
 
 type float interface{ ~float32 | ~float64 }
 
 func sqrtT[T float](x T) T { return T(math.Sqrt(float64(x))) }
+
+// fma returns a·b + c rounded once, as the vector FMA instructions of
+// the assembly and PyTorch's vectorized add(…, alpha) compute it. (For
+// float32 the float64 FMA is rounded a second time to float32; the two
+// roundings differ from one only in rare halfway cases.)
+func fma[T float](a, b, c T) T { return T(math.FMA(float64(a), float64(b), float64(c))) }
 
 // sgdArgs are the scalars of one SGD update of one parameter.
 type sgdArgs struct {
@@ -46,12 +55,12 @@ func sgdUpdate[T float](p, g, buf []T, a sgdArgs) {
 	if a.momentum == 0 {
 		if wd == 0 {
 			for i := range p {
-				p[i] -= lr * (sign * g[i])
+				p[i] = fma(-lr, sign*g[i], p[i])
 			}
 			return
 		}
 		for i := range p {
-			p[i] -= lr * (sign*g[i] + wd*p[i])
+			p[i] = fma(-lr, fma(wd, p[i], sign*g[i]), p[i])
 		}
 		return
 	}
@@ -59,36 +68,36 @@ func sgdUpdate[T float](p, g, buf []T, a sgdArgs) {
 	switch {
 	case a.first && !a.nesterov:
 		for i := range p {
-			d := sign*g[i] + wd*p[i]
+			d := fma(wd, p[i], sign*g[i])
 			buf[i] = d
-			p[i] -= lr * d
+			p[i] = fma(-lr, d, p[i])
 		}
 	case a.first && a.nesterov:
 		for i := range p {
-			d := sign*g[i] + wd*p[i]
+			d := fma(wd, p[i], sign*g[i])
 			buf[i] = d
-			p[i] -= lr * (d + mu*d)
+			p[i] = fma(-lr, fma(mu, d, d), p[i])
 		}
 	case !a.nesterov && wd == 0 && !a.maximize:
 		// The common case: heavy-ball momentum without decay.
 		for i := range p {
-			b := buf[i]*mu + damp*g[i]
+			b := fma(damp, g[i], buf[i]*mu)
 			buf[i] = b
-			p[i] -= lr * b
+			p[i] = fma(-lr, b, p[i])
 		}
 	case !a.nesterov:
 		for i := range p {
-			d := sign*g[i] + wd*p[i]
-			b := buf[i]*mu + damp*d
+			d := fma(wd, p[i], sign*g[i])
+			b := fma(damp, d, buf[i]*mu)
 			buf[i] = b
-			p[i] -= lr * b
+			p[i] = fma(-lr, b, p[i])
 		}
 	default:
 		for i := range p {
-			d := sign*g[i] + wd*p[i]
-			b := buf[i]*mu + damp*d
+			d := fma(wd, p[i], sign*g[i])
+			b := fma(damp, d, buf[i]*mu)
 			buf[i] = b
-			p[i] -= lr * (d + mu*b)
+			p[i] = fma(-lr, fma(mu, b, d), p[i])
 		}
 	}
 }
@@ -147,9 +156,9 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 		vmax = vmax[:n]
 		for i := range p {
 			x := p[i] * decay
-			gi := sign*g[i] + wd*x
-			mi := m[i]*b1 + omb1*gi
-			vi := v[i]*b2 + omb2*gi*gi
+			gi := fma(wd, x, sign*g[i])
+			mi := fma(omb1, gi, m[i]*b1)
+			vi := fma(omb2*gi, gi, v[i]*b2)
 			m[i], v[i] = mi, vi
 			vm := max(vmax[i], vi)
 			vmax[i] = vm
@@ -160,8 +169,8 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 	if a.plain() {
 		for i := range p {
 			gi := g[i]
-			mi := m[i]*b1 + omb1*gi
-			vi := v[i]*b2 + omb2*gi*gi
+			mi := fma(omb1, gi, m[i]*b1)
+			vi := fma(omb2*gi, gi, v[i]*b2)
 			m[i], v[i] = mi, vi
 			p[i] += step * mi / (sqrtT(vi) + eps)
 		}
@@ -169,9 +178,9 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 	}
 	for i := range p {
 		x := p[i] * decay
-		gi := sign*g[i] + wd*x
-		mi := m[i]*b1 + omb1*gi
-		vi := v[i]*b2 + omb2*gi*gi
+		gi := fma(wd, x, sign*g[i])
+		mi := fma(omb1, gi, m[i]*b1)
+		vi := fma(omb2*gi, gi, v[i]*b2)
 		m[i], v[i] = mi, vi
 		p[i] = x + step*mi/(sqrtT(vi)+eps)
 	}
@@ -206,12 +215,12 @@ func rmspropUpdate[T float](p, g, sq, gavg, buf []T, a rmspropArgs) {
 		buf = buf[:n]
 	}
 	for i := range p {
-		gi := sign*g[i] + wd*p[i]
-		s := sq[i]*alpha + oma*gi*gi
+		gi := fma(wd, p[i], sign*g[i])
+		s := fma(oma*gi, gi, sq[i]*alpha)
 		sq[i] = s
 		var avg T
 		if a.centered {
-			ga := gavg[i]*alpha + oma*gi
+			ga := fma(oma, gi, gavg[i]*alpha)
 			gavg[i] = ga
 			avg = sqrtT(s-ga*ga) + eps
 		} else {
@@ -220,7 +229,7 @@ func rmspropUpdate[T float](p, g, sq, gavg, buf []T, a rmspropArgs) {
 		if a.momentum > 0 {
 			b := buf[i]*mu + gi/avg
 			buf[i] = b
-			p[i] -= lr * b
+			p[i] = fma(-lr, b, p[i])
 		} else {
 			p[i] -= lr * gi / avg
 		}
@@ -240,8 +249,8 @@ func adagradUpdate[T float](p, g, sum []T, clr, eps, weightDecay float64, maximi
 		sign = -1
 	}
 	for i := range p {
-		gi := sign*g[i] + wd*p[i]
-		s := sum[i] + gi*gi
+		gi := fma(wd, p[i], sign*g[i])
+		s := fma(gi, gi, sum[i])
 		sum[i] = s
 		p[i] += step * gi / (sqrtT(s) + e)
 	}

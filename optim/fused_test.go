@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"github.com/fathom-ml/fathom/tensor"
 )
 
 // awkwardSizes cross every vector width and unroll boundary.
@@ -37,6 +40,26 @@ func closeF32(a, b []float32, tol float64) (int, bool) {
 	return 0, true
 }
 
+// sameBits reports the first index where a and b differ in their bits.
+func sameBits(a, b []float32) (int, bool) {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// scalarOnly runs fn with the assembly switched off.
+func scalarOnly(fn func()) {
+	saved := simd
+	simd = simdNone
+	defer func() { simd = saved }()
+	fn()
+}
+
+func clone32(s []float32) []float32 { return append([]float32(nil), s...) }
+
 // withSIMD runs fn once per kernel variant the CPU supports.
 func withSIMD(t *testing.T, fn func(t *testing.T)) {
 	saved := simd
@@ -66,7 +89,14 @@ func TestAdamKernelVariants(t *testing.T) {
 				}
 				p64, g64, m64, v64, vm64 := widen(p), widen(g), widen(m), widen(v), widen(vm)
 				c := a.consts()
+				sp, sm, sv, svm := clone32(p), clone32(m), clone32(v), clone32(vm)
+				scalarOnly(func() { adamF32(sp, g, sm, sv, svm, a, &c) })
 				adamF32(p, g, m, v, vm, a, &c)
+				for name, pair := range map[string][2][]float32{"p": {p, sp}, "m": {m, sm}, "v": {v, sv}} {
+					if i, ok := sameBits(pair[0], pair[1]); !ok {
+						t.Fatalf("n=%d %+v: %s[%d] = %g, scalar loop %g", n, a, name, i, pair[0][i], pair[1][i])
+					}
+				}
 				adamUpdate(p64, g64, m64, v64, vm64, a)
 				for name, pair := range map[string][2][]float32{"p": {p, narrow(p64)}, "m": {m, narrow(m64)}, "v": {v, narrow(v64)}} {
 					if i, ok := closeF32(pair[0], pair[1], 1e-5); !ok {
@@ -95,7 +125,15 @@ func TestSGDKernelVariants(t *testing.T) {
 				p, g, b := randF32(r, n, 1), randF32(r, n, 0.1), randF32(r, n, 0.1)
 				p64, g64, b64 := widen(p), widen(g), widen(b)
 				c := a.consts()
+				sp, sb := clone32(p), clone32(b)
+				scalarOnly(func() { sgdF32(sp, g, sb, a, &c) })
 				sgdF32(p, g, b, a, &c)
+				if i, ok := sameBits(p, sp); !ok {
+					t.Fatalf("n=%d %+v: p[%d] = %g, scalar loop %g", n, a, i, p[i], sp[i])
+				}
+				if i, ok := sameBits(b, sb); !ok {
+					t.Fatalf("n=%d %+v: buf[%d] = %g, scalar loop %g", n, a, i, b[i], sb[i])
+				}
 				sgdUpdate(p64, g64, b64, a)
 				if i, ok := closeF32(p, narrow(p64), 1e-5); !ok {
 					t.Fatalf("n=%d %+v: p[%d] = %g, float64 reference %g", n, a, i, p[i], p64[i])
@@ -140,7 +178,12 @@ func TestAdaptiveKernelVariants(t *testing.T) {
 				p, g, sq := randF32(r, n, 1), randF32(r, n, 0.1), absF32(randF32(r, n, 0.01))
 				ga, b := randF32(r, n, 0.01), randF32(r, n, 0.01)
 				p64, g64, sq64, ga64, b64 := widen(p), widen(g), widen(sq), widen(ga), widen(b)
+				sp, ssq, sga, sb := clone32(p), clone32(sq), clone32(ga), clone32(b)
+				scalarOnly(func() { rmspropF32(sp, g, ssq, sga, sb, a) })
 				rmspropF32(p, g, sq, ga, b, a)
+				if i, ok := sameBits(p, sp); !ok {
+					t.Fatalf("RMSprop n=%d %+v: p[%d] = %g, scalar loop %g", n, a, i, p[i], sp[i])
+				}
 				rmspropUpdate(p64, g64, sq64, ga64, b64, a)
 				if i, ok := closeF32(p, narrow(p64), 1e-5); !ok {
 					t.Fatalf("RMSprop n=%d %+v: p[%d] = %g, float64 reference %g", n, a, i, p[i], p64[i])
@@ -152,7 +195,12 @@ func TestAdaptiveKernelVariants(t *testing.T) {
 			for _, wd := range []float64{0, 0.1} {
 				p, g, s := randF32(r, n, 1), randF32(r, n, 0.1), absF32(randF32(r, n, 0.01))
 				p64, g64, s64 := widen(p), widen(g), widen(s)
+				sp, ss := clone32(p), clone32(s)
+				scalarOnly(func() { adagradF32(sp, g, ss, 0.1, 1e-10, wd, false) })
 				adagradF32(p, g, s, 0.1, 1e-10, wd, false)
+				if i, ok := sameBits(p, sp); !ok {
+					t.Fatalf("Adagrad n=%d: p[%d] = %g, scalar loop %g", n, i, p[i], sp[i])
+				}
 				adagradUpdate(p64, g64, s64, 0.1, 1e-10, wd, false)
 				if i, ok := closeF32(p, narrow(p64), 1e-5); !ok {
 					t.Fatalf("Adagrad n=%d wd=%g: p[%d] = %g, float64 reference %g", n, wd, i, p[i], p64[i])
@@ -163,4 +211,45 @@ func TestAdaptiveKernelVariants(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestStepIndependentOfCores checks that a step gives the same bits
+// whether it runs on one core or is split over several (the vector and
+// scalar loops round alike, so chunk boundaries do not matter).
+func TestStepIndependentOfCores(t *testing.T) {
+	run := func(procs int) [][]float32 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		// Odd sizes, so that chunk boundaries fall inside vectors.
+		rng := tensor.NewRNG(3)
+		var ps []*tensor.Tensor
+		for _, n := range []int{70001, 3, 65553, 33} {
+			p := rng.Normal(tensor.Float32, 0, 1, n).SetRequiresGrad(true)
+			p.SetGrad(rng.Normal(tensor.Float32, 0, 0.1, n))
+			ps = append(ps, p)
+		}
+		o, err := NewAdamW(ps, AdamOptions{LR: 0.01, WeightDecay: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if err := o.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out [][]float32
+		for _, p := range ps {
+			out = append(out, clone32(p.Float32s()))
+		}
+		st := o.State() // the moments show differences the parameters round away
+		for _, name := range st.TensorNames() {
+			out = append(out, clone32(st.Tensors[name].Float32s()))
+		}
+		return out
+	}
+	one, four := run(1), run(4)
+	for k := range one {
+		if i, ok := sameBits(one[k], four[k]); !ok {
+			t.Fatalf("tensor %d element %d: %v on one core, %v on four", k, i, one[k][i], four[k][i])
+		}
+	}
 }
