@@ -125,12 +125,13 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		ckpt = filepath.Join(dir, "checkpoint.safetensors")
 		res.CheckpointPath = ckpt
 	}
-	evalName := "validation"
 	if splits.EvalIsTest {
-		evalName = "test"
+		logf("data: %s, %d training rows, %d test rows (evaluated every epoch), %d features", c.Data.Source,
+			splits.Train.Rows, splits.Test.Rows, splits.Train.Cols)
+	} else {
+		logf("data: %s, %d training rows, %d validation rows, %d test rows, %d features", c.Data.Source,
+			splits.Train.Rows, splits.Eval.Rows, splits.Test.Rows, splits.Train.Cols)
 	}
-	logf("data: %s, %d training rows, %d %s rows, %d test rows, %d features", c.Data.Source,
-		splits.Train.Rows, splits.Eval.Rows, evalName, splits.Test.Rows, splits.Train.Cols)
 	logf("model: %d parameters, input %v, output %v", net.NumParameters(), shape, out)
 
 	var tr *Trainer
