@@ -64,6 +64,7 @@ func benchSgemm(b *testing.B, v *gemmVariant[float32], m, n, k int, ta, tb bool)
 	if tb {
 		ldb = k
 	}
+	gemm(v, ta, tb, m, n, k, 1, a, lda, bb, ldb, 0, c, n) // size the buffers
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -89,6 +90,7 @@ func benchDgemm(b *testing.B, v *gemmVariant[float64], m, n, k int, ta, tb bool)
 	if tb {
 		ldb = k
 	}
+	gemm(v, ta, tb, m, n, k, 1, a, lda, bb, ldb, 0, c, n) // size the buffers
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

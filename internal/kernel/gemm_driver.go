@@ -62,7 +62,14 @@ type gemmVariant[T gemmFloat] struct {
 	trans  func(k int, src []T, lds int, dst []T, ldd int)
 	transN int
 
-	bufs    sync.Pool  // *gemmBuf[T]
+	// Packing buffers live as long as the variant, so steady-state calls
+	// allocate nothing: one for serial calls (serialMu), one per worker of
+	// parallel calls (gemmPool.mu), and a sync.Pool for serial calls made
+	// while another goroutine holds serialMu.
+	serialMu  sync.Mutex
+	serialBuf gemmBuf[T]
+	partBufs  []*gemmBuf[T]
+	bufs      sync.Pool // *gemmBuf[T]
 	job     gemmJob[T] // used only while holding gemmPool.mu
 	sharedB [2][]T     // double-buffered B block of parallel jobs (gemmPool.mu)
 }
@@ -93,13 +100,29 @@ func grow[T gemmFloat](buf []T, n int) []T {
 	return alignedSlice[T](n)
 }
 
-func (v *gemmVariant[T]) getBuf() *gemmBuf[T] {
-	bf, _ := v.bufs.Get().(*gemmBuf[T])
-	if bf == nil {
+// partBuf returns the buffers of worker part (plan made them).
+func (v *gemmVariant[T]) partBuf(part int) *gemmBuf[T] {
+	bf := v.partBufs[part]
+	bf.tile = grow(bf.tile, v.mr*v.nr)
+	return bf
+}
+
+// serial runs the whole GEMM on the calling goroutine.
+func (v *gemmVariant[T]) serial(g *gemmArgs[T]) {
+	var bf *gemmBuf[T]
+	locked := v.serialMu.TryLock()
+	if locked {
+		bf = &v.serialBuf
+	} else if bf, _ = v.bufs.Get().(*gemmBuf[T]); bf == nil {
 		bf = new(gemmBuf[T])
 	}
 	bf.tile = grow(bf.tile, v.mr*v.nr)
-	return bf
+	gemmStrip(v, bf, g, 0, g.m, 0, g.n)
+	if locked {
+		v.serialMu.Unlock()
+	} else {
+		v.bufs.Put(bf)
+	}
 }
 
 // gemmArgs are the arguments of one GEMM call and the per-call choices.
@@ -164,9 +187,7 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 		}
 		gemmPool.mu.Unlock()
 	}
-	bf := v.getBuf()
-	gemmStrip(v, bf, &g, 0, m, 0, n)
-	v.bufs.Put(bf)
+	v.serial(&g)
 }
 
 // friendlyStride reports whether rows this many bytes apart can be streamed
@@ -499,6 +520,9 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	if pn < parts {
 		costCols = math.Inf(1)
 	}
+	for len(v.partBufs) < parts {
+		v.partBufs = append(v.partBufs, new(gemmBuf[T]))
+	}
 	j.rows = costRows <= costCols
 	if j.rows {
 		// 2-D chunks: row ranges of at most mc rows (so a packed B micro-panel
@@ -542,10 +566,9 @@ func claim(c *atomic.Uint64, end uint64) (uint64, bool) {
 	}
 }
 
-func (j *gemmJob[T]) runPart(int) {
+func (j *gemmJob[T]) runPart(part int) {
 	v, g := j.v, &j.args
-	bf := v.getBuf()
-	defer v.bufs.Put(bf)
+	bf := v.partBuf(part)
 	if !j.rows {
 		chunks := uint64((g.n + j.chunk - 1) / j.chunk)
 		for {

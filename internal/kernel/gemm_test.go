@@ -222,17 +222,26 @@ func TestGemmPanicsOnShortSlice(t *testing.T) {
 }
 
 // TestGemmNoGarbage checks that steady-state calls allocate nothing, on the
-// serial and the parallel path.
+// serial and the parallel paths.
 func TestGemmNoGarbage(t *testing.T) {
-	for _, n := range []int{32, 256} {
-		a := make([]float32, n*n)
-		c := make([]float32, n*n)
-		Sgemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
-		allocs := testing.AllocsPerRun(20, func() {
-			Sgemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
-		})
-		if allocs > 0.5 {
-			t.Errorf("Sgemm n=%d: %v allocations per call", n, allocs)
+	for _, s := range []struct {
+		m, n, k        int
+		transA, transB bool
+	}{{32, 32, 32, false, false}, {256, 256, 256, false, false}, {64, 256, 784, false, true}, {784, 256, 64, true, false}} {
+		a := make([]float32, s.m*s.k)
+		b := make([]float32, s.k*s.n)
+		c := make([]float32, s.m*s.n)
+		lda, ldb := s.k, s.n
+		if s.transA {
+			lda = s.m
+		}
+		if s.transB {
+			ldb = s.k
+		}
+		call := func() { Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, lda, b, ldb, 0, c, s.n) }
+		call()
+		if allocs := testing.AllocsPerRun(20, call); allocs > 0 {
+			t.Errorf("Sgemm %+v: %v allocations per call", s, allocs)
 		}
 	}
 }
