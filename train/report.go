@@ -108,6 +108,11 @@ func PlotCurves(path string, task Task, hist []EpochResult, title string) error 
 			}
 			l.Color, pts.Color = s.c, s.c
 			l.Width = vg.Points(1.5)
+			if len(s.xy) > 30 { // markers would crowd the line
+				p.Add(l)
+				p.Legend.Add(s.name, l)
+				continue
+			}
 			p.Add(l, pts)
 			p.Legend.Add(s.name, l, pts)
 		}
