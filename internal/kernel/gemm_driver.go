@@ -69,9 +69,9 @@ type gemmVariant[T gemmFloat] struct {
 	serialMu  sync.Mutex
 	serialBuf gemmBuf[T]
 	partBufs  []*gemmBuf[T]
-	bufs      sync.Pool // *gemmBuf[T]
-	job     gemmJob[T] // used only while holding gemmPool.mu
-	sharedB [2][]T     // double-buffered B block of parallel jobs (gemmPool.mu)
+	bufs      sync.Pool  // *gemmBuf[T]
+	job       gemmJob[T] // used only while holding gemmPool.mu
+	sharedB   [2][]T     // double-buffered B block of parallel jobs (gemmPool.mu)
 }
 
 // gemmBuf holds one worker's packing buffers.
