@@ -1,0 +1,185 @@
+package train
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const baseConfig = `data:
+  source: iris
+  standardize: true
+model:
+  - {type: linear, out: 8}
+  - {type: relu}
+  - {type: linear, out: 3}
+loss: cross_entropy
+optimizer:
+  type: adam
+  lr: 0.01
+epochs: 5
+batch_size: 16
+seed: 3
+`
+
+func TestParseConfig(t *testing.T) {
+	c, err := ParseConfig([]byte(baseConfig), "base.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Data.Source != "iris" || !c.Data.Standardize || len(c.Model) != 3 || c.Model[0].Out != 8 ||
+		c.Loss.Type != "cross_entropy" || c.Optimizer.Type != "adam" || c.Optimizer.LR != 0.01 ||
+		c.Epochs != 5 || c.BatchSize != 16 || c.Seed != 3 {
+		t.Fatalf("parsed %+v", c)
+	}
+	// Mapping forms of the shorthand keys.
+	c, err = ParseConfig([]byte(strings.Replace(baseConfig, "loss: cross_entropy", "loss: {type: cross_entropy, label_smoothing: 0.1}", 1)), "x", nil)
+	if err != nil || c.Loss.LabelSmoothing != 0.1 {
+		t.Fatalf("loss mapping: %+v %v", c.Loss, err)
+	}
+}
+
+func TestConfigOverrides(t *testing.T) {
+	c, err := ParseConfig([]byte(baseConfig), "base.yaml", []string{
+		"epochs=1", "optimizer.lr=0.5", "model.0.out=32", "data.test=0.25",
+		"schedule.type=step", "schedule.step_size=2", "output.dir=/tmp/x", "loss=mse", "data.shape=[2, 2]",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Epochs != 1 || c.Optimizer.LR != 0.5 || c.Model[0].Out != 32 || *c.Data.Test != 0.25 ||
+		c.Schedule.Type != "step" || c.Schedule.StepSize != 2 || c.Output.Dir != "/tmp/x" || c.Loss.Type != "mse" ||
+		len(c.Data.Shape) != 2 {
+		t.Fatalf("overridden %+v", c)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, test := range []struct {
+		name, text string
+		sets       []string
+		want       []string // substrings of the message
+		line       int
+	}{
+		{"unknown top key", baseConfig + "epoch: 3\n", nil, []string{`unknown key "epoch"`, "the config"}, 15},
+		{"unknown nested key", strings.Replace(baseConfig, "  lr: 0.01", "  lr: 0.01\n  learning_rate: 2", 1), nil,
+			[]string{`unknown key "learning_rate" in optimizer`}, 12},
+		{"unknown layer key", strings.Replace(baseConfig, "{type: relu}", "{type: relu, inplace: true}", 1), nil,
+			[]string{`unknown key "inplace" in model[1]`}, 6},
+		{"unknown data key", strings.Replace(baseConfig, "  standardize: true", "  standardise: true", 1), nil,
+			[]string{`unknown key "standardise" in data`}, 3},
+		{"wrong type", strings.Replace(baseConfig, "epochs: 5", "epochs: five", 1), nil, []string{"line 12", "five"}, 0},
+		{"not a mapping", "- 1\n- 2\n", nil, []string{"must be a mapping"}, 1},
+		{"model not a list", strings.Replace(baseConfig, "model:\n  - {type: linear, out: 8}\n  - {type: relu}\n  - {type: linear, out: 3}", "model: {type: linear}", 1), nil,
+			[]string{"model: want a list"}, 4},
+		{"bad yaml", "data: [\n", nil, []string{"base.yaml"}, 0},
+		{"missing source", strings.Replace(baseConfig, "  source: iris\n", "", 1), nil, []string{"data.source is missing"}, 0},
+		{"bad source", strings.Replace(baseConfig, "source: iris", "source: imagenet", 1), nil, []string{`unknown source "imagenet"`}, 0},
+		{"bad optimizer", strings.Replace(baseConfig, "type: adam", "type: adamax", 1), nil, []string{`unknown optimizer "adamax"`}, 0},
+		{"bad loss", strings.Replace(baseConfig, "loss: cross_entropy", "loss: hinge", 1), nil, []string{`unknown type "hinge"`}, 0},
+		{"zero epochs", baseConfig, []string{"epochs=0"}, []string{"epochs: want at least 1"}, 0},
+		{"set unknown key", baseConfig, []string{"optimizer.lrr=1"}, []string{`unknown key "lrr" in optimizer`}, 0},
+		{"set bad index", baseConfig, []string{"model.7.out=1"}, []string{"list of 3 items"}, 0},
+		{"set into scalar", baseConfig, []string{"epochs.x=1"}, []string{"single value"}, 0},
+		{"set no equals", baseConfig, []string{"epochs"}, []string{"key=value"}, 0},
+		{"csv without path", strings.Replace(baseConfig, "source: iris", "source: csv", 1), nil, []string{"data.path is required"}, 0},
+	} {
+		_, err := ParseConfig([]byte(test.text), "base.yaml", test.sets)
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: error %v is not a *ConfigError", test.name, err)
+			continue
+		}
+		for _, w := range test.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not contain %q", test.name, err, w)
+			}
+		}
+		if !strings.HasPrefix(err.Error(), "base.yaml") {
+			t.Errorf("%s: error %q does not name the file", test.name, err)
+		}
+		if test.line != 0 && ce.Line != test.line {
+			t.Errorf("%s: error %q at line %d, want %d", test.name, err, ce.Line, test.line)
+		}
+	}
+}
+
+// TestExamplesParse checks every example config, with and without the
+// --set epochs=1 the tests and users apply.
+func TestExamplesParse(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		for _, sets := range [][]string{nil, {"epochs=1"}} {
+			c, err := LoadConfig(f, sets)
+			if err != nil {
+				t.Errorf("%s %v: %v", f, sets, err)
+				continue
+			}
+			if sets != nil && c.Epochs != 1 {
+				t.Errorf("%s: --set epochs=1 gave %d epochs", f, c.Epochs)
+			}
+		}
+	}
+}
+
+// TestModelSizeErrors builds models whose sizes do not chain: the error
+// names the file, the layer's line and index, and the problem.
+func TestModelSizeErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, test := range []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"in mismatch", "{type: linear, out: 3}", "{type: linear, in: 16, out: 3}", []string{"bad.yaml:7:", "model[2] (linear)", "in=16"}},
+		{"conv on vectors", "{type: relu}", "{type: conv2d, out: 4, kernel: 3}", []string{"bad.yaml:6:", "model[1] (conv2d)", "[C, H, W]"}},
+		{"class count", "{type: linear, out: 3}", "{type: linear, out: 4}", []string{"bad.yaml:7:", "3 classes"}},
+	} {
+		p := filepath.Join(dir, "bad.yaml")
+		if err := os.WriteFile(p, []byte(strings.Replace(baseConfig, test.from, test.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadConfig(p, []string{"output.dir=" + dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Run(t.Context(), c, RunOptions{})
+		for _, w := range test.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v does not contain %q", test.name, err, w)
+			}
+		}
+	}
+}
+
+// FuzzParseConfig feeds arbitrary text to the config parser: it must
+// return a config or an error, never panic, and an accepted config must
+// pass validation again.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(baseConfig), "epochs=2")
+	f.Add([]byte("data: {source: csv, path: a.csv}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: sgd\nepochs: 1\nbatch_size: 1\n"), "optimizer.lr=0.1")
+	f.Add([]byte("{}"), "model.0.out=1")
+	f.Add([]byte("a: &x [1]\nb: *x\n"), "a.b.c=[1, {x: 2}]")
+	f.Add([]byte(""), "=")
+	for _, e := range []string{"iris", "linear-regression", "fashion-mlp", "fashion-cnn"} {
+		if b, err := os.ReadFile("../examples/" + e + ".yaml"); err == nil {
+			f.Add(b, "data.shape=[1, 28, 28]")
+		}
+	}
+	f.Fuzz(func(t *testing.T, text []byte, set string) {
+		c, err := ParseConfig(text, "fuzz.yaml", []string{set})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if err := c.validate(); err != nil {
+			t.Fatalf("accepted config fails validation: %v", err)
+		}
+	})
+}

@@ -1,0 +1,177 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/modelfile"
+	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// trainedIris trains the iris config briefly through Run and returns the
+// result (model in memory, file on disk).
+func trainedIris(t *testing.T) *Result {
+	t.Helper()
+	c, err := ParseConfig([]byte(baseConfig), "iris.yaml", []string{"epochs=20", "output.dir=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), c, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRunWritesOutputs(t *testing.T) {
+	r := trainedIris(t)
+	if len(r.Epochs) != 20 || r.Test.Samples != 30 || r.Test.Accuracy < 0.8 || r.SecondsPerEpoch <= 0 {
+		t.Fatalf("result %+v", r)
+	}
+	csv, err := os.ReadFile(r.MetricsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	if len(lines) != 21 || lines[0] != "epoch,train_loss,train_accuracy,val_loss,val_accuracy,lr,seconds,eval_seconds" ||
+		!strings.HasPrefix(lines[20], "20,") {
+		t.Fatalf("metrics.csv:\n%s", csv)
+	}
+	png, err := os.ReadFile(r.PlotPath)
+	if err != nil || len(png) < 1000 || string(png[1:4]) != "PNG" {
+		t.Fatalf("curves.png: %d bytes, %v", len(png), err)
+	}
+}
+
+func TestModelFileRoundTrip(t *testing.T) {
+	r := trainedIris(t)
+	m, err := LoadModel(r.ModelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Task != Classification || !slices.Equal(m.Classes, []string{"setosa", "versicolor", "virginica"}) ||
+		len(m.Columns) != 4 || m.Label != "species" || m.Scaler == nil || !slices.Equal(m.Spec.Input, []int{4}) {
+		t.Fatalf("loaded %+v", m)
+	}
+	iris, err := data.Iris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Model.Predict(iris, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Predict(iris, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Probs, want.Probs) || !slices.Equal(got.Class, want.Class) || got.Rows() != 150 {
+		t.Fatal("predictions of the loaded model differ from the trained one")
+	}
+	// Probabilities sum to one and the class is their arg-max.
+	for i := range 150 {
+		row := got.Probs[3*i : 3*i+3]
+		if s := row[0] + row[1] + row[2]; math.Abs(float64(s)-1) > 1e-5 || int64(argmax(row)) != got.Class[i] {
+			t.Fatalf("row %d: probabilities %v, class %d", i, row, got.Class[i])
+		}
+	}
+	// The raw table is not changed by prediction (the model standardizes a copy).
+	again, _ := data.Iris()
+	if !slices.Equal(iris.X, again.X) {
+		t.Fatal("Predict changed its input table")
+	}
+	// Columns in another order are matched by name.
+	perm := []int{3, 1, 0, 2}
+	shuffled := &data.Table{Rows: iris.Rows, Cols: 4, X: make([]float32, len(iris.X)), Columns: make([]string, 4)}
+	for j, k := range perm {
+		shuffled.Columns[j] = iris.Columns[k]
+		for i := range iris.Rows {
+			shuffled.X[i*4+j] = iris.X[i*4+k]
+		}
+	}
+	p2, err := m.Predict(shuffled, 32)
+	if err != nil || !slices.Equal(p2.Probs, want.Probs) {
+		t.Fatalf("reordered columns: %v", err)
+	}
+	shuffled.Columns[0] = "stem_length"
+	if _, err := m.Predict(shuffled, 32); err == nil || !strings.Contains(err.Error(), "petal_width") {
+		t.Fatalf("missing column: %v", err)
+	}
+	// Evaluate agrees with the run's test metrics on the same rows.
+	met, err := m.Evaluate(iris, 50)
+	if err != nil || met.Samples != 150 || met.Accuracy < 0.8 {
+		t.Fatalf("Evaluate: %+v %v", met, err)
+	}
+}
+
+func TestLoadModelErrors(t *testing.T) {
+	r := trainedIris(t)
+	raw, err := os.ReadFile(r.ModelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	trunc := filepath.Join(dir, "trunc.safetensors")
+	os.WriteFile(trunc, raw[:len(raw)-100], 0o644)
+	if _, err := LoadModel(trunc); !errors.Is(err, modelfile.ErrFormat) || !strings.Contains(err.Error(), "trunc.safetensors") {
+		t.Errorf("truncated: %v", err)
+	}
+	// An architecture whose layers do not fit the stored weights.
+	a, f, err := modelfile.ReadModel(r.ModelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Model = json.RawMessage(`{"input":[4],"layers":[{"type":"linear","out":9},{"type":"relu"},{"type":"linear","out":3}]}`)
+	wrong := filepath.Join(dir, "wrong.safetensors")
+	if err := modelfile.WriteModel(wrong, a, f.Tensors, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadModel(wrong); err == nil || !strings.Contains(err.Error(), "size mismatch") {
+		t.Errorf("mismatched weights: %v", err)
+	}
+	a.Model = json.RawMessage(`{"input":[4],"layers":[{"type":"linear","out":8},{"type":"relu"},{"type":"linear","out":5}]}`)
+	if err := modelfile.WriteModel(wrong, a, f.Tensors, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadModel(wrong); err == nil || !strings.Contains(err.Error(), "3 classes") {
+		t.Errorf("output/class mismatch: %v", err)
+	}
+}
+
+func TestRegressionModelPredict(t *testing.T) {
+	m := &Model{Spec: nn.Spec{Input: []int{2}, Layers: []nn.LayerSpec{{Type: "linear", Out: 1}}}, Task: Regression,
+		Columns: []string{"a", "b"}, Label: "y", Scaler: &data.Standardizer{Mean: []float64{1, 0}, Std: []float64{2, 0}}}
+	net, _, err := m.Spec.Build(tensor.NewRNG(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Net = net
+	lin := net.At(0).(*nn.Linear)
+	copy(lin.Weight.Float32s(), []float32{10, 1})
+	lin.Bias.Float32s()[0] = 0.5
+	path := filepath.Join(t.TempDir(), "reg.safetensors")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := &data.Table{Rows: 2, Cols: 2, X: []float32{3, 4, 1, -1}, Columns: []string{"a", "b"}}
+	p, err := got.Predict(tab, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ((3−1)/2)·10 + 4 + 0.5 = 14.5 and 0·10 − 1 + 0.5 = −0.5 (std 0: centred only).
+	if !slices.Equal(p.Values, []float32{14.5, -0.5}) || p.Table().LabelName != "prediction" {
+		t.Fatalf("predictions %v", p.Values)
+	}
+}
