@@ -59,9 +59,12 @@
 // for any all-reduce in which each rank must send out its K bytes of
 // information once and receive the others' once. That is why nccl-tests
 // report bus bandwidth busbw = (K/t)·2(N-1)/N: it equals the link rate for
-// an optimal algorithm, independent of N. Received chunks are reduced piece
-// by piece as they stream in (256 KiB from a socket, or straight out of the
-// shared-memory ring), so reduction overlaps the transfer.
+// an optimal algorithm, independent of N. The 2(N-1) steps run as one
+// pipeline of 1 MiB segments: what a rank sends at step i+1 is what it
+// received at step i, so it forwards each segment as soon as that segment is
+// reduced, and its outgoing link never waits for a whole chunk. Received
+// segments are reduced piece by piece as they stream in (256 KiB from a
+// socket, or straight out of the shared-memory ring).
 //
 // Recursive doubling (AlgoRecursiveDoubling; Thakur, Rabenseifner & Gropp
 // 2005): log2(N) rounds in which partners at distance 1, 2, 4, ... exchange

@@ -51,8 +51,9 @@ type Group struct {
 	aborted  atomic.Bool
 	closing  atomic.Bool
 
-	scratch []byte // reused by the operation that holds execMu
-	bg      sync.WaitGroup
+	scratch     []byte        // reused by the operation that holds execMu
+	shmYieldFor time.Duration // how long a shared-memory wait yields before sleeping
+	bg          sync.WaitGroup
 }
 
 type accepted struct {

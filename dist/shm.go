@@ -32,6 +32,7 @@ const (
 	shmPublish   = 128 << 10              // publish progress at least every this many bytes
 	shmSpin      = 64                     // busy polls before yielding
 	shmYieldFor  = 2 * time.Millisecond   // yielding polls before sleeping
+	shmYieldOver = 50 * time.Microsecond  // the same when ranks outnumber cores
 	shmMaxSleep  = 500 * time.Microsecond // longest nap
 	shmFirstNap  = 20 * time.Microsecond
 	shmDirPrefix = "/dev/shm/fathom-"
@@ -94,7 +95,7 @@ func (l *shmLink) wait(cond func() bool) error {
 		case i < shmSpin:
 		case yieldStart.IsZero():
 			yieldStart = time.Now()
-		case i%64 != 0 || time.Since(yieldStart) < shmYieldFor:
+		case i%64 != 0 || time.Since(yieldStart) < l.g.shmYieldFor:
 			runtime.Gosched()
 			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		default:
@@ -272,6 +273,18 @@ func (g *Group) setupShm(ctx context.Context, infos []peerInfo) error {
 		}(r)
 	}
 	wg.Wait()
+	local := 1
+	for r, l := range g.links {
+		if _, ok := l.(*shmLink); ok && r != g.rank {
+			local++
+		}
+	}
+	// more ranks than cores: a yielding rank mostly steals the CPU from the
+	// one it waits for, so go to sleep (and let the kernel schedule) sooner
+	g.shmYieldFor = shmYieldFor
+	if local > runtime.NumCPU() {
+		g.shmYieldFor = shmYieldOver
+	}
 	for r, err := range errs {
 		if err == nil {
 			continue

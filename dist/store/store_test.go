@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -158,4 +159,20 @@ func TestCloseWakesWaiters(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Get still blocked 5s after the server closed")
 	}
+}
+
+// FuzzReadRequest feeds arbitrary bytes (what an authenticated but buggy or
+// hostile client could send) to the request parser: it must fail cleanly.
+func FuzzReadRequest(f *testing.F) {
+	f.Add([]byte{opSet, 1, 0, 'k', 1, 0, 0, 0, 'v', 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{opGet, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		op, key, val, _, err := readRequest(bufio.NewReader(bytes.NewReader(in)))
+		if err != nil {
+			return
+		}
+		if len(key) > maxKey || len(val) > maxValue || op == 0 && len(in) == 0 {
+			t.Fatalf("parsed oversize request: key %d value %d", len(key), len(val))
+		}
+	})
 }
