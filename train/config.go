@@ -267,6 +267,9 @@ func ParseConfig(text []byte, name string, overrides []string) (*Config, error) 
 	}
 	if err := checkKeys(root, reflect.TypeFor[Config](), ""); err != nil {
 		err.File = name
+		if err.Line == 0 {
+			err.Msg += " (given with --set)"
+		}
 		return nil, err
 	}
 	var c Config

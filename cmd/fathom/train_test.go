@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/train"
+)
+
+// captureStdout runs f with os.Stdout redirected and returns what it
+// printed. The --json flag is set for the call when asJSON is true.
+func captureStdout(t *testing.T, asJSON bool, f func() error) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, oldJSON := os.Stdout, jsonOut
+	os.Stdout, jsonOut = w, asJSON
+	done := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- string(b)
+	}()
+	ferr := f()
+	w.Close()
+	os.Stdout, jsonOut = old, oldJSON
+	return <-done, ferr
+}
+
+// lastJSON decodes the last line of out.
+func lastJSON(t *testing.T, out string) map[string]any {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	return m
+}
+
+// TestTrainIrisJSON runs `fathom train examples/iris.yaml --json` for
+// several seeds; every run must reach 0.95 test accuracy.
+func TestTrainIrisJSON(t *testing.T) {
+	for _, seed := range []int{1, 2, 3, 4, 5} {
+		dir := t.TempDir()
+		out, err := captureStdout(t, true, func() error {
+			return runTrain(context.Background(), "../../examples/iris.yaml",
+				[]string{"seed=" + strconv.Itoa(seed), "output.dir=" + dir}, true, io.Discard)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 61 { // 60 epochs and the final line
+			t.Fatalf("seed %d: %d JSON lines, want 61", seed, len(lines))
+		}
+		final := lastJSON(t, out)
+		acc, _ := final["test_accuracy"].(float64)
+		if acc < 0.95 {
+			t.Errorf("seed %d: test accuracy %v, want ≥ 0.95", seed, acc)
+		}
+		for _, k := range []string{"train_loss", "seconds_per_epoch", "model_path"} {
+			if final[k] == nil {
+				t.Errorf("seed %d: final line lacks %q: %v", seed, k, final)
+			}
+		}
+		if final["model_path"] != filepath.Join(dir, "model.safetensors") {
+			t.Errorf("model_path %v", final["model_path"])
+		}
+	}
+}
+
+// TestPredictMatchesTraining trains through the same code path as `fathom
+// train`, then checks that `fathom predict` on the saved file prints the
+// trained model's predictions exactly.
+func TestPredictMatchesTraining(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := train.LoadConfig("../../examples/iris.yaml", []string{"epochs=10", "output.dir=" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := train.Run(context.Background(), cfg, train.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := filepath.Join(dir, "iris.csv")
+	if err := os.WriteFile(input, data.IrisCSV(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	iris, _ := data.Iris()
+	want, err := res.Model.Predict(iris, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	if err := runPredict(res.ModelPath, input, "", 1024, &buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(buf.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 151 || !reflect.DeepEqual(recs[0], []string{"prediction", "prob_setosa", "prob_versicolor", "prob_virginica"}) {
+		t.Fatalf("header %v, %d rows", recs[0], len(recs))
+	}
+	for i, rec := range recs[1:] {
+		if rec[0] != want.Classes[want.Class[i]] {
+			t.Fatalf("row %d: class %s, trained model says %s", i+1, rec[0], want.Classes[want.Class[i]])
+		}
+		for j := range 3 {
+			v, err := strconv.ParseFloat(rec[j+1], 32)
+			if err != nil || float32(v) != want.Probs[3*i+j] {
+				t.Fatalf("row %d: probability %s, trained model says %v", i+1, rec[j+1], want.Probs[3*i+j])
+			}
+		}
+	}
+	// Parquet output holds the same predictions.
+	pq := filepath.Join(dir, "pred.parquet")
+	if _, err := captureStdout(t, false, func() error { return runPredict(res.ModelPath, input, pq, 64, io.Discard) }); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := data.ReadParquet(pq, data.ParquetOptions{Label: "prediction", Classes: want.Classes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(tab.X, want.Probs) || !reflect.DeepEqual(tab.Labels, want.Class) {
+		t.Fatal("Parquet predictions differ")
+	}
+	// fathom eval on the config scores the same test rows as training did.
+	out, err := captureStdout(t, true, func() error { return runEval(res.ModelPath, "../../examples/iris.yaml", "test", 100, io.Discard) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := lastJSON(t, out)
+	if ev["accuracy"] != res.Test.Accuracy || int(ev["rows"].(float64)) != res.Test.Samples {
+		t.Fatalf("eval %v, training reported %+v", ev, res.Test)
+	}
+}
+
+// TestBadInputs checks that bad files and configs give errors saying what
+// and where, through the CLI code paths.
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badCSV := write("bad.csv", "x1,x2,y\n1,2,3\n4,oops,6\n")
+	csvCfg := write("csv.yaml", "data: {source: csv, path: bad.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
+	missingCfg := write("missing.yaml", "data: {source: csv, path: nowhere.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
+	iris, _ := os.ReadFile("../../examples/iris.yaml")
+	unknown := write("unknown.yaml", strings.Replace(string(iris), "epochs: 60", "epochs: 60\nepohcs: 3", 1))
+	chain := write("chain.yaml", strings.Replace(string(iris), "{type: linear, out: 3}", "{type: linear, in: 32, out: 3}", 1))
+	irisCSV := write("iris.csv", string(data.IrisCSV()))
+	badIris := write("badiris.csv", strings.Replace(string(data.IrisCSV()), "5.1,3.5,1.4,0.2", "5.1,3.5,abc,0.2", 1))
+
+	// A trained model for the predict/eval cases.
+	modelDir := t.TempDir()
+	if _, err := captureStdout(t, true, func() error {
+		return runTrain(context.Background(), "../../examples/iris.yaml", []string{"epochs=2", "output.dir=" + modelDir}, true, io.Discard)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(modelDir, "model.safetensors")
+	raw, _ := os.ReadFile(model)
+	corrupt := write("corrupt.safetensors", string(raw[:len(raw)/2]))
+
+	for _, test := range []struct {
+		name string
+		run  func() error
+		want []string
+	}{
+		{"missing config", func() error { return runTrain(nil, filepath.Join(dir, "nope.yaml"), nil, true, io.Discard) }, []string{"nope.yaml", "no such file"}},
+		{"missing data file", func() error { return runTrain(nil, missingCfg, nil, true, io.Discard) }, []string{"nowhere.csv"}},
+		{"non-numeric CSV cell", func() error { return runTrain(nil, csvCfg, []string{"output.dir=" + dir}, true, io.Discard) }, []string{"bad.csv:3", `"x2"`, "oops"}},
+		{"unknown key", func() error { return runTrain(nil, unknown, nil, true, io.Discard) }, []string{"unknown.yaml:", `unknown key "epohcs"`}},
+		{"sizes do not chain", func() error { return runTrain(nil, chain, []string{"output.dir=" + dir}, true, io.Discard) }, []string{"chain.yaml:", "model[2] (linear)", "in=32"}},
+		{"missing model", func() error { return runPredict(filepath.Join(dir, "none.safetensors"), irisCSV, "", 10, io.Discard) }, []string{"none.safetensors"}},
+		{"corrupt model", func() error { return runPredict(corrupt, irisCSV, "", 10, io.Discard) }, []string{"corrupt.safetensors"}},
+		{"missing predict input", func() error { return runPredict(model, filepath.Join(dir, "none.csv"), "", 10, io.Discard) }, []string{"none.csv"}},
+		{"non-numeric predict input", func() error { return runPredict(model, badIris, "", 10, io.Discard) }, []string{"badiris.csv:2", "petal_length", "abc"}},
+		{"bad output format", func() error { return runPredict(model, irisCSV, filepath.Join(dir, "p.xlsx"), 10, io.Discard) }, []string{".xlsx"}},
+		{"eval without labels", func() error { return runEval(model, badCSV, "test", 10, io.Discard) }, []string{"bad.csv"}},
+		{"bench unknown model", func() error { return runBenchTrain(nil, "rnn", 1, 0) }, []string{`"rnn"`}},
+	} {
+		_, err := captureStdout(t, false, test.run)
+		if err == nil {
+			t.Errorf("%s: no error", test.name)
+			continue
+		}
+		for _, w := range test.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not contain %q", test.name, err, w)
+			}
+		}
+	}
+}
+
+// TestBenchRecipesMatchExamples keeps `fathom bench train` and the example
+// configs describing the same jobs.
+func TestBenchRecipesMatchExamples(t *testing.T) {
+	for model, file := range map[string]string{"mlp": "fashion-mlp.yaml", "cnn": "fashion-cnn.yaml"} {
+		bench, err := train.ParseConfig([]byte(benchRecipes[model]), model, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := train.LoadConfig("../../examples/"+file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(bench.Model, ex.Model) || !reflect.DeepEqual(bench.Optimizer, ex.Optimizer) ||
+			bench.BatchSize != ex.BatchSize || bench.Epochs != ex.Epochs || bench.Seed != ex.Seed ||
+			!reflect.DeepEqual(bench.Data.Shape, ex.Data.Shape) || bench.Loss != ex.Loss {
+			t.Errorf("bench recipe %s differs from examples/%s", model, file)
+		}
+	}
+}
+
+// TestFashionMLPIntegration trains examples/fashion-mlp.yaml for one
+// epoch; the test accuracy must pass 0.8.
+func TestFashionMLPIntegration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on Fashion-MNIST; skipped with -short")
+	}
+	if reason := fashionMNISTMissing(); reason != "" {
+		t.Skip(reason)
+	}
+	out, err := captureStdout(t, true, func() error {
+		return runTrain(context.Background(), "../../examples/fashion-mlp.yaml", []string{"epochs=1", "output.dir=" + t.TempDir()}, true, io.Discard)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final := lastJSON(t, out)
+	if acc, _ := final["test_accuracy"].(float64); acc <= 0.8 {
+		t.Fatalf("test accuracy %v after one epoch, want > 0.8", acc)
+	}
+	t.Logf("fashion-mlp, 1 epoch: %v", final)
+}
+
+// TestPredictJSONLines checks the one-line-per-row JSON output.
+func TestPredictJSONLines(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := captureStdout(t, true, func() error {
+		return runTrain(context.Background(), "../../examples/iris.yaml", []string{"epochs=3", "output.dir=" + dir}, true, io.Discard)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	input := filepath.Join(dir, "iris.csv")
+	os.WriteFile(input, data.IrisCSV(), 0o644)
+	out, err := captureStdout(t, true, func() error {
+		return runPredict(filepath.Join(dir, "model.safetensors"), input, "", 100, io.Discard)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	n := 0
+	for sc.Scan() {
+		var line struct {
+			Row           int                `json:"row"`
+			Prediction    string             `json:"prediction"`
+			Probabilities map[string]float64 `json:"probabilities"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || line.Row != n+1 || len(line.Probabilities) != 3 {
+			t.Fatalf("line %d: %s (%v)", n+1, sc.Text(), err)
+		}
+		n++
+	}
+	if n != 150 {
+		t.Fatalf("%d lines, want 150", n)
+	}
+}
