@@ -124,7 +124,11 @@
 // losing rank 0. After an error the group is aborted: later operations
 // fail at once with the same error, and the job should restart (elastic
 // restarts belong to the launcher). A peer that is cut off without its
-// connection closing is detected by the timeout (and TCP keep-alive).
+// connection closing (link down, host frozen) is detected by the kernel:
+// TCP_USER_TIMEOUT drops a connection whose data stays unacknowledged for
+// 10 s and keep-alive probes (5 s idle, 3 probes 2 s apart) catch an idle
+// one; measured on the simulated cluster, all survivors name the cut-off
+// rank about 10 s after its link goes down.
 //
 // Close waits until every rank has called Close (through the store), so no
 // rank tears down a connection another still reads from; rank 0 stops the

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,9 @@ var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
 // server the test owns.
 func newGroups(t testing.TB, n int, tr Transport, mod func(*Options)) []*Group {
 	t.Helper()
+	if tr == TransportSHM && runtime.GOOS != "linux" {
+		t.Skip("shared memory is Linux-only")
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

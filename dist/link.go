@@ -71,9 +71,7 @@ type tcpLink struct {
 }
 
 func newTCPLink(g *Group, peer int, c *net.TCPConn) *tcpLink {
-	c.SetNoDelay(true)
-	c.SetKeepAlive(true)
-	c.SetKeepAlivePeriod(5 * time.Second)
+	tuneConn(c)
 	return &tcpLink{g: g, peer: peer, conn: c, early: unexpected{}}
 }
 
