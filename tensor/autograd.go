@@ -12,6 +12,13 @@ type node struct {
 	inputs   []*Tensor
 	backward func(g *Tensor) []*Tensor // one entry per input; nil = no gradient
 
+	// free, if set, releases scratch the op saved for backward (see
+	// bufpool.go); the engine calls it when it frees the node.
+	free func()
+	// custom marks nodes of CustomOp: the gradients their backward
+	// returns are never recycled by the engine.
+	custom bool
+
 	// Scratch state of the Backward call that is running.
 	grad  *Tensor // accumulated gradient of the output
 	owned bool    // grad was allocated by the engine and may be updated in place
@@ -211,6 +218,7 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 	}
 	order := topoOrder(t)
 	t.node.grad = grad
+	var cands []storage // storages to recycle when no node holds them
 	for i := len(order) - 1; i >= 0; i-- {
 		u := order[i]
 		n := u.node
@@ -223,22 +231,67 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 			if n.freed {
 				panic(fmt.Sprintf("tensor: Backward through the graph of %s a second time, but an earlier Backward freed it; pass tensor.RetainGraph to the earlier call", n.op))
 			}
+			seq0 := allocSeq.Load()
 			grads := n.backward(g)
+			cands = append(cands[:0], g.st)
 			for j, in := range n.inputs {
-				if j >= len(grads) || grads[j] == nil || !in.requiresGrad {
+				if j >= len(grads) || grads[j] == nil {
+					continue
+				}
+				if !n.custom {
+					claim(grads[j], seq0)
+				}
+				cands = append(cands, grads[j].st)
+				if !in.requiresGrad {
 					continue
 				}
 				gj := fitGrad(n.op, grads[j], in)
+				claim(gj, seq0)
+				cands = append(cands, gj.st)
 				if in.node == nil {
 					accumulateLeaf(in, gj)
-				} else {
-					accumulateNode(in.node, gj)
+				} else if old := accumulateNode(in.node, gj); old != nil {
+					cands = append(cands, old)
 				}
 			}
+			drop(g.st)
+			for _, st := range cands {
+				if m := st.meta(); m.eng && m.refs <= 0 {
+					st.recycle()
+				}
+			}
+			clear(cands)
 		}
 		if !o.RetainGraph {
 			n.backward, n.inputs, n.freed = nil, nil, true
+			if n.free != nil {
+				n.free()
+				n.free = nil
+			}
 		}
+	}
+}
+
+// claim marks the storage of a gradient as engine-owned when it was
+// allocated by this package after seq0, i.e. during the backward call
+// that returned it (see the lifetime rule in bufpool.go).
+func claim(g *Tensor, seq0 uint64) {
+	if m := g.st.meta(); m.seq > seq0 {
+		m.eng = true
+	}
+}
+
+// hold and drop count the nodes holding an engine-owned storage as their
+// gradient.
+func hold(st storage) {
+	if m := st.meta(); m.eng {
+		m.refs++
+	}
+}
+
+func drop(st storage) {
+	if m := st.meta(); m.eng {
+		m.refs--
 	}
 }
 
@@ -329,16 +382,26 @@ func accumulateLeaf(t *Tensor, g *Tensor) {
 	t.grad.addInPlaceRaw(g)
 }
 
-func accumulateNode(n *node, g *Tensor) {
+// accumulateNode adds g into the gradient of node n. When it replaces an
+// earlier gradient by a new sum, it returns the earlier one's storage,
+// which no longer belongs to n.
+func accumulateNode(n *node, g *Tensor) storage {
 	switch {
 	case n.grad == nil:
 		n.grad = g
+		hold(g.st)
 	case n.owned:
 		n.grad.addInPlaceRaw(g)
 	default:
-		n.grad = binaryRaw(opAdd, n.grad, g)
+		old := n.grad
+		n.grad = binaryRaw(opAdd, old, g)
+		n.grad.st.meta().eng = true
+		hold(n.grad.st)
 		n.owned = true
+		drop(old.st)
+		return old.st
 	}
+	return nil
 }
 
 // checkInPlace panics when an in-place op would corrupt a recorded graph.

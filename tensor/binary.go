@@ -94,7 +94,7 @@ func binaryRaw(op binOp, a, b *Tensor) *Tensor {
 	} else {
 		shape = broadcastShapes(op.String(), a.shape, b.shape)
 	}
-	out := empty(outDT, shape)
+	out := emptyUninit(outDT, shape)
 	if op.isCmp() {
 		switch ct {
 		case Float32:
@@ -613,7 +613,7 @@ func whereRaw(cond, a, b *Tensor) *Tensor {
 		return whereRaw(cond, a.castRaw(Float32), b.castRaw(Float32)).castRaw(ct)
 	}
 	shape := broadcastShapes("Where", broadcastShapes("Where", cond.shape, a.shape), b.shape)
-	out := empty(ct, shape)
+	out := emptyUninit(ct, shape)
 	switch ct {
 	case Float32:
 		whereTyped[float32](out, cond, a, b)

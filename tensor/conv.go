@@ -132,7 +132,7 @@ func Conv2d(x, w, b *Tensor, opts Conv2dOpts) *Tensor {
 	if b != nil {
 		bc = b.contiguousRaw()
 	}
-	out := empty(ct, []int{g.n, g.oc, g.oh, g.ow})
+	out := emptyUninit(ct, []int{g.n, g.oc, g.oh, g.ow})
 	switch ct {
 	case Float32:
 		convForward(convF32, &g, flat[float32](out), flat[float32](xc), flat[float32](wc), flatOrNil[float32](bc))
@@ -144,13 +144,13 @@ func Conv2d(x, w, b *Tensor, opts Conv2dOpts) *Tensor {
 			gy = gy.contiguousRaw()
 			var gx, gw, gb *Tensor
 			if needs(x) {
-				gx = empty(ct, x.shape)
+				gx = emptyUninit(ct, x.shape)
 			}
 			if needs(w) {
-				gw = empty(ct, w.shape)
+				gw = emptyUninit(ct, w.shape)
 			}
 			if needs(b) {
-				gb = empty(ct, b.shape)
+				gb = emptyUninit(ct, b.shape)
 			}
 			switch ct {
 			case Float32:

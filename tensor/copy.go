@@ -63,14 +63,14 @@ func (t *Tensor) contiguousRaw() *Tensor {
 	if t.IsContiguous() {
 		return t
 	}
-	out := empty(t.dtype, t.shape)
+	out := emptyUninit(t.dtype, t.shape)
 	copyRaw(out, t)
 	return out
 }
 
 // cloneRaw returns a contiguous copy of t that shares nothing with it.
 func (t *Tensor) cloneRaw() *Tensor {
-	out := empty(t.dtype, t.shape)
+	out := emptyUninit(t.dtype, t.shape)
 	copyRaw(out, t)
 	return out
 }
@@ -86,7 +86,7 @@ func (t *Tensor) castRaw(dt DType) *Tensor {
 		halfToF32(t.dtype, data[float32](f), contiguousData[uint16](t))
 		return f.castRaw(dt)
 	}
-	out := empty(dt, t.shape)
+	out := emptyUninit(dt, t.shape)
 	if dt.IsHalf() {
 		f := t.castRaw(Float32)
 		f32ToHalf(dt, data[uint16](out), contiguousData[float32](f))

@@ -81,7 +81,12 @@ func matmulRaw(a, b *Tensor) *Tensor {
 	}
 	batch := broadcastShapes("MatMul", a.shape[:na-2], b.shape[:nb-2])
 	outShape := append(append([]int(nil), batch...), m, n)
-	out := empty(ct, outShape)
+	var out *Tensor
+	if k > 0 {
+		out = emptyUninit(ct, outShape) // every element is written by a GEMM with beta = 0
+	} else {
+		out = empty(ct, outShape)
+	}
 	// A 2-D right operand lets a's batch fold into the rows of one GEMM
 	// when a's rows are evenly spaced.
 	if nb == 2 && na > 2 {
@@ -247,7 +252,12 @@ func Linear(x, w, b *Tensor) *Tensor {
 	}
 	x2 := x.reshapeRaw([]int{-1, in})
 	rows := x2.shape[0]
-	out := empty(ct, []int{rows, outF})
+	var out *Tensor
+	if b != nil || in > 0 {
+		out = emptyUninit(ct, []int{rows, outF}) // the bias fill or a GEMM with beta = 0 writes every element
+	} else {
+		out = empty(ct, []int{rows, outF})
+	}
 	beta := 0.0
 	if b != nil {
 		copyRaw(out, b.reshapeRaw([]int{outF}))

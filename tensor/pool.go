@@ -79,7 +79,7 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *T
 	g := poolWindow("MaxPool2d", h, w, k, stride, pad, dil)
 	oh, ow := g.OutH(), g.OutW()
 	xc := x.contiguousRaw()
-	out := empty(x.dtype, pooledShape(x, oh, ow))
+	out := emptyUninit(x.dtype, pooledShape(x, oh, ow))
 	argmax := make([]int32, planes*oh*ow)
 	switch {
 	case is2x2(g) && x.dtype == Float32:
@@ -94,7 +94,7 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *T
 	if track1(out, x) {
 		out.attach("MaxPool2d", func(gy *Tensor) []*Tensor {
 			gy = gy.contiguousRaw()
-			gx := empty(gy.dtype, x.shape)
+			gx := emptyUninit(gy.dtype, x.shape)
 			switch gy.dtype {
 			case Float32:
 				kernel.MaxPool2dBackwardF32(flat[float32](gx), flat[float32](gy), argmax, planes, g)
@@ -242,7 +242,7 @@ func AvgPool2d(x *Tensor, kernelSize, stride, padding [2]int, countIncludePad bo
 	g := poolWindow("AvgPool2d", h, w, kernelSize, stride, padding, [2]int{1, 1})
 	oh, ow := g.OutH(), g.OutW()
 	xc := x.contiguousRaw()
-	out := empty(x.dtype, pooledShape(x, oh, ow))
+	out := emptyUninit(x.dtype, pooledShape(x, oh, ow))
 	switch x.dtype {
 	case Float32:
 		kernel.AvgPool2dForwardF32(flat[float32](out), flat[float32](xc), planes, g, countIncludePad)

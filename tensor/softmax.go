@@ -48,7 +48,7 @@ func softmaxRaw(t *Tensor, dim int, log bool) *Tensor {
 	}
 	d := t.dim(dim, "Softmax")
 	x, rows, cols := rowsAlong(t, d)
-	out := empty(t.dtype, x.shape)
+	out := emptyUninit(t.dtype, x.shape)
 	switch t.dtype {
 	case Float32:
 		if log {
@@ -140,7 +140,7 @@ func softmaxGradRaw(g, y *Tensor, dim int, log bool) *Tensor {
 	d := y.dim(dim, "Softmax")
 	ys, rows, cols := rowsAlong(y, d)
 	gs, _, _ := rowsAlong(g.castRaw(dt), d)
-	dx := empty(dt, ys.shape)
+	dx := emptyUninit(dt, ys.shape)
 	switch dt {
 	case Float32:
 		softmaxGradRows(flat[float32](dx), flat[float32](gs), flat[float32](ys), rows, cols, log)

@@ -26,13 +26,41 @@ type float interface {
 // boxing inside loops.
 type storage interface {
 	length() int
+	meta() *storageMeta
+	recycle() // give the data back to the buffer pool (see bufpool.go)
 }
 
 type buffer[T elem] struct {
 	data []T
+	storageMeta
 }
 
-func (b *buffer[T]) length() int { return len(b.data) }
+func (b *buffer[T]) length() int        { return len(b.data) }
+func (b *buffer[T]) meta() *storageMeta { return &b.storageMeta }
+
+// newStorage allocates zero-filled storage of n elements.
+func newStorage(dt DType, n int) storage { return allocStorage(dt, n, true) }
+
+// allocStorage allocates storage of n elements, zero-filled when clear is
+// set and otherwise with undefined contents (for ops that overwrite every
+// element). Float storage of poolable size comes from the buffer pool.
+func allocStorage(dt DType, n int, clear bool) storage {
+	switch dt {
+	case Float32:
+		return poolBuffer(&poolF32, n, clear)
+	case Float64:
+		return poolBuffer(&poolF64, n, clear)
+	case Int64:
+		return &buffer[int64]{data: make([]int64, n)}
+	case Int32:
+		return &buffer[int32]{data: make([]int32, n)}
+	case Uint8, Bool:
+		return &buffer[uint8]{data: make([]uint8, n)}
+	case Float16, BFloat16:
+		return &buffer[uint16]{data: make([]uint16, n)}
+	}
+	panic(fmt.Sprintf("tensor: invalid dtype %d", int(dt)))
+}
 
 // Tensor is an n-dimensional array: a view (shape, strides, offset) into a
 // typed storage that other tensors may share, plus autograd state.
@@ -51,42 +79,37 @@ type Tensor struct {
 	retainGrad   bool
 	grad         *Tensor
 	node         *node // nil for leaves
+
+	dims [8]int // backs shape and strides of tensors with up to 4 dims
 }
 
 // data returns the typed storage slice of t (the whole buffer; index it
 // with t.offset and t.strides).
 func data[T elem](t *Tensor) []T { return t.st.(*buffer[T]).data }
 
-// storageType returns the storage element type for a dtype, as a name used
-// only in panics.
-func newStorage(dt DType, n int) storage {
-	switch dt {
-	case Float32:
-		return &buffer[float32]{make([]float32, n)}
-	case Float64:
-		return &buffer[float64]{make([]float64, n)}
-	case Int64:
-		return &buffer[int64]{make([]int64, n)}
-	case Int32:
-		return &buffer[int32]{make([]int32, n)}
-	case Uint8, Bool:
-		return &buffer[uint8]{make([]uint8, n)}
-	case Float16, BFloat16:
-		return &buffer[uint16]{make([]uint16, n)}
-	}
-	panic(fmt.Sprintf("tensor: invalid dtype %d", int(dt)))
-}
-
 // header returns a tensor header with room for shape and strides of nd
-// dims, allocated together.
+// dims, inside the header itself up to 4 dims (one allocation).
 func header(dt DType, nd int) *Tensor {
-	dims := make([]int, 2*nd)
-	return &Tensor{shape: dims[:nd:nd], strides: dims[nd:], dtype: dt}
+	t := &Tensor{dtype: dt}
+	var dims []int
+	if 2*nd <= len(t.dims) {
+		dims = t.dims[:2*nd]
+	} else {
+		dims = make([]int, 2*nd)
+	}
+	t.shape, t.strides = dims[:nd:nd], dims[nd:2*nd:2*nd]
+	return t
 }
 
-// empty allocates a contiguous tensor of the given shape (zero-filled, as
-// Go allocations are). shape is copied.
-func empty(dt DType, shape []int) *Tensor {
+// empty allocates a contiguous tensor of the given shape, zero-filled.
+// shape is copied.
+func empty(dt DType, shape []int) *Tensor { return emptyTensor(dt, shape, true) }
+
+// emptyUninit is empty without the zero fill: the contents are undefined,
+// for ops that write every element of their output.
+func emptyUninit(dt DType, shape []int) *Tensor { return emptyTensor(dt, shape, false) }
+
+func emptyTensor(dt DType, shape []int, clear bool) *Tensor {
 	t := header(dt, len(shape))
 	n := 1
 	for i := len(shape) - 1; i >= 0; i-- {
@@ -97,7 +120,7 @@ func empty(dt DType, shape []int) *Tensor {
 		t.strides[i] = n
 		n *= shape[i]
 	}
-	t.st = newStorage(dt, n)
+	t.st = allocStorage(dt, n, clear)
 	return t
 }
 
@@ -112,7 +135,7 @@ func fromSlice[T elem](dt DType, d []T, shape []int) *Tensor {
 	t := header(dt, len(shape))
 	copy(t.shape, shape)
 	contiguousStrides(t.shape, t.strides)
-	t.st = &buffer[T]{d}
+	t.st = &buffer[T]{data: d}
 	return t
 }
 

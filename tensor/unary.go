@@ -392,7 +392,7 @@ func unaryRaw(op unOp, t *Tensor, p1, p2 float64) *Tensor {
 		return unaryRaw(op, t.castRaw(Int64), p1, p2)
 	}
 	x := t.contiguousRaw()
-	out := empty(dt, t.shape)
+	out := emptyUninit(dt, t.shape)
 	n := out.Numel()
 	switch dt {
 	case Float32:
@@ -434,7 +434,7 @@ func unaryGradRaw(op unOp, g, x, y *Tensor, p1, p2 float64) *Tensor {
 		src = x
 	}
 	src = src.contiguousRaw()
-	out := empty(dt, x.shape)
+	out := emptyUninit(dt, x.shape)
 	n := out.Numel()
 	switch dt {
 	case Float32:
