@@ -8,8 +8,11 @@ import (
 
 // chunksPerWorker is how many chunks each worker gets when the work allows
 // it. More chunks than workers lets a core that finishes early (the machine
-// may be shared) take over the rest, at the cost of one atomic add per chunk.
-const chunksPerWorker = 4
+// may be shared) take over the rest, at the cost of one atomic add per
+// chunk; few, long chunks keep each core on one long memory stream. With 2
+// per worker, summing 16 Mi float32 on two idle cores runs as fast as an
+// even split between two goroutines (about 46 GB/s here).
+const chunksPerWorker = 2
 
 // Workers returns the number of goroutines For may use: GOMAXPROCS.
 func Workers() int { return runtime.GOMAXPROCS(0) }
