@@ -45,7 +45,8 @@
 // backward pass and wait for them at the end. All ranks must issue the same
 // collectives in the same order with the same lengths; a mismatch is caught
 // (message sizes and per-collective tags are checked) and aborts the job
-// with ErrProtocol rather than corrupting data.
+// with ErrProtocol rather than corrupting data. Point-to-point messages that
+// arrive before their Recv is posted are buffered in memory (one copy).
 //
 // # All-reduce algorithms
 //

@@ -495,9 +495,10 @@ func (g *Group) LocalRank() int { return g.opts.LocalRank }
 // Options returns the options the group runs with (defaults filled in).
 func (g *Group) Options() Options { return g.opts }
 
-// Transport names the transport to peer ("tcp" or "shm"; "self" for this rank).
+// Transport names the transport to peer ("tcp" or "shm"; "self" for this
+// rank or a rank out of range).
 func (g *Group) Transport(peer int) string {
-	if peer == g.rank || g.links == nil {
+	if peer == g.rank || g.links == nil || peer < 0 || peer >= g.size {
 		return "self"
 	}
 	return g.links[peer].name()
