@@ -59,7 +59,7 @@ const (
 var poolMaxBytes = 1 << 30
 
 // bufPool holds free slices per size class.
-type bufPool[T float] struct {
+type bufPool[T elem] struct {
 	mu    sync.Mutex
 	free  [poolMaxClass + 1][][]T
 	bytes int
@@ -69,6 +69,7 @@ type bufPool[T float] struct {
 var (
 	poolF32 = bufPool[float32]{size: 4}
 	poolF64 = bufPool[float64]{size: 8}
+	poolU8  = bufPool[uint8]{size: 1} // op scratch only (max-pool window codes)
 )
 
 // sizeClass returns the class k with 2^(k−1) < n ≤ 2^k: the class a
@@ -170,7 +171,7 @@ func (p *bufPool[T]) put(s []T) {
 }
 
 // clearSlice zeroes s (the compiler turns the loop into memclr).
-func clearSlice[T float](s []T) {
+func clearSlice[T elem](s []T) {
 	for i := range s {
 		s[i] = 0
 	}
@@ -201,3 +202,11 @@ func scratchF32(n int) []float32 {
 
 // releaseF32 returns a slice from scratchF32 to the pool.
 func releaseF32(s []float32) { poolF32.put(s) }
+
+// scratchU8 is scratchF32 for uint8.
+func scratchU8(n int) []uint8 {
+	if s := poolU8.get(n); s != nil {
+		return s
+	}
+	return make([]uint8, n)
+}

@@ -80,18 +80,18 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *T
 	oh, ow := g.OutH(), g.OutW()
 	xc := x.contiguousRaw()
 	out := emptyUninit(x.dtype, pooledShape(x, oh, ow))
+	record := track1(out, x)
+	if is2x2(g) {
+		return maxPool2x2Op(x, xc, out, planes, g, record, wantIdx)
+	}
 	argmax := make([]int32, planes*oh*ow)
-	switch {
-	case is2x2(g) && x.dtype == Float32:
-		maxPool2x2(flat[float32](out), argmax, flat[float32](xc), planes, g)
-	case is2x2(g):
-		maxPool2x2(flat[float64](out), argmax, flat[float64](xc), planes, g)
-	case x.dtype == Float32:
+	switch x.dtype {
+	case Float32:
 		kernel.MaxPool2dForwardF32(flat[float32](out), argmax, flat[float32](xc), planes, g)
 	default:
 		maxPoolForward(flat[float64](out), argmax, flat[float64](xc), planes, g)
 	}
-	if track1(out, x) {
+	if record {
 		out.attach("MaxPool2d", func(gy *Tensor) []*Tensor {
 			gy = gy.contiguousRaw()
 			gx := emptyUninit(gy.dtype, x.shape)
@@ -115,6 +115,59 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *T
 	return out, idx
 }
 
+// maxPool2x2Op runs the 2×2, stride-2 max pooling of xc into out. The
+// window position of each maximum is kept as a one-byte code (0..3, row-
+// major in the window) in a pool buffer that the engine recycles with the
+// node; backward writes each 2×2 block of the input gradient in one pass.
+func maxPool2x2Op(x, xc, out *Tensor, planes int, g kernel.Window2d, record, wantIdx bool) (*Tensor, *Tensor) {
+	oh, ow := g.OutH(), g.OutW()
+	var code []uint8
+	if record || wantIdx {
+		code = scratchU8(planes * oh * ow)
+	}
+	switch x.dtype {
+	case Float32:
+		maxPool2x2(flat[float32](out), code, flat[float32](xc), planes, g)
+	default:
+		maxPool2x2(flat[float64](out), code, flat[float64](xc), planes, g)
+	}
+	var idx *Tensor
+	if wantIdx {
+		idx = empty(Int64, out.shape)
+		iv := flat[int64](idx)
+		for i, k := range code {
+			iv[i] = int64(window2x2Index(i, k, oh, ow, g.W))
+		}
+	}
+	if !record {
+		if code != nil {
+			poolU8.put(code)
+		}
+		return out, idx
+	}
+	out.attach("MaxPool2d", func(gy *Tensor) []*Tensor {
+		gy = gy.contiguousRaw()
+		gx := emptyUninit(gy.dtype, x.shape)
+		switch gy.dtype {
+		case Float32:
+			maxPool2x2Backward(flat[float32](gx), flat[float32](gy), code, planes, g)
+		case Float64:
+			maxPool2x2Backward(flat[float64](gx), flat[float64](gy), code, planes, g)
+		}
+		return []*Tensor{gx}
+	}, x)
+	out.node.free = func() { poolU8.put(code) }
+	return out, idx
+}
+
+// window2x2Index returns the position h·W + w in its input plane of the
+// window element with code k of output i (planes of oh×ow outputs).
+func window2x2Index(i int, k uint8, oh, ow, w int) int {
+	j := i % (oh * ow)
+	y, x := j/ow, j%ow
+	return (2*y+int(k>>1))*w + 2*x + int(k&1)
+}
+
 // poolGrain is how many planes make a chunk worth a core.
 func poolGrain(g kernel.Window2d) int {
 	return max(1, grainElems/max(g.OutH()*g.OutW()*g.KH*g.KW, 1))
@@ -127,37 +180,38 @@ func is2x2(g kernel.Window2d) bool {
 }
 
 // maxPool2x2 is max pooling with a 2×2 window and stride 2, unrolled: the
-// same results and indices as the general loop (first maximum in
-// row-major window order; the first NaN wins).
-func maxPool2x2[T float](dst []T, argmax []int32, src []T, planes int, g kernel.Window2d) {
+// same results as the general loop (first maximum in row-major window
+// order; the first NaN wins). code, unless nil, receives the window
+// position of each maximum: 0 top left, 1 top right, 2 bottom left, 3
+// bottom right.
+func maxPool2x2[T float](dst []T, code []uint8, src []T, planes int, g kernel.Window2d) {
 	oh, ow := g.OutH(), g.OutW()
 	parallel.For(planes, max(1, grainElems/max(4*oh*ow, 1)), func(lo, hi int) {
+		var spare []uint8
+		if code == nil {
+			spare = make([]uint8, ow)
+		}
 		for p := lo; p < hi; p++ {
 			in := src[p*g.H*g.W : (p+1)*g.H*g.W]
 			out := dst[p*oh*ow : (p+1)*oh*ow]
-			idx := argmax[p*oh*ow : (p+1)*oh*ow]
 			for y := range oh {
 				r0 := in[2*y*g.W : (2*y+1)*g.W]
 				r1 := in[(2*y+1)*g.W : (2*y+2)*g.W]
 				o := out[y*ow : (y+1)*ow]
-				ix := idx[y*ow : (y+1)*ow]
-				base := int32(2 * y * g.W)
-				w := int32(g.W)
+				cd := spare
+				if code != nil {
+					cd = code[(p*oh+y)*ow : (p*oh+y+1)*ow]
+				}
+				r0, r1, cd = r0[:2*len(o)], r1[:2*len(o)], cd[:len(o)]
 				for x := range o {
 					// Branch-free on ordinary data: the maximum, then the
 					// first window position holding it (selects, not jumps).
 					a, b, c, d := r0[2*x], r0[2*x+1], r1[2*x], r1[2*x+1]
 					m := max(max(a, b), max(c, d)) // NaN if any is NaN
-					k := int32(w + 1)
-					if c == m {
-						k = w
-					}
-					if b == m {
-						k = 1
-					}
-					if a == m {
-						k = 0
-					}
+					// k = index of the first element equal to m, from
+					// 0/1 flags (SETcc) rather than jumps.
+					n0, n1, n2 := b2u(a != m), b2u(b != m), b2u(c != m)
+					k := n0 * (1 + n1*(1+n2))
 					if m != m { // the first NaN wins
 						switch {
 						case a != a:
@@ -165,12 +219,38 @@ func maxPool2x2[T float](dst []T, argmax []int32, src []T, planes int, g kernel.
 						case b != b:
 							k = 1
 						case c != c:
-							k = w
+							k = 2
 						}
 					}
-					o[x], ix[x] = m, base+int32(2*x)+k
+					o[x], cd[x] = m, k
 				}
 			}
+		}
+	})
+}
+
+// maxPool2x2Backward sets dx, the input gradient of maxPool2x2, from the
+// output gradient dy and the window codes: each pair of input rows is
+// cleared while in cache and gets dy at the maximum of each window; rows
+// no window covers get 0.
+func maxPool2x2Backward[T float](dx, dy []T, code []uint8, planes int, g kernel.Window2d) {
+	oh, ow := g.OutH(), g.OutW()
+	hw := g.H * g.W
+	parallel.For(planes, max(1, grainElems/max(hw, 1)), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			in := dx[p*hw : (p+1)*hw]
+			for y := range oh {
+				gr := dy[(p*oh+y)*ow : (p*oh+y+1)*ow]
+				cr := code[(p*oh+y)*ow : (p*oh+y+1)*ow]
+				cr = cr[:len(gr)]
+				rows := in[2*y*g.W : (2*y+2)*g.W]
+				clear(rows)
+				for x, v := range gr {
+					k := int(cr[x] & 3)
+					rows[(k>>1)*g.W+2*x+k&1] = v
+				}
+			}
+			clear(in[2*oh*g.W:])
 		}
 	})
 }
@@ -393,4 +473,13 @@ func adaptiveAvg[T float](pooled, plane []T, planes, h, w, oh, ow int, backward 
 			}
 		}
 	})
+}
+
+// b2u returns 1 for true and 0 for false (compiled to SETcc, no jump).
+func b2u(b bool) uint8 {
+	var u uint8
+	if b {
+		u = 1
+	}
+	return u
 }
