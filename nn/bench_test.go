@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/fathom-ml/fathom/nn"
@@ -88,5 +89,24 @@ func BenchmarkCrossEntropy(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkMLPInference runs the trained-size MLP forward with no graph
+// (eval mode, NoGrad input) at batch 1, 64 and 10,000 and reports rows/s,
+// the figure PyTorch's inference is compared on.
+func BenchmarkMLPInference(b *testing.B) {
+	for _, n := range []int{1, 64, 10000} {
+		rng := tensor.NewRNG(4)
+		m := mlp(rng)
+		m.Eval()
+		x := rng.Uniform(tensor.Float32, 0, 1, n, 784).NoGrad()
+		b.Run(fmt.Sprintf("batch%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Forward(x)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
 }

@@ -263,9 +263,11 @@ func Linear(x, w, b *Tensor) *Tensor {
 		copyRaw(out, b.reshapeRaw([]int{outF}))
 		beta = 1
 	}
-	x2, ta, lda := matLayout(x2)
-	wt, tb, ldb := matLayout(w.transposeRaw(0, 1))
-	gemmCall(out, 0, x2, x2.offset, ta, lda, wt, wt.offset, tb, ldb, rows, outF, in, beta)
+	if !linearRowsF32(out, x2, w, rows, b != nil) {
+		x2, ta, lda := matLayout(x2)
+		wt, tb, ldb := matLayout(w.transposeRaw(0, 1))
+		gemmCall(out, 0, x2, x2.offset, ta, lda, wt, wt.offset, tb, ldb, rows, outF, in, beta)
+	}
 	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), outF)
 	out = out.contiguousView(outShape)
 	if track3(out, x, w, b) {
@@ -294,4 +296,34 @@ func Linear(x, w, b *Tensor) *Tensor {
 		}
 	}
 	return out
+}
+
+// linearSmallRows is the batch size up to which Linear computes each
+// output as a dot product of an input row with a weight row instead of
+// running a GEMM: with one or two rows a GEMM spends its time packing the
+// weights, while the dots stream each weight row once from memory.
+const linearSmallRows = 2
+
+// linearRowsF32 sets out to x2·wᵀ, plus out's contents (the bias) when
+// addTo, by dot products when x2 has at most linearSmallRows rows and x2
+// and w are contiguous float32; it reports whether it did.
+func linearRowsF32(out, x2, w *Tensor, rows int, addTo bool) bool {
+	if rows > linearSmallRows || out.dtype != Float32 || !x2.IsContiguous() || !w.IsContiguous() {
+		return false
+	}
+	in := w.shape[1]
+	o, xs, ws := data[float32](out), flat[float32](x2), flat[float32](w)
+	outF := w.shape[0]
+	for r := range rows {
+		xr := xs[r*in : (r+1)*in]
+		or := o[r*outF : (r+1)*outF]
+		for j := range or {
+			d := kernel.DotF32(xr, ws[j*in:(j+1)*in])
+			if addTo {
+				d += or[j]
+			}
+			or[j] = d
+		}
+	}
+	return true
 }
