@@ -534,21 +534,18 @@ func crossEntropyComposite(logits, target *tensor.Tensor, o ClassOptions) *tenso
 	return reduceClass(l, rest, div, o.Reduction)
 }
 
-// attachGrad returns a tensor equal to value (a scalar, or [M] when
-// perRow) whose gradient with respect to x [M, C] is g·G (g the incoming
-// gradient, broadcast per row when perRow). Package tensor has no hook for
-// custom backward functions, so the node is built from recorded
-// primitives: s = Σ x·G has exactly the gradient G, and s − detach(s) is
-// exactly 0, so value + s − detach(s) has value's value and s's gradient.
+// attachGrad returns value (a scalar, or [M] when perRow), recorded as a
+// tensor.CustomOp whose gradient with respect to x [M, C] is g·G (g the
+// incoming gradient, broadcast per row when perRow). G was computed with
+// the loss and is saved; a seed of exactly 1 returns it as is.
 func attachGrad(x, grad, value *tensor.Tensor, perRow bool) *tensor.Tensor {
-	if !x.RequiresGrad() {
-		return value
-	}
-	var s *tensor.Tensor
-	if perRow {
-		s = x.Mul(grad).Sum([]int{1}, false)
-	} else {
-		s = tensor.Dot(x.Reshape(-1), grad.Reshape(-1))
-	}
-	return s.Sub(s.Detach()).Add(value)
+	return tensor.CustomOp("CrossEntropyLoss", value, func(g *tensor.Tensor) []*tensor.Tensor {
+		if perRow {
+			return []*tensor.Tensor{grad.Mul(g.Reshape(-1, 1))}
+		}
+		if s := g.Item(); s != 1 {
+			return []*tensor.Tensor{grad.MulScalar(s)}
+		}
+		return []*tensor.Tensor{grad}
+	}, x)
 }
