@@ -240,7 +240,7 @@ func forImages(count, work int, fn func(s int)) {
 // small single-threaded GEMMs; package kernel does not split GEMMs that
 // small over cores itself. Larger convolutions unfold chunks of images
 // into one wide column matrix and let the GEMM use every core.
-var convSmallFlops = 1_000_000
+var convSmallFlops = 16_000_000
 
 // convImageGrain is the least work (column elements) per chunk of images
 // in the per-image mode.
@@ -538,10 +538,7 @@ func im2colRows[T float](col []T, ld int, img []T, channels int, g kernel.Window
 					if ylo < yhi && wlo < whi {
 						a, b := ylo*ow+wlo, (yhi-1)*ow+whi
 						copy(out[a:b], plane[a+shift:b+shift])
-						for y := ylo; y < yhi; y++ {
-							clear(out[y*ow : y*ow+wlo])
-							clear(out[y*ow+whi : (y+1)*ow])
-						}
+						zeroEdges(out, ylo, yhi, ow, wlo, whi)
 						clear(out[:ylo*ow])
 						clear(out[yhi*ow:])
 					} else {
@@ -599,10 +596,7 @@ func col2imRows[T float](ops *convOps[T], img, col []T, ld int, channels int, g 
 						continue
 					}
 					shift := (kh*g.DilH-g.PadH)*g.W + offW - g.PadW
-					for y := ylo; y < yhi; y++ {
-						clear(in[y*ow : y*ow+wlo])
-						clear(in[y*ow+whi : (y+1)*ow])
-					}
+					zeroEdges(in, ylo, yhi, ow, wlo, whi)
 					a, b := ylo*ow+wlo, (yhi-1)*ow+whi
 					ops.axpy(1, in[a:b], plane[a+shift:b+shift])
 					continue
@@ -628,6 +622,22 @@ func col2imRows[T float](ops *convOps[T], img, col []T, ld int, channels int, g 
 					}
 				}
 			}
+		}
+	}
+}
+
+// zeroEdges sets, in rows [ylo, yhi) of the row-major matrix m with ow
+// columns, the columns before wlo and from whi on to zero. The runs are a
+// few elements long (the padding width), so plain stores beat a call to
+// clear per run, which dominated im2col on small images.
+func zeroEdges[T float](m []T, ylo, yhi, ow, wlo, whi int) {
+	for y := ylo; y < yhi; y++ {
+		row := m[y*ow : (y+1)*ow]
+		for x := 0; x < wlo; x++ {
+			row[x] = 0
+		}
+		for x := whi; x < len(row); x++ {
+			row[x] = 0
 		}
 	}
 }
