@@ -250,7 +250,10 @@ func Linear(x, w, b *Tensor) *Tensor {
 		}
 		return r
 	}
-	x2 := x.reshapeRaw([]int{-1, in})
+	x2 := x
+	if len(x.shape) != 2 {
+		x2 = x.reshapeRaw([]int{-1, in})
+	}
 	rows := x2.shape[0]
 	var out *Tensor
 	if b != nil || in > 0 {
@@ -260,7 +263,7 @@ func Linear(x, w, b *Tensor) *Tensor {
 	}
 	beta := 0.0
 	if b != nil {
-		copyRaw(out, b.reshapeRaw([]int{outF}))
+		fillRowsWith(out, b, rows, outF)
 		beta = 1
 	}
 	if !linearRowsF32(out, x2, w, rows, b != nil) {
@@ -268,8 +271,10 @@ func Linear(x, w, b *Tensor) *Tensor {
 		wt, tb, ldb := matLayout(w.transposeRaw(0, 1))
 		gemmCall(out, 0, x2, x2.offset, ta, lda, wt, wt.offset, tb, ldb, rows, outF, in, beta)
 	}
-	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), outF)
-	out = out.contiguousView(outShape)
+	if len(x.shape) != 2 {
+		outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), outF)
+		out = out.contiguousView(outShape)
+	}
 	if track3(out, x, w, b) {
 		back := func(g *Tensor) []*Tensor {
 			g2 := g.reshapeRaw([]int{rows, outF})
@@ -326,4 +331,28 @@ func linearRowsF32(out, x2, w *Tensor, rows int, addTo bool) bool {
 		}
 	}
 	return true
+}
+
+// fillRowsWith sets every row of the contiguous rows×n matrix out to the
+// vector b (n elements): directly for contiguous float operands, else
+// through a broadcasting copy.
+func fillRowsWith(out, b *Tensor, rows, n int) {
+	if b.IsContiguous() {
+		switch out.dtype {
+		case Float32:
+			fillRowsSlice(data[float32](out), flat[float32](b), rows, n)
+			return
+		case Float64:
+			fillRowsSlice(data[float64](out), flat[float64](b), rows, n)
+			return
+		}
+	}
+	copyRaw(out, b.reshapeRaw([]int{n}))
+}
+
+func fillRowsSlice[T float](o, b []T, rows, n int) {
+	b = b[:n]
+	for r := range rows {
+		copy(o[r*n:(r+1)*n], b)
+	}
 }
