@@ -492,9 +492,18 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 	}
 }
 
+// fillSlice sets every element of s to v: a few stores, then doubling
+// copies, which run as vectorized memmoves.
 func fillSlice[T float](s []T, v T) {
-	for i := range s {
+	if len(s) == 0 {
+		return
+	}
+	n := min(len(s), 16)
+	for i := range n {
 		s[i] = v
+	}
+	for ; n < len(s); n *= 2 {
+		copy(s[n:], s[:n])
 	}
 }
 
