@@ -104,3 +104,38 @@ func TestPoolNeverRecyclesUserGradients(t *testing.T) {
 		t.Fatal("the forward output lost its storage")
 	}
 }
+
+// TestPoolConcurrentBackward runs independent training steps on several
+// goroutines at once, all recycling through the shared pool, and checks
+// each replica's gradients against a run on one goroutine (run it with
+// -race).
+func TestPoolConcurrentBackward(t *testing.T) {
+	x, w1, b1, w2 := poolParams()
+	poolStep(x, w1, b1, w2)
+	want := w1.Grad().Float32s()
+
+	const replicas = 4
+	got := make([][]float32, replicas)
+	done := make(chan int, replicas)
+	for r := range replicas {
+		go func() {
+			x, w1, b1, w2 := poolParams()
+			for range 3 {
+				w1.SetGrad(nil)
+				poolStep(x, w1, b1, w2)
+			}
+			got[r] = w1.Grad().Float32s()
+			done <- r
+		}()
+	}
+	for range replicas {
+		<-done
+	}
+	for r, g := range got {
+		for j := range want {
+			if g[j] != want[j] {
+				t.Fatalf("replica %d: gradient differs at %d: %v, want %v", r, j, g[j], want[j])
+			}
+		}
+	}
+}
