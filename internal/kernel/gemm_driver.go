@@ -468,9 +468,10 @@ func packB[T gemmFloat](v *gemmVariant[T], dst, b []T, ldb int, trans bool, pc, 
 //
 // Row mode (the usual one): for each (jc, pc) block, the workers claim B
 // micro-panels to pack into a shared buffer, wait until all are packed, then
-// claim chunks of C to multiply once block t-1 is done (block t adds
-// into what it wrote). B is double-buffered, so packing block t overlaps the
-// end of block t-1: before packing, a worker only waits until every row chunk
+// claim chunks of C to multiply; a chunk waits for the same chunk of block
+// t-1 (it adds into what that one wrote), so a slow worker holds up only the
+// chunk it is on. B is double-buffered, so packing block t overlaps the end
+// of block t-1: before packing, a worker only waits until every row chunk
 // of block t-2 (the previous user of the buffer) is done. The counters run on across blocks, each
 // block owning a range of their values.
 //
@@ -485,7 +486,8 @@ type gemmJob[T gemmFloat] struct {
 	panelNext atomic.Uint64
 	panelDone atomic.Uint64
 	chunkNext atomic.Uint64
-	chunkDone atomic.Uint64
+	bufDone   [2]atomic.Uint64 // row mode: chunks done of the blocks using each B buffer
+	tileIter  []atomic.Uint32 // row mode: per chunk of a block, blocks done
 	sig       gemmSignal
 }
 
@@ -499,7 +501,7 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	m, n, k := g.m, g.n, g.k
 	pm := (m + v.mr - 1) / v.mr // row panels
 	pn := (n + v.nr - 1) / v.nr // column panels
-	parts := maxParts
+	parts := min(maxParts, gemmPartsMask)
 	if pm < parts && pn < parts {
 		parts = max(pm, pn)
 	}
@@ -534,6 +536,12 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 		pieces := min((8*parts+rowChunks-1)/rowChunks, (ncur+v.nr-1)/v.nr)
 		j.colChunk = roundUp((ncur+pieces-1)/pieces, v.nr)
 		j.args.directB = false // B is shared and packed
+		if tiles := rowChunks * pieces; len(j.tileIter) < tiles {
+			j.tileIter = make([]atomic.Uint32, tiles)
+		}
+		for i := range j.tileIter {
+			j.tileIter[i].Store(0)
+		}
 		need := g.kc * roundUp(ncur, v.nr)
 		v.sharedB[0] = grow(v.sharedB[0], need)
 		v.sharedB[1] = grow(v.sharedB[1], need)
@@ -549,7 +557,8 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	j.panelNext.Store(0)
 	j.panelDone.Store(0)
 	j.chunkNext.Store(0)
-	j.chunkDone.Store(0)
+	j.bufDone[0].Store(0)
+	j.bufDone[1].Store(0)
 	return parts
 }
 
@@ -581,7 +590,8 @@ func (j *gemmJob[T]) runPart(part int) {
 		}
 	}
 	rowChunks := (g.m + j.chunk - 1) / j.chunk
-	var panelEnd, chunkEnd, chunkEnd1, chunkEnd2 uint64 // chunkEnd1, 2: blocks t-1, t-2
+	var panelEnd, chunkEnd uint64
+	var bufChunks [2]uint64 // chunks of the blocks before t that used each buffer
 	t := 0
 	for jc := 0; jc < g.n; jc += v.nc {
 		ncur := min(v.nc, g.n-jc)
@@ -594,10 +604,11 @@ func (j *gemmJob[T]) runPart(part int) {
 			panelEnd += panels
 			chunkEnd += chunks
 			bp := v.sharedB[t%2][:kcur*int(panels)*v.nr]
-			if t >= 2 {
-				end := chunkEnd2
-				j.sig.wait(func() bool { return j.chunkDone.Load() >= end })
-			}
+			// The buffer's previous blocks (t-2, t-4, ...) must be done with it.
+			buf := &j.bufDone[t%2]
+			end := bufChunks[t%2]
+			j.sig.wait(func() bool { return buf.Load() >= end })
+			bufChunks[t%2] += chunks
 			for {
 				x, ok := claim(&j.panelNext, panelEnd)
 				if !ok {
@@ -608,22 +619,27 @@ func (j *gemmJob[T]) runPart(part int) {
 				j.panelDone.Add(1)
 				j.sig.notify()
 			}
-			// Block t adds into the C that block t-1 wrote: wait for it, and for
-			// B to be packed.
-			pend, cend := panelEnd, chunkEnd1
-			j.sig.wait(func() bool { return j.panelDone.Load() >= pend && j.chunkDone.Load() >= cend })
+			pend := panelEnd
+			j.sig.wait(func() bool { return j.panelDone.Load() >= pend })
 			for {
 				x, ok := claim(&j.chunkNext, chunkEnd)
 				if !ok {
 					break
 				}
+				tile := &j.tileIter[x-chunkStart]
+				if t > 0 {
+					// This chunk adds into the C that the same chunk of block
+					// t-1 wrote (same jc) or follows it (next jc, whose blocks
+					// have no more chunks): wait for that one only.
+					j.sig.wait(func() bool { return tile.Load() >= uint32(t) })
+				}
 				r, c := int(x-chunkStart)/pieces, int(x-chunkStart)%pieces
 				lo, jlo := r*j.chunk, c*j.colChunk
 				macroTile(v, bf, g, bp, pc, kcur, jc, ncur, lo, min(g.m, lo+j.chunk), jlo, min(ncur, jlo+j.colChunk))
-				j.chunkDone.Add(1)
+				tile.Store(uint32(t + 1))
+				buf.Add(1)
 				j.sig.notify()
 			}
-			chunkEnd2, chunkEnd1 = chunkEnd1, chunkEnd
 			t++
 		}
 	}
@@ -698,9 +714,8 @@ type gemmTask interface{ runPart(part int) }
 // GEMM is running in parallel already) runs on its own goroutine.
 type gemmWorkerPool struct {
 	mu      sync.Mutex
-	seq     atomic.Uint64 // task generation
+	seq     atomic.Uint64 // task generation << gemmPartsBits | parts
 	task    gemmTask
-	parts   int
 	pending atomic.Int32 // parts of the current task not yet finished
 	workers []*gemmWorker
 
@@ -724,6 +739,11 @@ const gemmSpin = 300 * time.Microsecond
 
 var gemmPool = newGemmWorkerPool()
 
+const (
+	gemmPartsBits = 16
+	gemmPartsMask = 1<<gemmPartsBits - 1
+)
+
 func newGemmWorkerPool() *gemmWorkerPool {
 	p := new(gemmWorkerPool)
 	p.doneCond = sync.NewCond(&p.doneMu)
@@ -738,9 +758,12 @@ func (p *gemmWorkerPool) run(parts int, t gemmTask) {
 		p.workers = append(p.workers, w)
 		go p.loop(w, p.seq.Load())
 	}
-	p.task, p.parts = t, parts
+	p.task = t
 	p.pending.Store(int32(parts - 1))
-	p.seq.Add(1)
+	// The generation counts in the high bits; the low bits say how many
+	// parts the task has, so workers not needed never read p.task.
+	gen := p.seq.Load()>>gemmPartsBits + 1
+	p.seq.Store(gen<<gemmPartsBits | uint64(parts))
 	for _, w := range p.workers {
 		if w.state.CompareAndSwap(gemmWorkerAsleep, gemmWorkerAwake) {
 			w.wake <- struct{}{}
@@ -782,9 +805,10 @@ func (p *gemmWorkerPool) loop(w *gemmWorker, seen uint64) {
 			start = time.Now()
 		}
 		seen = p.seq.Load()
-		if w.id < p.parts {
-			p.task.runPart(w.id)
+		if w.id >= int(seen&gemmPartsMask) {
+			continue // not needed for this task
 		}
+		p.task.runPart(w.id)
 		if p.pending.Add(-1) == 0 {
 			p.doneMu.Lock()
 			p.doneCond.Broadcast()

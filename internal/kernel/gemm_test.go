@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -243,5 +244,32 @@ func TestGemmNoGarbage(t *testing.T) {
 		if allocs := testing.AllocsPerRun(20, call); allocs > 0 {
 			t.Errorf("Sgemm %+v: %v allocations per call", s, allocs)
 		}
+	}
+}
+
+// TestGemmParallelWorkers runs the parallel paths with more workers than
+// cores and tiny cache blocks, so that chunks of consecutive blocks overlap
+// in time across many block boundaries.
+func TestGemmParallelWorkers(t *testing.T) {
+	defer func(f int) { gemmParallelMinFlops = f }(gemmParallelMinFlops)
+	gemmParallelMinFlops = 0
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, procs := range []int{3, 5} {
+		prev := runtime.GOMAXPROCS(procs)
+		for _, v := range testVariants(sgemmVariants)[:2] {
+			for _, s := range []gemmShape{{257, 100, 300}, {100, 257, 33}, {40, 300, 70}, {300, 40, 70}} {
+				for _, tc := range []gemmCase{{false, false, 1, 0, 0, 0}, {true, true, 0.5, 2, 1, 0}} {
+					for rep := 0; rep < 3; rep++ {
+						a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
+						a, b, c := toF32(a64), toF32(b64), toF32(c64)
+						want := append([]float32(nil), c...)
+						sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
+						gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, ldc)
+						checkGemmResult(t, fmt.Sprintf("procs=%d %s %+v %+v", procs, v.name, s, tc), s, ldc, c, want, 1.2e-7)
+					}
+				}
+			}
+		}
+		runtime.GOMAXPROCS(prev)
 	}
 }
