@@ -487,7 +487,7 @@ type gemmJob[T gemmFloat] struct {
 	panelDone atomic.Uint64
 	chunkNext atomic.Uint64
 	bufDone   [2]atomic.Uint64 // row mode: chunks done of the blocks using each B buffer
-	tileIter  []atomic.Uint32 // row mode: per chunk of a block, blocks done
+	tileIter  []atomic.Uint32  // row mode: per chunk of a block, blocks done
 	sig       gemmSignal
 }
 
