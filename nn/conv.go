@@ -62,9 +62,13 @@ func NewConv2dWith(rng *tensor.RNG, c Conv2dConfig) *Conv2d {
 }
 
 // Forward convolves x.
-func (m *Conv2d) Forward(x *tensor.Tensor) *tensor.Tensor {
+func (m *Conv2d) Forward(x *tensor.Tensor) *tensor.Tensor { return m.forward(x, false) }
+
+// forward convolves x, applying ReLU in the same pass when relu is set
+// (Sequential fuses a Conv2d followed by a ReLU this way).
+func (m *Conv2d) forward(x *tensor.Tensor, relu bool) *tensor.Tensor {
 	return tensor.Conv2d(x, m.Weight, m.Bias, tensor.Conv2dOpts{
-		Stride: m.Stride, Padding: m.Padding, Dilation: m.Dilation, Groups: m.Groups})
+		Stride: m.Stride, Padding: m.Padding, Dilation: m.Dilation, Groups: m.Groups, Relu: relu})
 }
 
 // OutSize returns the output height and width for an input plane h×w, or

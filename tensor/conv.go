@@ -32,6 +32,11 @@ type Conv2dOpts struct {
 	Padding  [2]int // zero padding added on both sides of each spatial dim
 	Dilation [2]int // spacing between kernel taps; 0 means 1
 	Groups   int    // input and output channels split into Groups independent convolutions; 0 means 1
+	// Relu applies max(0, ·) to the output in the same pass, while each
+	// image's output is still in cache: Conv2d then returns
+	// relu(conv(x)), whose gradient passes where the output is positive,
+	// without a separate activation tensor.
+	Relu bool
 }
 
 // Conv1dOpts configures Conv1d; the fields mean what they do in Conv2dOpts
@@ -53,6 +58,7 @@ type convGeom struct {
 	oh, ow, p        int // output height, width and plane size
 	hw               int // input plane size
 	pointwise        bool
+	relu             bool // apply max(0, ·) to each image's output (Conv2dOpts.Relu)
 }
 
 func newConvGeom(xs, ws []int, o Conv2dOpts) convGeom {
@@ -132,6 +138,7 @@ func Conv2d(x, w, b *Tensor, opts Conv2dOpts) *Tensor {
 	if b != nil {
 		bc = b.contiguousRaw()
 	}
+	g.relu = opts.Relu
 	out := emptyUninit(ct, []int{g.n, g.oc, g.oh, g.ow})
 	switch ct {
 	case Float32:
@@ -142,6 +149,20 @@ func Conv2d(x, w, b *Tensor, opts Conv2dOpts) *Tensor {
 	if track3(out, x, w, b) {
 		back := func(gy *Tensor) []*Tensor {
 			gy = gy.contiguousRaw()
+			if g.relu {
+				// The gradient of the fused ReLU: gy where out > 0. The
+				// masked copy is scratch, recycled when the node is done.
+				m := emptyUninit(ct, gy.shape)
+				m.st.meta().eng = true
+				defer m.st.recycle()
+				switch ct {
+				case Float32:
+					kernel.ReluBackwardF32(flat[float32](m), flat[float32](gy), flat[float32](out))
+				case Float64:
+					reluMaskF64(flat[float64](m), flat[float64](gy), flat[float64](out))
+				}
+				gy = m
+			}
 			var gx, gw, gb *Tensor
 			if needs(x) {
 				gx = emptyUninit(ct, x.shape)
@@ -279,7 +300,11 @@ func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
 					col = *colp
 					im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
 				}
-				convImage(ops, g, out[n*g.oc*g.p:(n+1)*g.oc*g.p], col, g.p, w, b)
+				o := out[n*g.oc*g.p : (n+1)*g.oc*g.p]
+				convImage(ops, g, o, col, g.p, w, b)
+				if g.relu {
+					reluInPlace(o)
+				}
 			}
 		})
 		return
@@ -298,7 +323,11 @@ func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
 			im2colRows(col[i*g.p:], ld, img, g.c, g.win, g.oh, g.ow)
 		})
 		if cnt == 1 {
-			convImage(ops, g, out[n0*g.oc*g.p:(n0+1)*g.oc*g.p], col, g.p, w, b)
+			o := out[n0*g.oc*g.p : (n0+1)*g.oc*g.p]
+			convImage(ops, g, o, col, g.p, w, b)
+			if g.relu {
+				reluInPlace(o)
+			}
 			continue
 		}
 		for gr := range g.groups {
@@ -312,9 +341,12 @@ func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
 				dst, src := o[oc*g.p:(oc+1)*g.p], tmp[oc*ld+i*g.p:oc*ld+(i+1)*g.p]
 				if b == nil {
 					copy(dst, src)
-					continue
+				} else {
+					addScalarTo(dst, src, b[oc])
 				}
-				addScalarTo(dst, src, b[oc])
+			}
+			if g.relu {
+				reluInPlace(o)
 			}
 		})
 	}
@@ -647,6 +679,30 @@ func zeroEdges[T float](m []T, ylo, yhi, ow, wlo, whi int) {
 		}
 		for x := whi; x < len(row); x++ {
 			row[x] = 0
+		}
+	}
+}
+
+// reluInPlace sets s = max(s, 0) with the semantics of Tensor.Relu for
+// its float type.
+func reluInPlace[T float](s []T) {
+	switch v := any(s).(type) {
+	case []float32:
+		kernel.ReluF32(v, v)
+	case []float64:
+		unaryVec(opRelu, v, v, 0, 0)
+	}
+}
+
+// reluMaskF64 sets dst = g where y > 0, else 0 (the ReLU gradient from
+// its output).
+func reluMaskF64(dst, g, y []float64) {
+	g, y = g[:len(dst)], y[:len(dst)]
+	for i := range dst {
+		if y[i] > 0 {
+			dst[i] = g[i]
+		} else {
+			dst[i] = 0
 		}
 	}
 }

@@ -243,3 +243,40 @@ func ExampleConv2d() {
 	fmt.Println(y.Shape(), y.Float32s())
 	// Output: [1 1 2 2] [8 12 20 24]
 }
+
+// TestConv2dReluMatchesComposite checks the fused ReLU option against
+// Conv2d(...).Relu() on every work-splitting path, values and gradients
+// of input, weight and bias, in float32 and float64; the float64 fused op
+// also passes the finite-difference check.
+func TestConv2dReluMatchesComposite(t *testing.T) {
+	rng := tensor.NewRNG(8)
+	c := convCase{c: 3, kh: 3, kw: 3, h: 7, w: 6}
+	x64 := rng.Uniform(tensor.Float64, -1, 1, 4, 3, 7, 6)
+	w64 := rng.Uniform(tensor.Float64, -1, 1, 5, 3, 3, 3)
+	b64 := rng.Uniform(tensor.Float64, -1, 1, 5)
+	gy := rng.Uniform(tensor.Float64, -1, 1, 4, 5, 7, 6)
+	run := func(dt tensor.DType, fused bool) []*tensor.Tensor {
+		x, w, b := x64.Detach().To(dt).SetRequiresGrad(true), w64.Detach().To(dt).SetRequiresGrad(true), b64.Detach().To(dt).SetRequiresGrad(true)
+		opts := tensor.Conv2dOpts{Padding: [2]int{1, 1}, Relu: fused}
+		y := tensor.Conv2d(x, w, b, opts)
+		if !fused {
+			y = y.Relu()
+		}
+		y.BackwardWith(gy.To(dt))
+		return []*tensor.Tensor{y.Detach(), x.Grad(), w.Grad(), b.Grad()}
+	}
+	for ti, tune := range convTunings(c) {
+		old := tensor.SetConvTuning(tune)
+		for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+			want, got := run(dt, false), run(dt, true)
+			for i, name := range []string{"y", "dx", "dw", "db"} {
+				closeTo(t, fmt.Sprintf("%s/%v/tuning%d", name, dt, ti), got[i], want[i], 1e-6)
+			}
+		}
+		tensor.SetConvTuning(old)
+	}
+	x := tensor.NewRNG(9).Uniform(tensor.Float64, -1, 1, 2, 2, 5, 5).SetRequiresGrad(true)
+	checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor {
+		return tensor.Conv2d(v[0], v[1], v[2], tensor.Conv2dOpts{Padding: [2]int{1, 1}, Relu: true})
+	}, x, leaf64(2, 3, 2, 3, 3), leaf64(3, 3))
+}
