@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // chunksPerWorker is how many chunks each worker gets when the work allows
@@ -68,10 +69,38 @@ func startPool() {
 	}
 }
 
+// spinFor is how long an idle worker keeps polling for the next job before
+// it blocks. Waking a blocked goroutine whose thread is asleep costs tens of
+// microseconds on a virtual machine (the idle core must be woken by the
+// host); back-to-back parallel calls (a training step is a chain of them)
+// find a polling worker instead. OpenMP runtimes spin for the same reason,
+// much longer; 50 µs keeps the cost to other processes small.
+const spinFor = 50 * time.Microsecond
+
 func worker() {
-	for j := range wake {
+	for {
+		j := nextJob()
 		if j.run() {
 			j.done <- struct{}{}
+		}
+	}
+}
+
+// nextJob returns the next job from wake, polling for up to spinFor before
+// blocking.
+func nextJob() *job {
+	start := time.Now()
+	for i := 0; ; i++ {
+		select {
+		case j := <-wake:
+			return j
+		default:
+		}
+		if i%32 == 31 {
+			if time.Since(start) > spinFor {
+				return <-wake
+			}
+			runtime.Gosched() // let other goroutines of this program run
 		}
 	}
 }
