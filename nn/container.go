@@ -40,16 +40,24 @@ func (s *Sequential) At(i int) Layer { return s.layers[i] }
 // Layers returns the layers (a copy of the list).
 func (s *Sequential) Layers() []Layer { return append([]Layer(nil), s.layers...) }
 
-// Forward runs the layers in order. A Conv2d directly followed by a ReLU
-// runs as one fused op (tensor.Conv2dOpts.Relu): the same values and
-// gradients without the intermediate tensor.
+// Forward runs the layers in order. A Conv2d or Linear directly followed
+// by a ReLU runs as one fused op (tensor.Conv2dOpts.Relu,
+// tensor.LinearRelu): the same values and gradients without the
+// intermediate tensor.
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 	for i := 0; i < len(s.layers); i++ {
-		if c, ok := s.layers[i].(*Conv2d); ok && i+1 < len(s.layers) {
+		if i+1 < len(s.layers) {
 			if _, ok := s.layers[i+1].(*ReLU); ok {
-				x = c.forward(x, true)
-				i++
-				continue
+				switch l := s.layers[i].(type) {
+				case *Conv2d:
+					x = l.forward(x, true)
+					i++
+					continue
+				case *Linear:
+					x = tensor.LinearRelu(x, l.Weight, l.Bias)
+					i++
+					continue
+				}
 			}
 		}
 		x = s.layers[i].Forward(x)

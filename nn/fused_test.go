@@ -139,3 +139,25 @@ func TestSequentialFusesConvRelu(t *testing.T) {
 		closeAll(t, []string{"dx", "dw", "db"}[i], g1[i], g2[i], 1e-5)
 	}
 }
+
+// TestSequentialFusesLinearRelu is TestSequentialFusesConvRelu for Linear.
+func TestSequentialFusesLinearRelu(t *testing.T) {
+	rng := tensor.NewRNG(12)
+	lin := nn.NewLinear(rng, 5, 7)
+	relu := nn.NewReLU()
+	seq := nn.NewSequential(lin, relu)
+	x := rng.Normal(tensor.Float32, 0, 1, 4, 5)
+	seed := rng.Normal(tensor.Float32, 0, 1, 4, 7)
+	y1, g1 := gradsOf(func(in []*tensor.Tensor) *tensor.Tensor {
+		lin.Weight, lin.Bias = in[1], in[2]
+		return seq.Forward(in[0])
+	}, []*tensor.Tensor{x, lin.Weight, lin.Bias}, seed)
+	y2, g2 := gradsOf(func(in []*tensor.Tensor) *tensor.Tensor {
+		lin.Weight, lin.Bias = in[1], in[2]
+		return relu.Forward(lin.Forward(in[0]))
+	}, []*tensor.Tensor{x, lin.Weight, lin.Bias}, seed)
+	closeAll(t, "y", y1, y2, 1e-6)
+	for i := range g1 {
+		closeAll(t, []string{"dx", "dw", "db"}[i], g1[i], g2[i], 1e-5)
+	}
+}

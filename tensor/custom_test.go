@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -57,4 +58,52 @@ func TestCustomOpRecording(t *testing.T) {
 		}
 	}()
 	tensor.CustomOp("Bad", x.Square(), func(g *tensor.Tensor) []*tensor.Tensor { return nil }, x)
+}
+
+// TestLinearReluMatchesComposite checks LinearRelu against
+// Linear(...).Relu(): values and gradients for 2-D and 3-D inputs, with
+// and without bias, in float32 and float64 (including a single row, which
+// takes the dot-product path), plus a float64 gradcheck.
+func TestLinearReluMatchesComposite(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		x       []int
+		hasBias bool
+	}{{"2d", []int{5, 4}, true}, {"3d-nobias", []int{2, 3, 4}, false}, {"one-row", []int{1, 4}, true}} {
+		for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64} {
+			rng := tensor.NewRNG(11)
+			x0 := rng.Normal(dt, 0, 1, c.x...)
+			w0 := rng.Normal(dt, 0, 1, 6, 4)
+			b0 := rng.Normal(dt, 0, 1, 6)
+			outShape := append(append([]int(nil), c.x[:len(c.x)-1]...), 6)
+			seed := rng.Normal(dt, 0, 1, outShape...)
+			run := func(fused bool) []*tensor.Tensor {
+				x, w := x0.Clone().SetRequiresGrad(true), w0.Clone().SetRequiresGrad(true)
+				var b *tensor.Tensor
+				if c.hasBias {
+					b = b0.Clone().SetRequiresGrad(true)
+				}
+				var y *tensor.Tensor
+				if fused {
+					y = tensor.LinearRelu(x, w, b)
+				} else {
+					y = tensor.Linear(x, w, b).Relu()
+				}
+				y.BackwardWith(seed)
+				r := []*tensor.Tensor{y.Detach(), x.Grad(), w.Grad()}
+				if b != nil {
+					r = append(r, b.Grad())
+				}
+				return r
+			}
+			want, got := run(false), run(true)
+			for i := range want {
+				closeTo(t, fmt.Sprintf("%s/%v/%d", c.name, dt, i), got[i], want[i], 1e-6)
+			}
+		}
+	}
+	rng := tensor.NewRNG(12)
+	x := rng.Normal(tensor.Float64, 0, 1, 3, 4).SetRequiresGrad(true)
+	checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.LinearRelu(v[0], v[1], v[2]) },
+		x, leaf64(13, 5, 4), leaf64(14, 5))
 }

@@ -222,7 +222,15 @@ func Outer(a, b *Tensor) *Tensor {
 // as one GEMM whose output starts as the broadcast bias (beta = 1), and has
 // its own backward: dx = G·w, dw = Gᵀ·x, db = Σ_rows G, each computed only
 // when needed.
-func Linear(x, w, b *Tensor) *Tensor {
+func Linear(x, w, b *Tensor) *Tensor { return linear(x, w, b, false) }
+
+// LinearRelu returns Linear(x, w, b).Relu() as one op: the ReLU is applied
+// to the GEMM's output in place, and backward masks the gradient by the
+// output's sign before Linear's backward, so no intermediate tensor is
+// kept. nn.Sequential uses it for a Linear followed by a ReLU.
+func LinearRelu(x, w, b *Tensor) *Tensor { return linear(x, w, b, true) }
+
+func linear(x, w, b *Tensor, relu bool) *Tensor {
 	if len(x.shape) == 0 || len(w.shape) != 2 || w.shape[1] != x.shape[len(x.shape)-1] {
 		panic(fmt.Sprintf("tensor: Linear: input %v does not match weight %v (want [out, in])", x.shape, w.shape))
 	}
@@ -244,7 +252,7 @@ func Linear(x, w, b *Tensor) *Tensor {
 		if b != nil {
 			bf = b.To(ft)
 		}
-		r := Linear(x.To(ft), w.To(ft), bf)
+		r := linear(x.To(ft), w.To(ft), bf, relu)
 		if ct.IsFloat() {
 			r = r.To(ct)
 		}
@@ -271,13 +279,40 @@ func Linear(x, w, b *Tensor) *Tensor {
 		wt, tb, ldb := matLayout(w.transposeRaw(0, 1))
 		gemmCall(out, 0, x2, x2.offset, ta, lda, wt, wt.offset, tb, ldb, rows, outF, in, beta)
 	}
+	if relu {
+		switch ct {
+		case Float32:
+			reluInPlace(data[float32](out))
+		case Float64:
+			reluInPlace(data[float64](out))
+		}
+	}
 	if len(x.shape) != 2 {
 		outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), outF)
 		out = out.contiguousView(outShape)
 	}
 	if track3(out, x, w, b) {
+		name := "Linear"
+		if relu {
+			name = "LinearRelu"
+		}
 		back := func(g *Tensor) []*Tensor {
 			g2 := g.reshapeRaw([]int{rows, outF})
+			if relu {
+				// Mask the gradient by out > 0 into scratch recycled
+				// when this call is done.
+				m := emptyUninit(ct, []int{rows, outF})
+				m.st.meta().eng = true
+				defer m.st.recycle()
+				g2 = g2.contiguousRaw()
+				switch ct {
+				case Float32:
+					kernel.ReluBackwardF32(data[float32](m), flat[float32](g2), data[float32](out))
+				case Float64:
+					reluMaskF64(data[float64](m), flat[float64](g2), data[float64](out))
+				}
+				g2 = m
+			}
 			var gx, gw, gb *Tensor
 			if needs(x) {
 				gx = matmulRaw(g2, w).reshapeRaw(x.shape)
@@ -295,9 +330,9 @@ func Linear(x, w, b *Tensor) *Tensor {
 			return []*Tensor{gx, gw, gb}
 		}
 		if b != nil {
-			out.attach("Linear", back, x, w, b)
+			out.attach(name, back, x, w, b)
 		} else {
-			out.attach("Linear", back, x, w)
+			out.attach(name, back, x, w)
 		}
 	}
 	return out
