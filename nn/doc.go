@@ -46,7 +46,11 @@
 // parameters and float buffers; Describe prints a tree like PyTorch's repr.
 //
 // Most layers map one tensor to one tensor and satisfy Layer
-// (Forward(x) *tensor.Tensor), which Sequential chains. Modules with other
+// (Forward(x) *tensor.Tensor), which Sequential chains. Sequential runs a
+// Linear or Conv2d followed by a ReLU as one fused op (same values and
+// gradients, no intermediate tensor); LayerNorm and training-mode
+// BatchNorm are fused kernels with their own backward, tested against
+// their composite forms. Modules with other
 // inputs have their own typed methods, e.g. MultiheadAttention.Forward(q,
 // k, v, AttentionOptions) and TransformerEncoderLayer.ForwardMasked.
 //

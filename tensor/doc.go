@@ -120,6 +120,25 @@
 // central finite differences; every op above passes it on broadcast shapes,
 // non-contiguous views and 0-d inputs.
 //
+// # Custom ops
+//
+// CustomOp records an op whose forward the caller computed (a fused kernel
+// outside this package) with its own backward function; package nn builds
+// its fused cross-entropy, LayerNorm and BatchNorm on it. LinearRelu and
+// Conv2dOpts.Relu fuse the most common activation into the layer before
+// it.
+//
+// # Memory
+//
+// Float storage comes from a buffer pool (size-classed free lists), and
+// ops that overwrite their whole output skip zeroing it. Backward gives
+// back to the pool the gradient buffers it allocated and consumed, and the
+// scratch ops saved for backward (max-pool window codes), as soon as no
+// node holds them; tensors a caller can reach (activations, Grad, seeds,
+// slices wrapped with FromFloat32) are never recycled. A training step of
+// a fixed model thus asks the Go allocator only for its forward
+// activations.
+//
 // # Speed
 //
 // Float32 and float64 ops on contiguous data call package internal/kernel
