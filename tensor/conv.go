@@ -672,6 +672,24 @@ func col2imRows[T float](ops *convOps[T], img, col []T, ld int, channels int, g 
 // few elements long (the padding width), so plain stores beat a call to
 // clear per run, which dominated im2col on small images.
 func zeroEdges[T float](m []T, ylo, yhi, ow, wlo, whi int) {
+	if ylo >= yhi {
+		return
+	}
+	m = m[:yhi*ow]
+	switch {
+	case wlo == 0 && whi == ow:
+		return
+	case wlo == 1 && whi == ow: // a tap left of centre, padding 1
+		for i := ylo * ow; i < len(m); i += ow {
+			m[i] = 0
+		}
+		return
+	case wlo == 0 && whi == ow-1: // a tap right of centre, padding 1
+		for i := ylo*ow + ow - 1; i < len(m); i += ow {
+			m[i] = 0
+		}
+		return
+	}
 	for y := ylo; y < yhi; y++ {
 		row := m[y*ow : (y+1)*ow]
 		for x := 0; x < wlo; x++ {
