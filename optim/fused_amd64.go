@@ -1,5 +1,7 @@
 //go:build !purego
 
+//go:generate sh -c "cd _asm && go run . -out ../fused_amd64.s -stubs ../fused_stubs_amd64.go -pkg optim"
+
 package optim
 
 import "golang.org/x/sys/cpu"
