@@ -48,12 +48,23 @@ func (g Window2d) norm(op string) Window2d {
 // OutH returns the output height (see Window2d). Zero stride or dilation
 // count as 1.
 func (g Window2d) OutH() int {
-	return (g.H+2*g.PadH-max(g.DilH, 1)*(g.KH-1)-1)/max(g.StrideH, 1) + 1
+	return windowOut(g.H, g.PadH, g.KH, g.DilH, g.StrideH)
 }
 
 // OutW returns the output width (see Window2d).
 func (g Window2d) OutW() int {
-	return (g.W+2*g.PadW-max(g.DilW, 1)*(g.KW-1)-1)/max(g.StrideW, 1) + 1
+	return windowOut(g.W, g.PadW, g.KW, g.DilW, g.StrideW)
+}
+
+// windowOut is floor((in + 2·pad − dil·(k−1) − 1)/stride) + 1, and 0 when the
+// dilated window is larger than the padded input (Go's division rounds toward
+// zero, which would give 1 for a small negative numerator).
+func windowOut(in, pad, k, dil, stride int) int {
+	span := in + 2*pad - max(dil, 1)*(k-1) - 1
+	if span < 0 {
+		return 0
+	}
+	return span/max(stride, 1) + 1
 }
 
 // colRange returns the output columns [lo, hi) whose input column

@@ -200,3 +200,20 @@ func ExampleIm2colF32() {
 	fmt.Println(oh, ow, out)
 	// Output: 3 3 [12 21 16 27 45 33 24 39 28]
 }
+
+func TestWindowOutTooLargeWindow(t *testing.T) {
+	for _, test := range []struct {
+		g          Window2d
+		outH, outW int
+	}{
+		{Window2d{H: 2, W: 2, KH: 3, KW: 3}, 0, 0},
+		{Window2d{H: 2, W: 2, KH: 3, KW: 3, StrideH: 2, StrideW: 3}, 0, 0},
+		{Window2d{H: 2, W: 2, KH: 3, KW: 3, PadH: 1, PadW: 1, StrideH: 2, StrideW: 2}, 1, 1},
+		{Window2d{H: 5, W: 7, KH: 3, KW: 2, DilH: 3, DilW: 2, StrideH: 2}, 0, 5},
+		{Window2d{H: 28, W: 28, KH: 3, KW: 3, PadH: 1, PadW: 1}, 28, 28},
+	} {
+		if h, w := test.g.OutH(), test.g.OutW(); h != test.outH || w != test.outW {
+			t.Errorf("%+v: out %dx%d, want %dx%d", test.g, h, w, test.outH, test.outW)
+		}
+	}
+}
