@@ -19,14 +19,16 @@ package kernel
 // The assembly micro-kernels read A with a stride in either orientation, so
 // "packing" A is a row copy (or nothing: A is used in place when its stride
 // does not alias in L1), and they take alpha and beta themselves. B is packed
-// into nr-wide panels, except when only one row panel will use it (small m),
-// where it is read in place. The first kc block applies the caller's beta,
-// later ones add (beta = 1).
+// into nr-wide panels (a transposed B with an AVX-512 register transpose),
+// except for a small m (few row panels to reuse it), where B is read in place.
+// The first kc block applies the caller's beta, later ones add (beta = 1).
+// Blocks are balanced (k = 784 with kc = 256 runs as 4×196).
 //
-// Work big enough to pay for it is split over GOMAXPROCS cores: into row
-// strips that share one packed B (each worker packs a slice of it, a barrier,
-// then each computes its rows; B is double-buffered so one barrier per block
-// suffices), or, when m is small, into column strips that need no sharing.
+// Work big enough to pay for it (gemmParallelMinFlops) is shared by a pool of
+// persistent workers (see gemmJob): either chunks of C that share one packed,
+// double-buffered B block, or, when m is small, column chunks that need no
+// sharing. Packing buffers live in the variant, so steady-state calls
+// allocate nothing.
 
 import (
 	"fmt"
@@ -527,13 +529,17 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	}
 	j.rows = costRows <= costCols
 	if j.rows {
-		// 2-D chunks: row ranges of at most mc rows (so a packed B micro-panel
-		// serves many row panels), cut into column pieces until there are
-		// about 8 chunks per worker, so the last ones finish together.
-		j.chunk = min(balancedBlock(v.mc, m, v.mr), roundUp((m+parts-1)/parts, v.mr))
+		// Chunks are full-width row ranges, about 8 per worker (each copies
+		// its rows of A once per block, and the B block stays in L2 while it
+		// is walked); only when that leaves fewer than 4 per worker are row
+		// ranges cut into column pieces.
+		j.chunk = min(balancedBlock(v.mc, m, v.mr), max(v.mr, roundUp((m+8*parts-1)/(8*parts), v.mr)))
 		rowChunks := (m + j.chunk - 1) / j.chunk
 		ncur := min(v.nc, n)
-		pieces := min((8*parts+rowChunks-1)/rowChunks, (ncur+v.nr-1)/v.nr)
+		pieces := 1
+		if rowChunks < 4*parts {
+			pieces = min((8*parts+rowChunks-1)/rowChunks, (ncur+v.nr-1)/v.nr)
+		}
 		j.colChunk = roundUp((ncur+pieces-1)/pieces, v.nr)
 		j.args.directB = false // B is shared and packed
 		if tiles := rowChunks * pieces; len(j.tileIter) < tiles {
