@@ -76,14 +76,18 @@ func dgemmTrans(k int, src []float64, lds int, dst []float64, ldd int) {
 	dgemmTransAVX512(k, &src[0], lds, &dst[0], ldd)
 }
 
+// Blocking: kc·nr·size = 32 KiB for both types keeps a B micro-panel
+// in the 48 KiB L1; a kc×nc B block of 1 MiB stays in the 2 MiB L2 while row
+// chunks walk it; an mc×kc A block of ~280 KiB also fits L2. Measured on a
+// 2-core Sapphire Rapids-class VM; nc = 1024 beat 2048 at n = 2048.
 func sgemmAsmVariants() []*gemmVariant[float32] {
 	var vs []*gemmVariant[float32]
 	if hasAVX512 {
-		vs = append(vs, &gemmVariant[float32]{name: "avx512", mr: 14, nr: 32, kc: 256, mc: 280, nc: 2048,
+		vs = append(vs, &gemmVariant[float32]{name: "avx512", mr: 14, nr: 32, kc: 256, mc: 280, nc: 1024,
 			masked: true, strided: true, micro: sgemmAVX512Micro, trans: sgemmTrans, transN: 16})
 	}
 	if hasAVX2FMA {
-		vs = append(vs, &gemmVariant[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 2048,
+		vs = append(vs, &gemmVariant[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 144, nc: 1024,
 			strided: true, micro: sgemmAVX2Micro})
 	}
 	return vs
@@ -92,11 +96,11 @@ func sgemmAsmVariants() []*gemmVariant[float32] {
 func dgemmAsmVariants() []*gemmVariant[float64] {
 	var vs []*gemmVariant[float64]
 	if hasAVX512 {
-		vs = append(vs, &gemmVariant[float64]{name: "avx512", mr: 14, nr: 16, kc: 256, mc: 140, nc: 2048,
+		vs = append(vs, &gemmVariant[float64]{name: "avx512", mr: 14, nr: 16, kc: 256, mc: 140, nc: 512,
 			masked: true, strided: true, micro: dgemmAVX512Micro, trans: dgemmTrans, transN: 8})
 	}
 	if hasAVX2FMA {
-		vs = append(vs, &gemmVariant[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 72, nc: 2048,
+		vs = append(vs, &gemmVariant[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 72, nc: 512,
 			strided: true, micro: dgemmAVX2Micro})
 	}
 	return vs
