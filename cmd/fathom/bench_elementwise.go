@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,7 +97,7 @@ lasts at least --min-time; the median time per call is reported.`,
 				}
 				call := b.setup(n)
 				runtime.GC() // collect now, not during the timed calls
-				sec := elemMedianTime(call, iters, minTime)
+				sec, _ := medianTime(call, iters, minTime)
 				res := elementwiseResult{
 					Op: b.op, N: n, Threads: runtime.GOMAXPROCS(0), Ms: sec * 1e3,
 					GBps: float64(b.bytesPerElem) * float64(n) / sec / 1e9, Samples: iters,
@@ -117,33 +116,6 @@ lasts at least --min-time; the median time per call is reported.`,
 		f.IntVar(&threads, "threads", 0, "GOMAXPROCS for the run (0 keeps the current value)")
 		f.DurationVar(&minTime, "min-time", 300*time.Millisecond, "minimum duration of one sample")
 		benchCmd.AddCommand(cmd)
-	}
-}
-
-// elemMedianTime calls fn once to warm up, then takes iters samples, each
-// repeating fn until it lasts at least minTime, and returns the median
-// seconds per call.
-func elemMedianTime(fn func(), iters int, minTime time.Duration) float64 {
-	t0 := time.Now()
-	fn()
-	single := time.Since(t0)
-	reps := 1
-	if single > 0 && single < minTime {
-		reps = int(minTime/single) + 1
-	}
-	samples := make([]float64, iters)
-	for s := range samples {
-		t0 := time.Now()
-		for range reps {
-			fn()
-		}
-		samples[s] = time.Since(t0).Seconds() / float64(reps)
-	}
-	slices.Sort(samples)
-	if mid := len(samples) / 2; len(samples)%2 == 0 {
-		return (samples[mid-1] + samples[mid]) / 2
-	} else {
-		return samples[mid]
 	}
 }
 

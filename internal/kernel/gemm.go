@@ -36,50 +36,29 @@ func init() {
 
 // sgemmRef is the reference triple loop the tests compare against.
 func sgemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			var s float32
-			for p := 0; p < k; p++ {
-				var x, y float32
-				if transA {
-					x = a[p*lda+i]
-				} else {
-					x = a[i*lda+p]
-				}
-				if transB {
-					y = b[j*ldb+p]
-				} else {
-					y = b[p*ldb+j]
-				}
-				s += x * y
-			}
-			if beta == 0 {
-				c[i*ldc+j] = alpha * s
-			} else {
-				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
-			}
-		}
-	}
+	gemmRef(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // dgemmRef is sgemmRef for float64.
 func dgemmRef(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	gemmRef(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmRef computes C = alpha·op(A)·op(B) + beta·C one dot product at a time,
+// accumulating in T; beta == 0 does not read C.
+func gemmRef[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
-			var s float64
+			var s T
 			for p := 0; p < k; p++ {
-				var x, y float64
+				ai, bi := i*lda+p, p*ldb+j
 				if transA {
-					x = a[p*lda+i]
-				} else {
-					x = a[i*lda+p]
+					ai = p*lda + i
 				}
 				if transB {
-					y = b[j*ldb+p]
-				} else {
-					y = b[p*ldb+j]
+					bi = j*ldb + p
 				}
-				s += x * y
+				s += a[ai] * b[bi]
 			}
 			if beta == 0 {
 				c[i*ldc+j] = alpha * s
