@@ -147,6 +147,10 @@ type OptimizerConfig struct {
 	Alpha       float64   `yaml:"alpha"`
 	Centered    bool      `yaml:"centered"`
 	LRDecay     float64   `yaml:"lr_decay"`
+	// ClipGradNorm and ClipGradValue clip gradients before every step
+	// (see Options); 0 means no clipping.
+	ClipGradNorm  float64 `yaml:"clip_grad_norm"`
+	ClipGradValue float64 `yaml:"clip_grad_value"`
 }
 
 // UnmarshalYAML accepts "optimizer: adam" as well as a mapping.
@@ -548,6 +552,10 @@ func (c *Config) validate() error {
 	}
 	if _, err := c.optimizerKind(); err != nil {
 		return err
+	}
+	if c.Optimizer.ClipGradNorm < 0 || c.Optimizer.ClipGradValue < 0 {
+		return fmt.Errorf("optimizer.clip_grad_norm and clip_grad_value: must not be negative, got %g and %g",
+			c.Optimizer.ClipGradNorm, c.Optimizer.ClipGradValue)
 	}
 	if c.Optimizer.LR < 0 {
 		return fmt.Errorf("optimizer.lr: must be positive, got %g", c.Optimizer.LR)

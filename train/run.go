@@ -148,6 +148,7 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		return nil
 	}
 	tr, err = New(Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: c.schedule(),
+		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, Epochs: c.Epochs,
 		EarlyStopping:  EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
 		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks})

@@ -80,6 +80,14 @@ type Options struct {
 	Optimizer optim.Optimizer
 	// Schedule, if set, sets the learning rate at the start of each epoch.
 	Schedule Schedule
+	// ClipGradNorm, when positive, rescales the gradients after each
+	// backward pass so their global L2 norm is at most this value
+	// (optim.ClipGradNorm); a non-finite norm stops training with an error
+	// naming the epoch and batch.
+	ClipGradNorm float64
+	// ClipGradValue, when positive, clamps every gradient element to
+	// [−ClipGradValue, ClipGradValue] after each backward pass.
+	ClipGradValue float64
 	// Train yields the training batches; Eval, if set, the evaluation
 	// batches scored after each epoch.
 	Train, Eval *data.Loader
@@ -274,6 +282,9 @@ func (t *Trainer) runEpoch(ctx context.Context) (EpochResult, error) {
 		}
 		opt.ZeroGrad()
 		loss.Backward()
+		if err := t.clip(); err != nil {
+			return EpochResult{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+		}
 		if err := opt.Step(); err != nil {
 			return EpochResult{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 		}
@@ -374,4 +385,24 @@ func CosineDecay(tMax int, minFactor float64) Schedule {
 		e := min(epoch, tMax)
 		return minFactor + (1-minFactor)*(1+math.Cos(math.Pi*float64(e)/float64(max(tMax, 1))))/2
 	}
+}
+
+// clip applies the configured gradient clipping to the model's parameters.
+func (t *Trainer) clip() error {
+	o := &t.opts
+	if o.ClipGradNorm <= 0 && o.ClipGradValue <= 0 {
+		return nil
+	}
+	params := o.Model.Parameters()
+	if o.ClipGradValue > 0 {
+		if err := optim.ClipGradValue(params, o.ClipGradValue); err != nil {
+			return err
+		}
+	}
+	if o.ClipGradNorm > 0 {
+		if _, err := optim.ClipGradNorm(params, o.ClipGradNorm, 2); err != nil {
+			return fmt.Errorf("clipping gradients: %w", err)
+		}
+	}
+	return nil
 }
