@@ -2835,6 +2835,105 @@ expShiftSumF32AVX512_done:
 	VZEROUPPER
 	RET
 
+// func gemv4F32AVX512(w []float32, ld int, x []float32, y []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·gemv4F32AVX512(SB), NOSPLIT, $0-80
+	MOVQ   w_base+0(FP), AX
+	MOVQ   ld+24(FP), CX
+	MOVQ   x_base+32(FP), DX
+	MOVQ   x_len+40(FP), BX
+	MOVQ   y_base+56(FP), SI
+	SHLQ   $0x02, CX
+	MOVQ   AX, DI
+	ADDQ   CX, DI
+	MOVQ   DI, R8
+	ADDQ   CX, R8
+	MOVQ   R8, R9
+	ADDQ   CX, R9
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	XORQ   CX, CX
+	MOVQ   BX, R10
+	ANDQ   $-32, R10
+	ANDQ   $-16, BX
+
+gemv4F32AVX512_blocks:
+	CMPQ        CX, R10
+	JAE         gemv4F32AVX512_singles
+	VMOVUPS     (DX)(CX*4), Z8
+	VFMADD231PS (AX)(CX*4), Z8, Z0
+	VFMADD231PS (DI)(CX*4), Z8, Z2
+	VFMADD231PS (R8)(CX*4), Z8, Z4
+	VFMADD231PS (R9)(CX*4), Z8, Z6
+	VMOVUPS     64(DX)(CX*4), Z8
+	VFMADD231PS 64(AX)(CX*4), Z8, Z1
+	VFMADD231PS 64(DI)(CX*4), Z8, Z3
+	VFMADD231PS 64(R8)(CX*4), Z8, Z5
+	VFMADD231PS 64(R9)(CX*4), Z8, Z7
+	ADDQ        $0x00000020, CX
+	JMP         gemv4F32AVX512_blocks
+
+gemv4F32AVX512_singles:
+	CMPQ        CX, BX
+	JAE         gemv4F32AVX512_done
+	VMOVUPS     (DX)(CX*4), Z8
+	VFMADD231PS (AX)(CX*4), Z8, Z0
+	VFMADD231PS (DI)(CX*4), Z8, Z2
+	VFMADD231PS (R8)(CX*4), Z8, Z4
+	VFMADD231PS (R9)(CX*4), Z8, Z6
+	ADDQ        $0x00000010, CX
+	JMP         gemv4F32AVX512_singles
+
+gemv4F32AVX512_done:
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF32X8 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x01, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSS        X0, (SI)
+	VADDPS        Z3, Z2, Z2
+	VEXTRACTF32X8 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x01, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSS        X0, 4(SI)
+	VADDPS        Z5, Z4, Z4
+	VEXTRACTF32X8 $0x01, Z4, Y0
+	VADDPS        Y0, Y4, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x01, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSS        X0, 8(SI)
+	VADDPS        Z7, Z6, Z6
+	VEXTRACTF32X8 $0x01, Z6, Y0
+	VADDPS        Y0, Y6, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VPERMILPS     $0x01, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSS        X0, 12(SI)
+	VZEROUPPER
+	RET
+
 // func addF32AVX2(dst []float32, a []float32, b []float32)
 // Requires: AVX
 TEXT ·addF32AVX2(SB), NOSPLIT, $0-72
@@ -4955,5 +5054,96 @@ expShiftSumF32AVX2_done:
 	VMOVHLPS     X0, X0, X1
 	VADDPD       X1, X0, X0
 	MOVSD        X0, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func gemv4F32AVX2(w []float32, ld int, x []float32, y []float32)
+// Requires: AVX, FMA3
+TEXT ·gemv4F32AVX2(SB), NOSPLIT, $0-80
+	MOVQ   w_base+0(FP), AX
+	MOVQ   ld+24(FP), CX
+	MOVQ   x_base+32(FP), DX
+	MOVQ   x_len+40(FP), BX
+	MOVQ   y_base+56(FP), SI
+	SHLQ   $0x02, CX
+	MOVQ   AX, DI
+	ADDQ   CX, DI
+	MOVQ   DI, R8
+	ADDQ   CX, R8
+	MOVQ   R8, R9
+	ADDQ   CX, R9
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ   CX, CX
+	MOVQ   BX, R10
+	ANDQ   $-16, R10
+	ANDQ   $-8, BX
+
+gemv4F32AVX2_blocks:
+	CMPQ        CX, R10
+	JAE         gemv4F32AVX2_singles
+	VMOVUPS     (DX)(CX*4), Y8
+	VFMADD231PS (AX)(CX*4), Y8, Y0
+	VFMADD231PS (DI)(CX*4), Y8, Y2
+	VFMADD231PS (R8)(CX*4), Y8, Y4
+	VFMADD231PS (R9)(CX*4), Y8, Y6
+	VMOVUPS     32(DX)(CX*4), Y8
+	VFMADD231PS 32(AX)(CX*4), Y8, Y1
+	VFMADD231PS 32(DI)(CX*4), Y8, Y3
+	VFMADD231PS 32(R8)(CX*4), Y8, Y5
+	VFMADD231PS 32(R9)(CX*4), Y8, Y7
+	ADDQ        $0x00000010, CX
+	JMP         gemv4F32AVX2_blocks
+
+gemv4F32AVX2_singles:
+	CMPQ        CX, BX
+	JAE         gemv4F32AVX2_done
+	VMOVUPS     (DX)(CX*4), Y8
+	VFMADD231PS (AX)(CX*4), Y8, Y0
+	VFMADD231PS (DI)(CX*4), Y8, Y2
+	VFMADD231PS (R8)(CX*4), Y8, Y4
+	VFMADD231PS (R9)(CX*4), Y8, Y6
+	ADDQ        $0x00000008, CX
+	JMP         gemv4F32AVX2_singles
+
+gemv4F32AVX2_done:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x01, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       X0, (SI)
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x01, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       X0, 4(SI)
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X0
+	VADDPS       X0, X4, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x01, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       X0, 8(SI)
+	VADDPS       Y7, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X0
+	VADDPS       X0, X6, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VPERMILPS    $0x01, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       X0, 12(SI)
 	VZEROUPPER
 	RET

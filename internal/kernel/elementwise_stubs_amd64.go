@@ -147,6 +147,9 @@ func tanhF32AVX512(dst []float32, x []float32)
 //go:noescape
 func expShiftSumF32AVX512(dst []float32, x []float32, shift float32) float64
 
+//go:noescape
+func gemv4F32AVX512(w []float32, ld int, x []float32, y []float32)
+
 // addF32AVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
 //
 //go:noescape
@@ -289,3 +292,6 @@ func tanhF32AVX2(dst []float32, x []float32)
 
 //go:noescape
 func expShiftSumF32AVX2(dst []float32, x []float32, shift float32) float64
+
+//go:noescape
+func gemv4F32AVX2(w []float32, ld int, x []float32, y []float32)

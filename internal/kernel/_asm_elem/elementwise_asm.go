@@ -787,6 +787,7 @@ func main() {
 		}
 		genUnary(s, "tanhF32"+s.name, u, func() func(v reg.VecVirtual) { return tanhSetup(s) })
 		genExpShiftSum(s)
+		genGemv4(s)
 	}
 	Generate()
 }
