@@ -339,13 +339,14 @@ func linear(x, w, b *Tensor, relu bool) *Tensor {
 }
 
 // linearSmallRows is the batch size up to which Linear computes each
-// output as a dot product of an input row with a weight row instead of
-// running a GEMM: with one or two rows a GEMM spends its time packing the
-// weights, while the dots stream each weight row once from memory.
+// output row as a matrix-vector product (kernel.GemvF32, float32
+// accumulation like the GEMM) instead of running a GEMM: with one or two
+// rows a GEMM spends its time packing the weights, while the product
+// streams each weight row once from memory.
 const linearSmallRows = 2
 
 // linearRowsF32 sets out to x2·wᵀ, plus out's contents (the bias) when
-// addTo, by dot products when x2 has at most linearSmallRows rows and x2
+// addTo, by matrix-vector products when x2 has at most linearSmallRows rows and x2
 // and w are contiguous float32; it reports whether it did.
 func linearRowsF32(out, x2, w *Tensor, rows int, addTo bool) bool {
 	if rows > linearSmallRows || out.dtype != Float32 || !x2.IsContiguous() || !w.IsContiguous() {
@@ -355,15 +356,12 @@ func linearRowsF32(out, x2, w *Tensor, rows int, addTo bool) bool {
 	o, xs, ws := data[float32](out), flat[float32](x2), flat[float32](w)
 	outF := w.shape[0]
 	for r := range rows {
-		xr := xs[r*in : (r+1)*in]
 		or := o[r*outF : (r+1)*outF]
-		for j := range or {
-			d := kernel.DotF32(xr, ws[j*in:(j+1)*in])
-			if addTo {
-				d += or[j]
-			}
-			or[j] = d
+		var bias []float32
+		if addTo {
+			bias = or // y += W·x: GemvF32 reads bias[i] before it writes y[i]
 		}
+		kernel.GemvF32(or, ws, xs[r*in:(r+1)*in], bias)
 	}
 	return true
 }
