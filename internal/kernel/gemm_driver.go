@@ -277,6 +277,27 @@ func roundUp(x, to int) int { return (x + to - 1) / to * to }
 // panel is packed: full panels are read in place.
 func packBPanels[T gemmFloat](v *gemmVariant[T], g *gemmArgs[T], dst []T, pc, kcur, jc, ncur, p0, p1 int) {
 	nr := v.nr
+	if !g.transB {
+		// Row by row across all the panels: B is read in long contiguous
+		// runs (panel by panel, each k step would be a short read at a
+		// large stride, which the hardware prefetchers do not follow).
+		for p := 0; p < kcur; p++ {
+			src := g.b[(pc+p)*g.ldb+jc:]
+			for q := p0; q < p1; q++ {
+				jr := q * nr
+				cols := min(nr, ncur-jr)
+				if g.directB && cols == nr {
+					continue
+				}
+				d := dst[jr*kcur+p*nr : jr*kcur+p*nr+nr]
+				copy(d, src[jr:jr+cols])
+				if cols < nr {
+					clear(d[cols:])
+				}
+			}
+		}
+		return
+	}
 	for q := p0; q < p1; q++ {
 		jr := q * nr
 		cols := min(nr, ncur-jr)
@@ -384,6 +405,9 @@ func copyRows[T gemmFloat](dst, a []T, lda, ic, mcur, pc, kcur int) {
 		copy(dst[i*kcur:(i+1)*kcur], a[(ic+i)*lda+pc:])
 	}
 }
+
+// gemmPackGroup is how many B micro-panels a worker packs per claim.
+const gemmPackGroup = 8
 
 // packA packs op(A)[ic:ic+mcur, pc:pc+kcur] into micro-panels of mr rows; the
 // panel starting at row ir holds rows = min(mr, mcur-ir) values per k step,
@@ -602,12 +626,13 @@ func (j *gemmJob[T]) runPart(part int) {
 	for jc := 0; jc < g.n; jc += v.nc {
 		ncur := min(v.nc, g.n-jc)
 		panels := uint64((ncur + v.nr - 1) / v.nr)
+		groups := (panels + gemmPackGroup - 1) / gemmPackGroup
 		pieces := (ncur + j.colChunk - 1) / j.colChunk
 		chunks := uint64(rowChunks * pieces)
 		for pc := 0; pc < g.k; pc += g.kc {
 			kcur := min(g.kc, g.k-pc)
 			panelStart, chunkStart := panelEnd, chunkEnd
-			panelEnd += panels
+			panelEnd += groups
 			chunkEnd += chunks
 			bp := v.sharedB[t%2][:kcur*int(panels)*v.nr]
 			// The buffer's previous blocks (t-2, t-4, ...) must be done with it.
@@ -620,8 +645,11 @@ func (j *gemmJob[T]) runPart(part int) {
 				if !ok {
 					break
 				}
-				q := int(x - panelStart)
-				packBPanels(v, g, bp, pc, kcur, jc, ncur, q, q+1)
+				// Claims are groups of gemmPackGroup panels, packed row by
+				// row (see packBPanels).
+				q := int(x-panelStart) * gemmPackGroup
+				q1 := min(q+gemmPackGroup, int(panels))
+				packBPanels(v, g, bp, pc, kcur, jc, ncur, q, q1)
 				j.panelDone.Add(1)
 				j.sig.notify()
 			}

@@ -256,8 +256,10 @@ func TestGemmParallelWorkers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, procs := range []int{3, 5} {
 		prev := runtime.GOMAXPROCS(procs)
+		// {200, 1100, 300} has two column blocks of B (nc = 1024) packed in
+		// groups of panels, the last group and panel partial.
 		for _, v := range testVariants(sgemmVariants)[:2] {
-			for _, s := range []gemmShape{{257, 100, 300}, {100, 257, 33}, {40, 300, 70}, {300, 40, 70}} {
+			for _, s := range []gemmShape{{257, 100, 300}, {100, 257, 33}, {40, 300, 70}, {300, 40, 70}, {200, 1100, 300}} {
 				for _, tc := range []gemmCase{{false, false, 1, 0, 0, 0}, {true, true, 0.5, 2, 1, 0}} {
 					for rep := 0; rep < 3; rep++ {
 						a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
