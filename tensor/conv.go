@@ -219,13 +219,12 @@ type convOps[T float] struct {
 	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 	dot  func(a, b []T) T
 	sum  func(x []T) T
-	axpy func(alpha T, x, y []T)
 	pool sync.Pool // *[]T
 }
 
 var (
-	convF32 = &convOps[float32]{gemm: kernel.Sgemm, dot: kernel.DotF32, sum: kernel.SumF32, axpy: kernel.AxpyF32}
-	convF64 = &convOps[float64]{gemm: kernel.Dgemm, dot: kernel.DotF64, sum: kernel.SumF64, axpy: kernel.AxpyF64}
+	convF32 = &convOps[float32]{gemm: kernel.Sgemm, dot: kernel.DotF32, sum: kernel.SumF32}
+	convF64 = &convOps[float64]{gemm: kernel.Dgemm, dot: kernel.DotF64, sum: kernel.SumF64}
 )
 
 // get returns a scratch buffer of n elements (contents undefined).
@@ -298,7 +297,7 @@ func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
 				col := img
 				if !g.pointwise {
 					col = *colp
-					im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
+					kernel.Im2col(col, g.p, img, g.c, g.win)
 				}
 				o := out[n*g.oc*g.p : (n+1)*g.oc*g.p]
 				convImage(ops, g, o, col, g.p, w, b)
@@ -320,7 +319,7 @@ func convForward[T float](ops *convOps[T], g *convGeom, out, x, w, b []T) {
 		ld := cnt * g.p
 		forImages(cnt, rows*g.p, func(i int) {
 			img := x[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
-			im2colRows(col[i*g.p:], ld, img, g.c, g.win, g.oh, g.ow)
+			kernel.Im2col(col[i*g.p:], ld, img, g.c, g.win)
 		})
 		if cnt == 1 {
 			o := out[n0*g.oc*g.p : (n0+1)*g.oc*g.p]
@@ -445,7 +444,7 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 					col := img
 					if !g.pointwise {
 						col = *colp
-						im2colRows(col, g.p, img, g.c, g.win, g.oh, g.ow)
+						kernel.Im2col(col, g.p, img, g.c, g.win)
 					}
 					beta := T(1)
 					if n == lo {
@@ -464,7 +463,7 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 							dy[gr*g.ocg*g.p:], g.p, 0, dcol[gr*g.kg*g.p:], g.p)
 					}
 					if !g.pointwise {
-						col2imRows(ops, dimg, dcol, g.p, g.c, g.win, g.oh, g.ow)
+						kernel.Col2im(dimg, dcol, g.p, g.c, g.win)
 					}
 				}
 			}
@@ -502,7 +501,7 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 		if gw != nil {
 			forImages(cnt, rows*g.p, func(i int) {
 				img := x[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
-				im2colRows(col[i*g.p:], ld, img, g.c, g.win, g.oh, g.ow)
+				kernel.Im2col(col[i*g.p:], ld, img, g.c, g.win)
 			})
 			beta := T(1)
 			if n0 == 0 {
@@ -518,7 +517,7 @@ func convBackward[T float](ops *convOps[T], g *convGeom, gx, gw, gb, gy, x, w []
 			}
 			forImages(cnt, rows*g.p, func(i int) {
 				dimg := gx[(n0+i)*g.c*g.hw : (n0+i+1)*g.c*g.hw]
-				col2imRows(ops, dimg, dcol[i*g.p:], ld, g.c, g.win, g.oh, g.ow)
+				kernel.Col2im(dimg, dcol[i*g.p:], ld, g.c, g.win)
 			})
 		}
 	}
@@ -536,168 +535,6 @@ func fillSlice[T float](s []T, v T) {
 	}
 	for ; n < len(s); n *= 2 {
 		copy(s[n:], s[:n])
-	}
-}
-
-// convColRange returns the output columns [lo, hi) whose input column
-// ow·sw − pw + off lies inside [0, w); the others read padding.
-func convColRange(outW, sw, pw, off, w int) (lo, hi int) {
-	if d := pw - off; d > 0 {
-		lo = (d + sw - 1) / sw
-	}
-	if d := w - 1 + pw - off; d >= 0 {
-		hi = d/sw + 1
-	}
-	lo, hi = min(lo, outW), min(hi, outW)
-	return lo, max(hi, lo)
-}
-
-// im2colRows unfolds one CHW image into the rows of col: row
-// r = (c·KH + kh)·KW + kw holds, at col[r·ld + oh·OW + ow], the input under
-// tap (kh, kw) of channel c for output (oh, ow), or 0 in the padding. ld is
-// the row stride, so several images can sit side by side. This is
-// kernel.Im2colF32 with a row stride, for both float types.
-func im2colRows[T float](col []T, ld int, img []T, channels int, g kernel.Window2d, oh, ow int) {
-	p := oh * ow
-	hw := g.H * g.W
-	shifted := g.StrideH == 1 && g.StrideW == 1 && ow == g.W
-	for c := range channels {
-		plane := img[c*hw : (c+1)*hw]
-		for kh := range g.KH {
-			for kw := range g.KW {
-				r := (c*g.KH+kh)*g.KW + kw
-				out := col[r*ld : r*ld+p]
-				offW := kw * g.DilW
-				wlo, whi := convColRange(ow, g.StrideW, g.PadW, offW, g.W)
-				if shifted {
-					// Output rows are as long as input rows, so the valid
-					// block is the plane shifted by a constant: one copy,
-					// then zero the rows and edge columns in the padding.
-					offH := kh*g.DilH - g.PadH
-					ylo, yhi := convColRange(oh, 1, g.PadH, kh*g.DilH, g.H)
-					shift := offH*g.W + offW - g.PadW
-					if ylo < yhi && wlo < whi {
-						a, b := ylo*ow+wlo, (yhi-1)*ow+whi
-						copy(out[a:b], plane[a+shift:b+shift])
-						zeroEdges(out, ylo, yhi, ow, wlo, whi)
-						clear(out[:ylo*ow])
-						clear(out[yhi*ow:])
-					} else {
-						clear(out)
-					}
-					continue
-				}
-				for y := range oh {
-					dst := out[y*ow : (y+1)*ow]
-					ih := y*g.StrideH - g.PadH + kh*g.DilH
-					if ih < 0 || ih >= g.H {
-						clear(dst)
-						continue
-					}
-					clear(dst[:wlo])
-					clear(dst[whi:])
-					src := plane[ih*g.W : (ih+1)*g.W]
-					iw := wlo*g.StrideW - g.PadW + offW
-					if g.StrideW == 1 {
-						copy(dst[wlo:whi], src[iw:iw+whi-wlo])
-						continue
-					}
-					for x := wlo; x < whi; x++ {
-						dst[x] = src[iw]
-						iw += g.StrideW
-					}
-				}
-			}
-		}
-	}
-}
-
-// col2imRows is the adjoint of im2colRows: img (channels×H×W) is set to the
-// sum of every column entry added at the input position it was read from;
-// entries from the padding are dropped.
-//
-// For stride-1 convolutions whose output rows are as long as the input
-// rows, each column row is added as one shifted run after its entries from
-// the padding are zeroed; col is scratch and gets modified then.
-func col2imRows[T float](ops *convOps[T], img, col []T, ld int, channels int, g kernel.Window2d, oh, ow int) {
-	hw := g.H * g.W
-	clear(img[:channels*hw])
-	shifted := g.StrideH == 1 && g.StrideW == 1 && ow == g.W
-	for c := range channels {
-		plane := img[c*hw : (c+1)*hw]
-		for kh := range g.KH {
-			for kw := range g.KW {
-				r := (c*g.KH+kh)*g.KW + kw
-				in := col[r*ld : r*ld+oh*ow]
-				offW := kw * g.DilW
-				wlo, whi := convColRange(ow, g.StrideW, g.PadW, offW, g.W)
-				if shifted {
-					ylo, yhi := convColRange(oh, 1, g.PadH, kh*g.DilH, g.H)
-					if ylo >= yhi || wlo >= whi {
-						continue
-					}
-					shift := (kh*g.DilH-g.PadH)*g.W + offW - g.PadW
-					zeroEdges(in, ylo, yhi, ow, wlo, whi)
-					a, b := ylo*ow+wlo, (yhi-1)*ow+whi
-					ops.axpy(1, in[a:b], plane[a+shift:b+shift])
-					continue
-				}
-				for y := range oh {
-					ih := y*g.StrideH - g.PadH + kh*g.DilH
-					if ih < 0 || ih >= g.H {
-						continue
-					}
-					dst := plane[ih*g.W : (ih+1)*g.W]
-					src := in[y*ow : (y+1)*ow]
-					iw := wlo*g.StrideW - g.PadW + offW
-					if g.StrideW == 1 {
-						d, s := dst[iw:iw+whi-wlo], src[wlo:whi]
-						for x := range d {
-							d[x] += s[x]
-						}
-						continue
-					}
-					for x := wlo; x < whi; x++ {
-						dst[iw] += src[x]
-						iw += g.StrideW
-					}
-				}
-			}
-		}
-	}
-}
-
-// zeroEdges sets, in rows [ylo, yhi) of the row-major matrix m with ow
-// columns, the columns before wlo and from whi on to zero. The runs are a
-// few elements long (the padding width), so plain stores beat a call to
-// clear per run, which dominated im2col on small images.
-func zeroEdges[T float](m []T, ylo, yhi, ow, wlo, whi int) {
-	if ylo >= yhi {
-		return
-	}
-	m = m[:yhi*ow]
-	switch {
-	case wlo == 0 && whi == ow:
-		return
-	case wlo == 1 && whi == ow: // a tap left of centre, padding 1
-		for i := ylo * ow; i < len(m); i += ow {
-			m[i] = 0
-		}
-		return
-	case wlo == 0 && whi == ow-1: // a tap right of centre, padding 1
-		for i := ylo*ow + ow - 1; i < len(m); i += ow {
-			m[i] = 0
-		}
-		return
-	}
-	for y := ylo; y < yhi; y++ {
-		row := m[y*ow : (y+1)*ow]
-		for x := 0; x < wlo; x++ {
-			row[x] = 0
-		}
-		for x := whi; x < len(row); x++ {
-			row[x] = 0
-		}
 	}
 }
 

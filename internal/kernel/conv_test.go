@@ -217,3 +217,71 @@ func TestWindowOutTooLargeWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestIm2colStrided checks the row-strided generic Im2col/Col2im against
+// Im2colF32/Col2imF32 in float32 and float64, on shifted (stride-1, same
+// width) and general windows, leaving the gap between rows untouched.
+func TestIm2colStrided(t *testing.T) {
+	for _, g := range []Window2d{
+		{H: 6, W: 5, KH: 3, KW: 3, PadH: 1, PadW: 1},                      // shifted path
+		{H: 7, W: 6, KH: 2, KW: 3, StrideH: 2, StrideW: 2, PadW: 1},       // strided
+		{H: 5, W: 5, KH: 3, KW: 2, DilH: 2, PadH: 2, PadW: 1, StrideW: 3}, // dilated
+		{H: 4, W: 4, KH: 5, KW: 5, PadH: 2, PadW: 2},                      // window larger than image
+	} {
+		const c = 3
+		oh, ow := g.OutH(), g.OutW()
+		p, rows := oh*ow, c*g.KH*g.KW
+		ld := p + 5
+		img := make([]float32, c*g.H*g.W)
+		for i := range img {
+			img[i] = float32(i%17) - 8
+		}
+		want := make([]float32, rows*p)
+		Im2colF32(want, img, c, g)
+
+		got := make([]float32, rows*ld)
+		for i := range got {
+			got[i] = 99
+		}
+		Im2col(got, ld, img, c, g)
+		img64 := make([]float64, len(img))
+		for i, v := range img {
+			img64[i] = float64(v)
+		}
+		got64 := make([]float64, rows*ld)
+		Im2col(got64, ld, img64, c, g)
+		for r := range rows {
+			for j := range ld {
+				v := got[r*ld+j]
+				if j >= p {
+					if v != 99 {
+						t.Fatalf("%+v: row %d gap element %d overwritten", g, r, j)
+					}
+					continue
+				}
+				if v != want[r*p+j] || float32(got64[r*ld+j]) != want[r*p+j] {
+					t.Fatalf("%+v: row %d col %d: got %v / %v, want %v", g, r, j, v, got64[r*ld+j], want[r*p+j])
+				}
+			}
+		}
+
+		// Col2im of the strided columns equals Col2imF32 of the packed ones.
+		dense := make([]float32, rows*p)
+		for i := range dense {
+			dense[i] = float32(i%13) - 6
+		}
+		strided := make([]float32, rows*ld)
+		for r := range rows {
+			copy(strided[r*ld:r*ld+p], dense[r*p:(r+1)*p])
+		}
+		wantImg := make([]float32, len(img))
+		Col2imF32(wantImg, append([]float32(nil), dense...), c, g)
+		gotImg := make([]float32, len(img))
+		Col2im(gotImg, strided, ld, c, g)
+		for i := range wantImg {
+			if d := gotImg[i] - wantImg[i]; d > 1e-5 || d < -1e-5 {
+				t.Fatalf("%+v: Col2im img[%d] = %v, want %v", g, i, gotImg[i], wantImg[i])
+			}
+		}
+	}
+}
