@@ -347,7 +347,7 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 		if err != nil {
 			return nil, nil, err
 		}
-		if sameInts(out, in) {
+		if slices.Equal(out, in) {
 			if s.Proj {
 				return fail("proj is set but the body keeps the shape %v", in)
 			}

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/fathom-ml/fathom/tensor"
@@ -130,7 +131,7 @@ func (r *Residual) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if r.Proj != nil {
 		s = r.Proj.Forward(x)
 	}
-	if !sameInts(y.Shape(), s.Shape()) {
+	if !slices.Equal(y.Shape(), s.Shape()) {
 		panic(fmt.Sprintf("nn: Residual: body output %v and shortcut %v differ in shape; give the Residual a projection", y.Shape(), s.Shape()))
 	}
 	return y.Add(s)
@@ -161,16 +162,4 @@ func (f *Flatten) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Flatten(f.
 
 func (f *Flatten) describe() string {
 	return fmt.Sprintf("Flatten(start_dim=%d, end_dim=%d)", f.StartDim, f.EndDim)
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

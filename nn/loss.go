@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
@@ -66,7 +67,7 @@ func reduce(l *tensor.Tensor, r Reduction) *tensor.Tensor {
 }
 
 func sameShapes(op string, a, b *tensor.Tensor) {
-	if !sameInts(a.Shape(), b.Shape()) {
+	if !slices.Equal(a.Shape(), b.Shape()) {
 		panic(fmt.Sprintf("nn: %s: input %v and target %v differ in shape", op, a.Shape(), b.Shape()))
 	}
 }
@@ -211,7 +212,7 @@ func classTargets(op string, target *tensor.Tensor, rest []int, c int, o ClassOp
 	if target.DType().IsFloat() {
 		panic(fmt.Sprintf("nn: %s: class-index targets must be an integer tensor, got %v", op, target.DType()))
 	}
-	if !sameInts(target.Shape(), rest) {
+	if !slices.Equal(target.Shape(), rest) {
 		panic(fmt.Sprintf("nn: %s: target shape %v does not match input (want %v)", op, target.Shape(), rest))
 	}
 	cw = classWeights(op, o.Weight, c)
@@ -364,7 +365,7 @@ func crossEntropyCoefficients(target *tensor.Tensor, rest []int, m, c int, o Cla
 	} else {
 		want = append([]int{rest[0], c}, rest[1:]...)
 	}
-	if !sameInts(target.Shape(), want) {
+	if !slices.Equal(target.Shape(), want) {
 		panic(fmt.Sprintf("nn: CrossEntropyLoss: probability target %v does not match input %v", target.Shape(), want))
 	}
 	t2, _, _ := classesLast("CrossEntropyLoss", target)
@@ -512,7 +513,7 @@ func crossEntropyComposite(logits, target *tensor.Tensor, o ClassOptions) *tenso
 	if target.DType().IsFloat() {
 		// Keep the target in the graph: ℓ = −Σ_c w·((1−ε)t + ε/C)·p.
 		t2, _, _ := classesLast("CrossEntropyLoss", target)
-		if !sameInts(t2.Shape(), x2.Shape()) {
+		if !slices.Equal(t2.Shape(), x2.Shape()) {
 			panic(fmt.Sprintf("nn: CrossEntropyLoss: probability target %v does not match input %v", target.Shape(), logits.Shape()))
 		}
 		ts := t2.MulScalar(1 - o.LabelSmoothing).AddScalar(o.LabelSmoothing / float64(c))

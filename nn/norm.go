@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fathom-ml/fathom/tensor"
 )
@@ -227,7 +228,7 @@ func NewLayerNormWith(c LayerNormConfig) *LayerNorm {
 func (l *LayerNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	shape := x.Shape()
 	k := len(l.Shape)
-	if len(shape) < k || !sameInts(shape[len(shape)-k:], l.Shape) {
+	if len(shape) < k || !slices.Equal(shape[len(shape)-k:], l.Shape) {
 		panic(fmt.Sprintf("nn: LayerNorm(%v): input %v does not end in the normalized shape", l.Shape, shape))
 	}
 	if fusedNormOK(x, l.Weight, l.Bias) {

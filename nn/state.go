@@ -81,7 +81,7 @@ func LoadStateDict(m Module, sd map[string]*tensor.Tensor, strict bool) error {
 			}
 			continue
 		}
-		if !sameInts(src.Shape(), en.Tensor.Shape()) {
+		if !slices.Equal(src.Shape(), en.Tensor.Shape()) {
 			e.Mismatched = append(e.Mismatched, ShapeMismatch{en.Name, en.Tensor.Shape(), src.Shape()})
 		}
 	}

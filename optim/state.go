@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,7 +124,7 @@ func (b *base) loadGroups(s *StateDict) (map[string]float64, error) {
 		if i < 0 || i >= len(b.params) {
 			return nil, fmt.Errorf("optim: %s: LoadState: tensor %q names parameter %d of %d", b.name, k, i, len(b.params))
 		}
-		if t == nil || !sameShape(t.Shape(), b.params[i].Shape()) {
+		if t == nil || !slices.Equal(t.Shape(), b.params[i].Shape()) {
 			return nil, fmt.Errorf("optim: %s: LoadState: tensor %q has shape %v, parameter %d has shape %v", b.name, k, shapeOf(t), i, b.params[i].Shape())
 		}
 	}
@@ -177,16 +178,4 @@ func hyperValue(h map[string]float64, name string, def float64) float64 {
 		return v
 	}
 	return def
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 )
 
 // node records how a non-leaf tensor was computed: the op's inputs and a
@@ -135,7 +136,7 @@ func (t *Tensor) Grad() *Tensor { return t.grad }
 // SetGrad replaces the accumulated gradient; SetGrad(nil) drops it (the
 // next Backward allocates a fresh one).
 func (t *Tensor) SetGrad(g *Tensor) {
-	if g != nil && !sameShape(g.shape, t.shape) {
+	if g != nil && !slices.Equal(g.shape, t.shape) {
 		panic(fmt.Sprintf("tensor: SetGrad with shape %v on a tensor of shape %v", g.shape, t.shape))
 	}
 	t.grad = g
@@ -208,7 +209,7 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 	if !t.requiresGrad {
 		panic("tensor: Backward on a tensor that does not require grad (no input requires grad, or it was computed from a NoGrad view)")
 	}
-	if !sameShape(grad.shape, t.shape) {
+	if !slices.Equal(grad.shape, t.shape) {
 		panic(fmt.Sprintf("tensor: BackwardWith gradient of shape %v for a tensor of shape %v", grad.shape, t.shape))
 	}
 	grad = grad.castRaw(t.dtype)
@@ -330,7 +331,7 @@ func fitGrad(op string, g, in *Tensor) *Tensor {
 	if g.dtype != in.dtype {
 		g = g.castRaw(in.dtype)
 	}
-	if !sameShape(g.shape, in.shape) {
+	if !slices.Equal(g.shape, in.shape) {
 		g = sumToShape(op, g, in.shape)
 	}
 	return g
@@ -370,7 +371,7 @@ func directGrad(t *Tensor) bool {
 	if t == nil || t.node != nil || !t.requiresGrad {
 		return false
 	}
-	return t.grad == nil || (t.grad.dtype == t.dtype && t.grad.IsContiguous() && sameShape(t.grad.shape, t.shape))
+	return t.grad == nil || (t.grad.dtype == t.dtype && t.grad.IsContiguous() && slices.Equal(t.grad.shape, t.shape))
 }
 
 // accumulateLeaf adds g into t.grad, allocating it on first use.

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 )
@@ -89,7 +90,7 @@ func binaryRaw(op binOp, a, b *Tensor) *Tensor {
 		outDT = Bool
 	}
 	var shape []int
-	if sameShape(a.shape, b.shape) {
+	if slices.Equal(a.shape, b.shape) {
 		shape = a.shape
 	} else {
 		shape = broadcastShapes(op.String(), a.shape, b.shape)
@@ -136,18 +137,18 @@ func binaryTyped[T number](op binOp, out, a, b *Tensor, k *kernels[T]) {
 	// first copied with the cache-blocked copy: walking it with a large
 	// inner stride would miss the cache on every element.
 	if out.IsContiguous() {
-		if a != out && !a.IsContiguous() && a.Numel() >= 1<<12 && sameShape(a.shape, out.shape) {
+		if a != out && !a.IsContiguous() && a.Numel() >= 1<<12 && slices.Equal(a.shape, out.shape) {
 			a = a.contiguousRaw()
 		}
-		if b != out && !b.IsContiguous() && b.Numel() >= 1<<12 && sameShape(b.shape, out.shape) {
+		if b != out && !b.IsContiguous() && b.Numel() >= 1<<12 && slices.Equal(b.shape, out.shape) {
 			b = b.contiguousRaw()
 		}
 	}
 	o, x, y := data[T](out), data[T](a), data[T](b)
-	if out.IsContiguous() && a.IsContiguous() && sameShape(a.shape, out.shape) {
+	if out.IsContiguous() && a.IsContiguous() && slices.Equal(a.shape, out.shape) {
 		n := out.Numel()
 		od, xd := o[out.offset:out.offset+n], x[a.offset:a.offset+n]
-		if b.IsContiguous() && sameShape(b.shape, out.shape) {
+		if b.IsContiguous() && slices.Equal(b.shape, out.shape) {
 			yd := y[b.offset : b.offset+n]
 			if f := k.vec(op); f != nil {
 				f(od, xd, yd)

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fathom-ml/fathom/internal/parallel"
 )
@@ -29,7 +30,7 @@ func copyRaw(dst, src *Tensor) {
 
 func copyRows[T elem](dst, src *Tensor) {
 	d, s := data[T](dst), data[T](src)
-	if dst.IsContiguous() && src.IsContiguous() && sameShape(dst.shape, src.shape) {
+	if dst.IsContiguous() && src.IsContiguous() && slices.Equal(dst.shape, src.shape) {
 		n := dst.Numel()
 		copy(d[dst.offset:dst.offset+n], s[src.offset:src.offset+n])
 		return

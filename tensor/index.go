@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/internal/parallel"
@@ -346,7 +347,7 @@ func scatterAddTyped[T number](op string, dst *Tensor, d int, ix, src *Tensor) {
 // (source elements outside that block were not used).
 func gatherGradToSrc(op string, g *Tensor, d int, ix *Tensor, srcShape []int) *Tensor {
 	gs := gatherRaw(op, g, d, ix)
-	if sameShape(gs.shape, srcShape) {
+	if slices.Equal(gs.shape, srcShape) {
 		return gs
 	}
 	z := empty(g.dtype, srcShape)

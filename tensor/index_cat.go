@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Joining and splitting along a dim: Cat, Stack, Split, SplitSizes, Chunk.
 
@@ -61,7 +64,7 @@ func Stack(tensors []*Tensor, dim int) *Tensor {
 	d := normDim(dim, len(tensors[0].shape)+1, "Stack")
 	parts := make([]*Tensor, len(tensors))
 	for i, t := range tensors {
-		if !sameShape(t.shape, tensors[0].shape) {
+		if !slices.Equal(t.shape, tensors[0].shape) {
 			panic(fmt.Sprintf("tensor: Stack: tensor %d has shape %v, tensor 0 has %v", i, t.shape, tensors[0].shape))
 		}
 		parts[i] = t.Unsqueeze(d)

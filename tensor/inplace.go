@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 )
@@ -37,7 +38,7 @@ func (t *Tensor) binaryInPlace(op binOp, o *Tensor) {
 
 // addInPlaceRaw is t += g for the autograd engine (no checks).
 func (t *Tensor) addInPlaceRaw(g *Tensor) {
-	if t.dtype == Float32 && g.dtype == Float32 && t.IsContiguous() && g.IsContiguous() && sameShape(t.shape, g.shape) {
+	if t.dtype == Float32 && g.dtype == Float32 && t.IsContiguous() && g.IsContiguous() && slices.Equal(t.shape, g.shape) {
 		kernel.AxpyF32(1, flat[float32](g), flat[float32](t))
 		return
 	}
@@ -99,7 +100,7 @@ func (t *Tensor) MulScalarInPlace(s float64) *Tensor {
 // AxpyInPlace sets t += alpha·x (BLAS axpy).
 func (t *Tensor) AxpyInPlace(alpha float64, x *Tensor) *Tensor {
 	t.checkInPlace("AxpyInPlace")
-	if t.IsContiguous() && x.IsContiguous() && sameShape(t.shape, x.shape) && x.dtype == t.dtype {
+	if t.IsContiguous() && x.IsContiguous() && slices.Equal(t.shape, x.shape) && x.dtype == t.dtype {
 		switch t.dtype {
 		case Float32:
 			kernel.AxpyF32(float32(alpha), flat[float32](x), flat[float32](t))
@@ -151,7 +152,7 @@ func sameDense(t *Tensor, others ...*Tensor) bool {
 		return false
 	}
 	for _, o := range others {
-		if o.dtype != t.dtype || !o.IsContiguous() || !sameShape(o.shape, t.shape) {
+		if o.dtype != t.dtype || !o.IsContiguous() || !slices.Equal(o.shape, t.shape) {
 			return false
 		}
 	}
@@ -168,7 +169,7 @@ func (t *Tensor) ClampInPlace(lo, hi float64) *Tensor {
 // CopyFrom copies src (broadcast to t's shape, converted to t's dtype) into t.
 func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 	t.checkInPlace("CopyFrom")
-	if t.st == src.st && t.offset == src.offset && sameShape(t.shape, src.shape) && t.dtype == src.dtype {
+	if t.st == src.st && t.offset == src.offset && slices.Equal(t.shape, src.shape) && t.dtype == src.dtype {
 		return t
 	}
 	copyRaw(t, src.castRaw(t.dtype))

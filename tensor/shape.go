@@ -20,18 +20,6 @@ func contiguousStrides(shape, strides []int) {
 	}
 }
 
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // normDim maps a possibly negative dim into [0, nd) or panics naming op.
 func normDim(d, nd int, op string) int {
 	if d < 0 {

@@ -16,6 +16,7 @@ package gradcheck
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fathom-ml/fathom/tensor"
 )
@@ -80,7 +81,7 @@ func Check(f func(inputs []*tensor.Tensor) *tensor.Tensor, inputs []*tensor.Tens
 		}
 		var grad []float64
 		if g := in.Grad(); g != nil {
-			if !sameShape(g.Shape(), in.Shape()) {
+			if !slices.Equal(g.Shape(), in.Shape()) {
 				return fmt.Errorf("gradcheck: input %d has shape %v but its gradient %v", i, in.Shape(), g.Shape())
 			}
 			grad = g.Values()
@@ -120,16 +121,4 @@ func Check(f func(inputs []*tensor.Tensor) *tensor.Tensor, inputs []*tensor.Tens
 			worst.input, worst.index, worst.analytic, worst.number, math.Abs(worst.analytic-worst.number), atol, rtol)
 	}
 	return nil
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
