@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/internal/parallel"
@@ -89,7 +88,7 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *T
 	case Float32:
 		kernel.MaxPool2dForwardF32(flat[float32](out), argmax, flat[float32](xc), planes, g)
 	default:
-		maxPoolForward(flat[float64](out), argmax, flat[float64](xc), planes, g)
+		kernel.MaxPool2dForward(flat[float64](out), argmax, flat[float64](xc), planes, g)
 	}
 	if record {
 		out.attach("MaxPool2d", func(gy *Tensor) []*Tensor {
@@ -99,7 +98,7 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *T
 			case Float32:
 				kernel.MaxPool2dBackwardF32(flat[float32](gx), flat[float32](gy), argmax, planes, g)
 			case Float64:
-				maxPoolBackward(flat[float64](gx), flat[float64](gy), argmax, planes, g)
+				kernel.MaxPool2dBackward(flat[float64](gx), flat[float64](gy), argmax, planes, g)
 			}
 			return []*Tensor{gx}
 		}, x)
@@ -166,11 +165,6 @@ func window2x2Index(i int, k uint8, oh, ow, w int) int {
 	j := i % (oh * ow)
 	y, x := j/ow, j%ow
 	return (2*y+int(k>>1))*w + 2*x + int(k&1)
-}
-
-// poolGrain is how many planes make a chunk worth a core.
-func poolGrain(g kernel.Window2d) int {
-	return max(1, grainElems/max(g.OutH()*g.OutW()*g.KH*g.KW, 1))
 }
 
 // is2x2 reports whether g is the common 2×2 window with stride 2 and no
@@ -255,60 +249,6 @@ func maxPool2x2Backward[T float](dx, dy []T, code []uint8, planes int, g kernel.
 	})
 }
 
-// maxPoolForward is kernel.MaxPool2dForwardF32 for float64.
-func maxPoolForward(dst []float64, argmax []int32, src []float64, planes int, g kernel.Window2d) {
-	oh, ow := g.OutH(), g.OutW()
-	parallel.For(planes, poolGrain(g), func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			in := src[p*g.H*g.W : (p+1)*g.H*g.W]
-			for y := range oh {
-				for x := range ow {
-					best, at := math.Inf(-1), int32(-1)
-					h0, w0 := y*g.StrideH-g.PadH, x*g.StrideW-g.PadW
-				window:
-					for kh := range g.KH {
-						ih := h0 + kh*g.DilH
-						if ih < 0 || ih >= g.H {
-							continue
-						}
-						for kw := range g.KW {
-							iw := w0 + kw*g.DilW
-							if iw < 0 || iw >= g.W {
-								continue
-							}
-							v := in[ih*g.W+iw]
-							if v > best || at < 0 || v != v {
-								best, at = v, int32(ih*g.W+iw)
-							}
-							if v != v {
-								break window
-							}
-						}
-					}
-					dst[p*oh*ow+y*ow+x] = best
-					argmax[p*oh*ow+y*ow+x] = at
-				}
-			}
-		}
-	})
-}
-
-// maxPoolBackward is kernel.MaxPool2dBackwardF32 for float64.
-func maxPoolBackward(dx, dy []float64, argmax []int32, planes int, g kernel.Window2d) {
-	hw, ohw := g.H*g.W, g.OutH()*g.OutW()
-	parallel.For(planes, poolGrain(g), func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			in := dx[p*hw : (p+1)*hw]
-			clear(in)
-			for i, a := range argmax[p*ohw : (p+1)*ohw] {
-				if a >= 0 {
-					in[a] += dy[p*ohw+i]
-				}
-			}
-		}
-	})
-}
-
 // AvgPool2d returns the mean over each kernel window (no dilation; a zero
 // stride means the kernel size). With countIncludePad (PyTorch's default)
 // the divisor is always KH·KW, padding counting as zeros; otherwise it is
@@ -327,7 +267,7 @@ func AvgPool2d(x *Tensor, kernelSize, stride, padding [2]int, countIncludePad bo
 	case Float32:
 		kernel.AvgPool2dForwardF32(flat[float32](out), flat[float32](xc), planes, g, countIncludePad)
 	case Float64:
-		avgPool(flat[float64](out), flat[float64](xc), planes, g, countIncludePad, false)
+		kernel.AvgPool2dForward(flat[float64](out), flat[float64](xc), planes, g, countIncludePad)
 	}
 	if track1(out, x) {
 		out.attach("AvgPool2d", func(gy *Tensor) []*Tensor {
@@ -337,58 +277,12 @@ func AvgPool2d(x *Tensor, kernelSize, stride, padding [2]int, countIncludePad bo
 			case Float32:
 				kernel.AvgPool2dBackwardF32(flat[float32](gx), flat[float32](gy), planes, g, countIncludePad)
 			case Float64:
-				avgPool(flat[float64](gy), flat[float64](gx), planes, g, countIncludePad, true)
+				kernel.AvgPool2dBackward(flat[float64](gx), flat[float64](gy), planes, g, countIncludePad)
 			}
 			return []*Tensor{gx}
 		}, x)
 	}
 	return out
-}
-
-// avgPool computes average pooling of float64 planes (pooled [planes×OH×OW],
-// plane [planes×H×W]): forward sets pooled from plane; backward sets plane
-// (the input gradient) from pooled (the output gradient).
-func avgPool(pooled, plane []float64, planes int, g kernel.Window2d, countIncludePad, backward bool) {
-	oh, ow := g.OutH(), g.OutW()
-	hw := g.H * g.W
-	parallel.For(planes, poolGrain(g), func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			in := plane[p*hw : (p+1)*hw]
-			if backward {
-				clear(in)
-			}
-			for y := range oh {
-				for x := range ow {
-					h0, w0 := y*g.StrideH-g.PadH, x*g.StrideW-g.PadW
-					h1, w1 := min(h0+g.KH, g.H+g.PadH), min(w0+g.KW, g.W+g.PadW)
-					div := (h1 - h0) * (w1 - w0)
-					h0, w0, h1, w1 = max(h0, 0), max(w0, 0), min(h1, g.H), min(w1, g.W)
-					if !countIncludePad {
-						div = (h1 - h0) * (w1 - w0)
-					}
-					o := &pooled[p*oh*ow+y*ow+x]
-					inv := 1 / float64(max(div, 1))
-					if backward {
-						v := *o * inv
-						for ih := h0; ih < h1; ih++ {
-							row := in[ih*g.W+w0 : ih*g.W+w1]
-							for i := range row {
-								row[i] += v
-							}
-						}
-						continue
-					}
-					var s float64
-					for ih := h0; ih < h1; ih++ {
-						for _, v := range in[ih*g.W+w0 : ih*g.W+w1] {
-							s += v
-						}
-					}
-					*o = s * inv
-				}
-			}
-		}
-	})
 }
 
 // adaptiveRange returns the input range [start, end) that output i of n

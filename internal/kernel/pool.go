@@ -34,8 +34,14 @@ func planeGrain(g Window2d) int {
 // argmax is not nil, argmax to the position of that maximum within its input
 // plane, h·W + w (PyTorch's indices; the first maximum in row-major window
 // order on ties). A window lying entirely in the padding yields −Inf and
-// index −1. argmax has the layout of dst.
+// index −1. argmax has the layout of dst. MaxPool2dForward is the same for
+// both float types.
 func MaxPool2dForwardF32(dst []float32, argmax []int32, src []float32, planes int, g Window2d) {
+	MaxPool2dForward(dst, argmax, src, planes, g)
+}
+
+// MaxPool2dForward is MaxPool2dForwardF32 for float32 or float64.
+func MaxPool2dForward[T float32 | float64](dst []T, argmax []int32, src []T, planes int, g Window2d) {
 	g = checkPool("MaxPool2dForwardF32", g, planes, len(src), len(dst))
 	oh, ow := g.OutH(), g.OutW()
 	if argmax != nil {
@@ -44,7 +50,7 @@ func MaxPool2dForwardF32(dst []float32, argmax []int32, src []float32, planes in
 	if g.H*g.W > math.MaxInt32 {
 		panic(fmt.Sprintf("kernel.MaxPool2dForwardF32: plane %d×%d too large for int32 indices", g.H, g.W))
 	}
-	negInf := float32(math.Inf(-1))
+	negInf := T(math.Inf(-1))
 	parallel.For(planes, planeGrain(g), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			in := src[p*g.H*g.W : (p+1)*g.H*g.W]
@@ -92,6 +98,11 @@ func MaxPool2dForwardF32(dst []float32, argmax []int32, src []float32, planes in
 // gradient of max pooling: each dy element is added at the input position
 // argmax recorded for it (entries of −1 are skipped). dx is overwritten.
 func MaxPool2dBackwardF32(dx, dy []float32, argmax []int32, planes int, g Window2d) {
+	MaxPool2dBackward(dx, dy, argmax, planes, g)
+}
+
+// MaxPool2dBackward is MaxPool2dBackwardF32 for float32 or float64.
+func MaxPool2dBackward[T float32 | float64](dx, dy []T, argmax []int32, planes int, g Window2d) {
 	g = checkPool("MaxPool2dBackwardF32", g, planes, len(dx), len(dy))
 	oh, ow := g.OutH(), g.OutW()
 	checkLen("MaxPool2dBackwardF32", "argmax", len(argmax), planes*oh*ow)
@@ -113,7 +124,7 @@ func MaxPool2dBackwardF32(dx, dy []float32, argmax []int32, planes int, g Window
 // of output (y, x) and its divisor: KH·KW (the window clipped to the padded
 // plane, which is the whole window with ceil_mode=False) when
 // countIncludePad, else the number of real input elements in it.
-func avgWindow(g Window2d, y, x int, countIncludePad bool) (h0, h1, w0, w1 int, div float32) {
+func avgWindow(g Window2d, y, x int, countIncludePad bool) (h0, h1, w0, w1, div int) {
 	h0, w0 = y*g.StrideH-g.PadH, x*g.StrideW-g.PadW
 	h1, w1 = min(h0+g.KH, g.H+g.PadH), min(w0+g.KW, g.W+g.PadW)
 	padded := (h1 - h0) * (w1 - w0)
@@ -123,7 +134,7 @@ func avgWindow(g Window2d, y, x int, countIncludePad bool) (h0, h1, w0, w1 int, 
 	if !countIncludePad {
 		n = (h1 - h0) * (w1 - w0)
 	}
-	return h0, h1, w0, w1, float32(max(n, 1))
+	return h0, h1, w0, w1, max(n, 1)
 }
 
 func checkAvg(op string, g Window2d) {
@@ -137,6 +148,11 @@ func checkAvg(op string, g Window2d) {
 // padding counting as zeros; without it the divisor is the number of real
 // input elements in the window. Dilation must be 1 (or 0).
 func AvgPool2dForwardF32(dst, src []float32, planes int, g Window2d, countIncludePad bool) {
+	AvgPool2dForward(dst, src, planes, g, countIncludePad)
+}
+
+// AvgPool2dForward is AvgPool2dForwardF32 for float32 or float64.
+func AvgPool2dForward[T float32 | float64](dst, src []T, planes int, g Window2d, countIncludePad bool) {
 	checkAvg("AvgPool2dForwardF32", g)
 	g = checkPool("AvgPool2dForwardF32", g, planes, len(src), len(dst))
 	oh, ow := g.OutH(), g.OutW()
@@ -147,13 +163,13 @@ func AvgPool2dForwardF32(dst, src []float32, planes int, g Window2d, countInclud
 			for y := range oh {
 				for x := range ow {
 					h0, h1, w0, w1, div := avgWindow(g, y, x, countIncludePad)
-					var s float32
+					var s T
 					for ih := h0; ih < h1; ih++ {
 						for _, v := range in[ih*g.W+w0 : ih*g.W+w1] {
 							s += v
 						}
 					}
-					out[y*ow+x] = s / div
+					out[y*ow+x] = s / T(div)
 				}
 			}
 		}
@@ -165,6 +181,11 @@ func AvgPool2dForwardF32(dst, src []float32, planes int, g Window2d, countInclud
 // divided by its window's divisor, is added to every input element of the
 // window. dx is overwritten.
 func AvgPool2dBackwardF32(dx, dy []float32, planes int, g Window2d, countIncludePad bool) {
+	AvgPool2dBackward(dx, dy, planes, g, countIncludePad)
+}
+
+// AvgPool2dBackward is AvgPool2dBackwardF32 for float32 or float64.
+func AvgPool2dBackward[T float32 | float64](dx, dy []T, planes int, g Window2d, countIncludePad bool) {
 	checkAvg("AvgPool2dBackwardF32", g)
 	g = checkPool("AvgPool2dBackwardF32", g, planes, len(dx), len(dy))
 	oh, ow := g.OutH(), g.OutW()
@@ -176,7 +197,7 @@ func AvgPool2dBackwardF32(dx, dy []float32, planes int, g Window2d, countInclude
 			for y := range oh {
 				for x := range ow {
 					h0, h1, w0, w1, div := avgWindow(g, y, x, countIncludePad)
-					v := grad[y*ow+x] / div
+					v := grad[y*ow+x] / T(div)
 					for ih := h0; ih < h1; ih++ {
 						row := in[ih*g.W+w0 : ih*g.W+w1]
 						for i := range row {
