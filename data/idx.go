@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/fathom-ml/fathom/internal/atomicfile"
 )
 
 // IDXType is the element type code of an IDX file.
@@ -338,7 +340,7 @@ func EncodeIDX(w io.Writer, x *IDX) error {
 // WriteIDX writes x to path, gzip-compressed if path ends in ".gz", through a
 // temporary file that is renamed into place.
 func WriteIDX(path string, x *IDX) error {
-	return writeAtomically(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		if filepath.Ext(path) != ".gz" {
 			return EncodeIDX(w, x)
 		}
@@ -348,37 +350,4 @@ func WriteIDX(path string, x *IDX) error {
 		}
 		return zw.Close()
 	})
-}
-
-// writeAtomically writes a file through a temporary file in the same
-// directory, synced and renamed over path, so readers never see a partial file.
-func writeAtomically(path string, write func(w io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err := write(bw); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/fathom-ml/fathom/internal/atomicfile"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -420,7 +422,7 @@ func WriteParquet(path string, t *Table) error {
 		seen[f.Name] = true
 	}
 
-	return writeAtomically(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
 		fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		if err != nil {

@@ -29,11 +29,12 @@ import (
 	"math"
 	"math/bits"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fathom-ml/fathom/internal/atomicfile"
 )
 
 // MaxHeaderSize is the largest JSON header Read accepts, in bytes. It is the
@@ -308,42 +309,9 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 // WriteFile writes a safetensors file at path. It writes to a temporary file in
 // the same directory, syncs it and renames it over path, so readers never see a
 // partial file.
-func WriteFile(path string, tensors []Entry, metadata map[string]string) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+func WriteFile(path string, tensors []Entry, metadata map[string]string) error {
+	if err := atomicfile.Write(path, func(w io.Writer) error { return Write(w, tensors, metadata) }); err != nil {
 		return fmt.Errorf("safetensors: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err := Write(bw, tensors, metadata); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("safetensors: %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("safetensors: %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("safetensors: %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("safetensors: %w", err)
-	}
-	// Make the rename durable; not every file system supports syncing a
-	// directory, so a failure here is not reported.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

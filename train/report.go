@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
+
+	"github.com/fathom-ml/fathom/internal/atomicfile"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -48,29 +48,7 @@ func WriteMetricsCSV(path string, task Task, hist []EpochResult) error {
 		fmt.Fprintf(&b, "%d,%s,%s,%s,%s,%s,%s,%s\n", r.Epoch, num(r.Train.Loss), num(tm), num(vl), num(vm),
 			num(r.LR), num(r.Seconds), num(r.EvalSeconds))
 	}
-	return writeFileAtomic(path, b.Bytes())
-}
-
-// writeFileAtomic writes data to a temporary file next to path and
-// renames it into place.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteBytes(path, b.Bytes())
 }
 
 // PlotCurves draws the learning curves as a PNG: the loss per epoch on the
@@ -141,5 +119,5 @@ func PlotCurves(path string, task Task, hist []EpochResult, title string) error 
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteBytes(path, buf.Bytes())
 }

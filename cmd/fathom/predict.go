@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fathom-ml/fathom/internal/atomicfile"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-ml/fathom/data"
@@ -134,7 +136,7 @@ func runPredict(modelPath, input, out string, batch int, stdout io.Writer) error
 		if err := writePredictionsCSV(&b, p); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(out, []byte(b.String())); err != nil {
+		if err := atomicfile.WriteBytes(out, []byte(b.String())); err != nil {
 			return err
 		}
 	default:
@@ -195,23 +197,4 @@ func writePredictionsJSON(p *train.Predictions) error {
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes b to a temporary file next to path and renames it.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
