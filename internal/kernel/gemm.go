@@ -9,16 +9,17 @@ package kernel
 // runs an assembly micro-kernel chosen at start-up from the CPU's features,
 // and is split over GOMAXPROCS cores when it is large enough.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	gemm(sgemmActive, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(sgemmActive.pick(m, n, k), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // Dgemm is Sgemm for float64.
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	gemm(dgemmActive, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(dgemmActive.pick(m, n, k), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // sgemmVariants and dgemmVariants list every micro-kernel family usable on
-// this CPU, fastest first; the first entry is the one Sgemm/Dgemm use. The
+// this CPU, fastest first; the first entry is the one Sgemm/Dgemm use (or
+// its wide sibling, listed too, for large products). The
 // pure-Go variant is always last and always present. Tests run them all.
 var (
 	sgemmVariants []*gemmVariant[float32]

@@ -1,6 +1,9 @@
 package kernel
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // benchShapes are square sizes plus the shapes of a Linear layer 784→256
 // with a mini-batch of 64: forward x·W (W stored in×out) and x·Wᵀ (W stored
@@ -27,7 +30,7 @@ var benchShapes = []struct {
 func BenchmarkSgemm(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
-			benchSgemm(b, sgemmActive, s.m, s.n, s.k, s.transA, s.transB)
+			benchSgemm(b, sgemmActive.pick(s.m, s.n, s.k), s.m, s.n, s.k, s.transA, s.transB)
 		})
 	}
 }
@@ -35,15 +38,26 @@ func BenchmarkSgemm(b *testing.B) {
 func BenchmarkDgemm(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(s.name, func(b *testing.B) {
-			benchDgemm(b, dgemmActive, s.m, s.n, s.k, s.transA, s.transB)
+			benchDgemm(b, dgemmActive.pick(s.m, s.n, s.k), s.m, s.n, s.k, s.transA, s.transB)
 		})
 	}
 }
 
-// BenchmarkSgemmVariants runs every registered float32 variant at n=512.
+// BenchmarkSgemmVariants and BenchmarkDgemmVariants run every registered
+// variant at n = 512 and 2048 (the wide tiles against the 14-row ones).
 func BenchmarkSgemmVariants(b *testing.B) {
-	for _, v := range sgemmVariants {
-		b.Run(v.name, func(b *testing.B) { benchSgemm(b, v, 512, 512, 512, false, false) })
+	for _, n := range []int{512, 2048} {
+		for _, v := range sgemmVariants {
+			b.Run(fmt.Sprintf("n=%d/%s", n, v.name), func(b *testing.B) { benchSgemm(b, v, n, n, n, false, false) })
+		}
+	}
+}
+
+func BenchmarkDgemmVariants(b *testing.B) {
+	for _, n := range []int{512, 2048} {
+		for _, v := range dgemmVariants {
+			b.Run(fmt.Sprintf("n=%d/%s", n, v.name), func(b *testing.B) { benchDgemm(b, v, n, n, n, false, false) })
+		}
 	}
 }
 

@@ -340,6 +340,222 @@ func dgemmAVX512C13(k int, a *float64, lda int, b *float64, ldb int, c *float64,
 //go:noescape
 func dgemmAVX512C14(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
 
+// sgemmAVX512WR1 computes a 1×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WR2 computes a 2×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WR3 computes a 3×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR3(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WR4 computes a 4×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WR5 computes a 5×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR5(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WR6 computes a 6×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR6(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WR7 computes a 7×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR7(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WR8 computes a 8×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR8(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WR9 computes a 9×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WR9(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC1 computes a 1×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC1(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC2 computes a 2×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC2(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC3 computes a 3×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC3(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC4 computes a 4×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC5 computes a 5×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC5(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC6 computes a 6×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC6(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC7 computes a 7×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC7(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC8 computes a 8×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC8(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// sgemmAVX512WC9 computes a 9×48 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func sgemmAVX512WC9(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, mask uint64)
+
+// dgemmAVX512WR1 computes a 1×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR1(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WR2 computes a 2×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WR3 computes a 3×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR3(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WR4 computes a 4×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR4(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WR5 computes a 5×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR5(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WR6 computes a 6×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR6(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WR7 computes a 7×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR7(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WR8 computes a 8×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WR9 computes a 9×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WR9(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC1 computes a 1×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC1(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC2 computes a 2×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC2(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC3 computes a 3×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC3(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC4 computes a 4×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC4(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC5 computes a 5×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC5(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC6 computes a 6×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC6(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC7 computes a 7×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC7(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC8 computes a 8×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
+// dgemmAVX512WC9 computes a 9×24 tile of C = alpha·A·B + beta·C with A(i,p) at a[p*lda+i].
+// C is not read when beta is 0.
+//
+//go:noescape
+func dgemmAVX512WC9(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int, alpha float64, beta float64, mask uint64)
+
 // sgemmAVX2R1 computes a 1×16 tile of C = alpha·A·B + beta·C with A(i,p) at a[i*lda+p].
 // C is not read when beta is 0.
 //

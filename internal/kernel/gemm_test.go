@@ -131,7 +131,7 @@ func testVariants[T gemmFloat](vs []*gemmVariant[T]) []*gemmVariant[T] {
 	var out []*gemmVariant[T]
 	for _, v := range vs {
 		out = append(out, v)
-		tiny := &gemmVariant[T]{name: v.name + "/tinyblocks", mr: v.mr, nr: v.nr, kc: 5, mc: 2 * v.mr, nc: 2 * v.nr, masked: v.masked, strided: v.strided, micro: v.micro, trans: v.trans, transN: v.transN}
+		tiny := &gemmVariant[T]{name: v.name + "/tinyblocks", mr: v.mr, nr: v.nr, kc: 5, mc: 2 * v.mr, nc: 2 * v.nr, masked: v.masked, strided: v.strided, irOuter: v.irOuter, micro: v.micro, trans: v.trans, transN: v.transN}
 		out = append(out, tiny)
 	}
 	return out
@@ -273,5 +273,37 @@ func TestGemmParallelWorkers(t *testing.T) {
 			}
 		}
 		runtime.GOMAXPROCS(prev)
+	}
+}
+
+// TestGemmWidePick checks that the public entry points hand large products
+// to the wide tile and small ones to the 14-row tile, and that a large odd
+// product through Sgemm/Dgemm matches the reference.
+func TestGemmWidePick(t *testing.T) {
+	if sgemmActive.wide == nil {
+		t.Skip("no wide variant on this CPU")
+	}
+	if got := sgemmActive.pick(gemmWideMin, gemmWideMin, 256); got != sgemmActive.wide {
+		t.Errorf("pick(%d, %d, 256) = %s, want the wide variant", gemmWideMin, gemmWideMin, got.name)
+	}
+	if got := sgemmActive.pick(gemmWideMin-1, 4096, 4096); got != sgemmActive {
+		t.Errorf("pick(%d, 4096, 4096) = %s, want %s", gemmWideMin-1, got.name, sgemmActive.name)
+	}
+	if got := dgemmActive.pick(4096, 4096, 64); got != dgemmActive {
+		t.Errorf("pick(4096, 4096, 64) = %s, want %s (k below the wide kc)", got.name, dgemmActive.name)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	s := gemmShape{gemmWideMin + 13, gemmWideMin + 29, 301}
+	for _, tc := range []gemmCase{{false, false, 0.5, -1.5, 3, 0}, {true, true, 2, 0, 0, 0}} {
+		a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
+		want64 := append([]float64(nil), c64...)
+		dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, want64, ldc)
+		a, b, c := toF32(a64), toF32(b64), toF32(c64)
+		want := append([]float32(nil), c...)
+		sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
+		Sgemm(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, ldc)
+		checkGemmResult(t, "Sgemm", s, ldc, c, want, 1.2e-7)
+		Dgemm(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, c64, ldc)
+		checkGemmResult(t, "Dgemm", s, ldc, c64, want64, 2.3e-16)
 	}
 }
