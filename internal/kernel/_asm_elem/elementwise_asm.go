@@ -305,6 +305,9 @@ func genAxpy(s isa, t dtype) {
 // sum and dot accumulate in float64 with eight independent vector
 // accumulators (the FP add latency is hidden and rounding error grows with
 // n/8/lanes rather than n). float32 inputs are widened with VCVTPS2PD.
+// sumPrefetch is how far ahead (bytes) the sum kernels prefetch.
+const sumPrefetch = 1024
+
 func genSumDot(s isa, t dtype, dot bool) {
 	name := "sum"
 	sig := fmt.Sprintf("func(x []%s) float64", t.gotype)
@@ -331,6 +334,17 @@ func genSumDot(s isa, t dtype, dot bool) {
 	half := s.bytes / 2 // bytes of float32 that widen to one float64 vector
 	loop(fn, i, n, s.lanes(t), 4, func(u int) {
 		k := 0
+		if u > 1 && !dot {
+			// A long sum streams from L3 or memory; a software prefetch
+			// sumPrefetch bytes ahead lifts one core from about 22 to
+			// 24.5 GB/s on 64 MiB (two cores are bound by the shared L3
+			// at about 49 GB/s either way).
+			for j := range u {
+				m := elem(x, i, t, s, j)
+				m.Disp += sumPrefetch
+				PREFETCHT0(m)
+			}
+		}
 		for j := range u {
 			if t.size == 4 {
 				for h := range 2 {
