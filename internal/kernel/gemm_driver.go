@@ -189,7 +189,7 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 	if v.strided {
 		var zero T
 		size := int(unsafe.Sizeof(zero))
-		g.directA = gemmDirectA && friendlyStride(lda*size)
+		g.directA = gemmDirectA && (friendlyStride(lda*size) || v.irOuter && v.mr <= gemmAliasRows)
 		// A packed B panel pays off only when many row panels reuse it.
 		g.directB = !transB && (m <= v.mr || m <= gemmDirectBRows && friendlyStride(ldb*size))
 	}
@@ -209,6 +209,14 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 	}
 	v.serial(&g)
 }
+
+// gemmAliasRows is the most rows of an A micro-panel that may be read in
+// place at a stride that maps them all to one L1 set: with A held in L1
+// across a row of B panels (irOuter), each k-line of the panel takes one way
+// per row of the 12-way L1, and 9 rows leave room for the B and C lines
+// passing through. Reading A in place there saves the copy (single core
+// about 7% faster at n = 1024 and 2048).
+const gemmAliasRows = 9
 
 // friendlyStride reports whether rows this many bytes apart can be streamed
 // together without piling onto one L1 set (a 4 KiB multiple maps every row
@@ -583,7 +591,10 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	for len(v.partBufs) < parts {
 		v.partBufs = append(v.partBufs, new(gemmBuf[T]))
 	}
-	j.rows = costRows <= costCols
+	// A wide-tile variant keeps each A micro-panel in L1 across a whole
+	// row of B panels; column chunks would cut those rows short and read A
+	// once per chunk.
+	j.rows = costRows <= costCols || v.irOuter && pm >= parts
 	if j.rows {
 		// Chunks are full-width row ranges, about 8 per worker (each copies
 		// its rows of A once per block, and the B block stays in L2 while it

@@ -294,7 +294,8 @@ func TestGemmWidePick(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	s := gemmShape{gemmWideMin + 13, gemmWideMin + 29, 301}
-	for _, tc := range []gemmCase{{false, false, 0.5, -1.5, 3, 0}, {true, true, 2, 0, 0, 0}} {
+	// ld = 1024 puts the rows of A 4 KiB apart (read in place by the wide tile).
+	for _, tc := range []gemmCase{{false, false, 0.5, -1.5, 3, 0}, {true, true, 2, 0, 0, 0}, {false, false, 1, 1, 0, 1024}} {
 		a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
 		want64 := append([]float64(nil), c64...)
 		dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, want64, ldc)
