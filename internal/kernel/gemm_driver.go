@@ -16,6 +16,10 @@ package kernel
 //	        for ir over the block in steps of mr
 //	          micro-kernel: C[ir:ir+mr, jr:jr+nr] = alpha·A·B + beta·C
 //
+// Variants with irOuter (the wide AVX-512 tiles, whose 48-column B
+// micro-panel would not fit L1 beside A) swap the two inner loops: the A
+// micro-panel stays in L1 and the B micro-panels stream past it from L2.
+//
 // The assembly micro-kernels read A with a stride in either orientation, so
 // "packing" A is a row copy (or nothing: A is used in place when its stride
 // does not alias in L1), and they take alpha and beta themselves. B is packed

@@ -198,8 +198,13 @@ func testDgemmVariants(t *testing.T) {
 // TestGemmPublic checks the exported entry points on one shape.
 func TestGemmPublic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	s := gemmShape{45, 67, 89}
-	tc := gemmCase{false, true, 2, 0.5, 1, 0}
+	checkPublicGemm(t, rng, gemmShape{45, 67, 89}, gemmCase{false, true, 2, 0.5, 1, 0})
+}
+
+// checkPublicGemm runs Sgemm and Dgemm on one shape and case and compares
+// them with the references.
+func checkPublicGemm(t *testing.T, rng *rand.Rand, s gemmShape, tc gemmCase) {
+	t.Helper()
 	a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
 	want64 := append([]float64(nil), c64...)
 	dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, want64, ldc)
@@ -296,15 +301,6 @@ func TestGemmWidePick(t *testing.T) {
 	s := gemmShape{gemmWideMin + 13, gemmWideMin + 29, 301}
 	// ld = 1024 puts the rows of A 4 KiB apart (read in place by the wide tile).
 	for _, tc := range []gemmCase{{false, false, 0.5, -1.5, 3, 0}, {true, true, 2, 0, 0, 0}, {false, false, 1, 1, 0, 1024}} {
-		a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
-		want64 := append([]float64(nil), c64...)
-		dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, want64, ldc)
-		a, b, c := toF32(a64), toF32(b64), toF32(c64)
-		want := append([]float32(nil), c...)
-		sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
-		Sgemm(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, ldc)
-		checkGemmResult(t, "Sgemm", s, ldc, c, want, 1.2e-7)
-		Dgemm(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a64, lda, b64, ldb, tc.beta, c64, ldc)
-		checkGemmResult(t, "Dgemm", s, ldc, c64, want64, 2.3e-16)
+		checkPublicGemm(t, rng, s, tc)
 	}
 }
