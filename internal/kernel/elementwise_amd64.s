@@ -2801,85 +2801,88 @@ TEXT ·expShiftSumF32AVX512(SB), NOSPLIT, $0-64
 	ANDQ         $-16, DX
 
 expShiftSumF32AVX512_blocks:
-	CMPQ         BX, SI
-	JAE          expShiftSumF32AVX512_singles
-	VMOVUPS      (CX)(BX*4), Z7
-	VSUBPS       Z0, Z7, Z7
-	VMOVUPS      64(CX)(BX*4), Z8
-	VSUBPS       Z0, Z8, Z8
-	VMAXPS       Z7, Z1, Z7
-	VMINPS       Z7, Z2, Z7
-	VMULPS       elemconst_log2e<>+0(SB), Z7, Z9
-	VRNDSCALEPS  $0x00, Z9, Z9
-	VFNMADD231PS elemconst_ln2hi<>+0(SB), Z9, Z7
-	VFNMADD231PS elemconst_ln2lo<>+0(SB), Z9, Z7
-	VMOVUPS      elemconst_expc5<>+0(SB), Z10
-	VFMADD213PS  elemconst_expc4<>+0(SB), Z7, Z10
-	VFMADD213PS  elemconst_expc3<>+0(SB), Z7, Z10
-	VFMADD213PS  elemconst_expc2<>+0(SB), Z7, Z10
-	VFMADD213PS  elemconst_expc1<>+0(SB), Z7, Z10
-	VFMADD213PS  elemconst_expc0<>+0(SB), Z7, Z10
-	VMULPS       Z7, Z7, Z11
-	VFMADD213PS  Z7, Z11, Z10
-	VADDPS       elemconst_one<>+0(SB), Z10, Z10
-	VSCALEFPS    Z9, Z10, Z7
-	VMAXPS       Z8, Z1, Z8
-	VMINPS       Z8, Z2, Z8
-	VMULPS       elemconst_log2e<>+0(SB), Z8, Z9
-	VRNDSCALEPS  $0x00, Z9, Z9
-	VFNMADD231PS elemconst_ln2hi<>+0(SB), Z9, Z8
-	VFNMADD231PS elemconst_ln2lo<>+0(SB), Z9, Z8
-	VMOVUPS      elemconst_expc5<>+0(SB), Z10
-	VFMADD213PS  elemconst_expc4<>+0(SB), Z8, Z10
-	VFMADD213PS  elemconst_expc3<>+0(SB), Z8, Z10
-	VFMADD213PS  elemconst_expc2<>+0(SB), Z8, Z10
-	VFMADD213PS  elemconst_expc1<>+0(SB), Z8, Z10
-	VFMADD213PS  elemconst_expc0<>+0(SB), Z8, Z10
-	VMULPS       Z8, Z8, Z11
-	VFMADD213PS  Z8, Z11, Z10
-	VADDPS       elemconst_one<>+0(SB), Z10, Z10
-	VSCALEFPS    Z9, Z10, Z8
-	VMOVUPS      Z7, (AX)(BX*4)
-	VCVTPS2PD    (AX)(BX*4), Z7
-	VADDPD       Z7, Z3, Z3
-	VCVTPS2PD    32(AX)(BX*4), Z7
-	VADDPD       Z7, Z4, Z4
-	VMOVUPS      Z8, 64(AX)(BX*4)
-	VCVTPS2PD    64(AX)(BX*4), Z7
-	VADDPD       Z7, Z5, Z5
-	VCVTPS2PD    96(AX)(BX*4), Z7
-	VADDPD       Z7, Z6, Z6
-	ADDQ         $0x00000020, BX
-	JMP          expShiftSumF32AVX512_blocks
+	CMPQ          BX, SI
+	JAE           expShiftSumF32AVX512_singles
+	VMOVUPS       (CX)(BX*4), Z7
+	VSUBPS        Z0, Z7, Z7
+	VMOVUPS       64(CX)(BX*4), Z8
+	VSUBPS        Z0, Z8, Z8
+	VMAXPS        Z7, Z1, Z7
+	VMINPS        Z7, Z2, Z7
+	VMULPS        elemconst_log2e<>+0(SB), Z7, Z9
+	VRNDSCALEPS   $0x00, Z9, Z9
+	VFNMADD231PS  elemconst_ln2hi<>+0(SB), Z9, Z7
+	VFNMADD231PS  elemconst_ln2lo<>+0(SB), Z9, Z7
+	VMOVUPS       elemconst_expc5<>+0(SB), Z10
+	VFMADD213PS   elemconst_expc4<>+0(SB), Z7, Z10
+	VFMADD213PS   elemconst_expc3<>+0(SB), Z7, Z10
+	VFMADD213PS   elemconst_expc2<>+0(SB), Z7, Z10
+	VFMADD213PS   elemconst_expc1<>+0(SB), Z7, Z10
+	VFMADD213PS   elemconst_expc0<>+0(SB), Z7, Z10
+	VMULPS        Z7, Z7, Z11
+	VFMADD213PS   Z7, Z11, Z10
+	VADDPS        elemconst_one<>+0(SB), Z10, Z10
+	VSCALEFPS     Z9, Z10, Z7
+	VMAXPS        Z8, Z1, Z8
+	VMINPS        Z8, Z2, Z8
+	VMULPS        elemconst_log2e<>+0(SB), Z8, Z9
+	VRNDSCALEPS   $0x00, Z9, Z9
+	VFNMADD231PS  elemconst_ln2hi<>+0(SB), Z9, Z8
+	VFNMADD231PS  elemconst_ln2lo<>+0(SB), Z9, Z8
+	VMOVUPS       elemconst_expc5<>+0(SB), Z10
+	VFMADD213PS   elemconst_expc4<>+0(SB), Z8, Z10
+	VFMADD213PS   elemconst_expc3<>+0(SB), Z8, Z10
+	VFMADD213PS   elemconst_expc2<>+0(SB), Z8, Z10
+	VFMADD213PS   elemconst_expc1<>+0(SB), Z8, Z10
+	VFMADD213PS   elemconst_expc0<>+0(SB), Z8, Z10
+	VMULPS        Z8, Z8, Z11
+	VFMADD213PS   Z8, Z11, Z10
+	VADDPS        elemconst_one<>+0(SB), Z10, Z10
+	VSCALEFPS     Z9, Z10, Z8
+	VMOVUPS       Z7, (AX)(BX*4)
+	VEXTRACTF32X8 $0x01, Z7, Y9
+	VCVTPS2PD     Y7, Z7
+	VADDPD        Z7, Z3, Z3
+	VCVTPS2PD     Y9, Z7
+	VADDPD        Z7, Z4, Z4
+	VMOVUPS       Z8, 64(AX)(BX*4)
+	VEXTRACTF32X8 $0x01, Z8, Y7
+	VCVTPS2PD     Y8, Z8
+	VADDPD        Z8, Z5, Z5
+	VCVTPS2PD     Y7, Z7
+	VADDPD        Z7, Z6, Z6
+	ADDQ          $0x00000020, BX
+	JMP           expShiftSumF32AVX512_blocks
 
 expShiftSumF32AVX512_singles:
-	CMPQ         BX, DX
-	JAE          expShiftSumF32AVX512_done
-	VMOVUPS      (CX)(BX*4), Z7
-	VSUBPS       Z0, Z7, Z7
-	VMAXPS       Z7, Z1, Z7
-	VMINPS       Z7, Z2, Z7
-	VMULPS       elemconst_log2e<>+0(SB), Z7, Z8
-	VRNDSCALEPS  $0x00, Z8, Z8
-	VFNMADD231PS elemconst_ln2hi<>+0(SB), Z8, Z7
-	VFNMADD231PS elemconst_ln2lo<>+0(SB), Z8, Z7
-	VMOVUPS      elemconst_expc5<>+0(SB), Z9
-	VFMADD213PS  elemconst_expc4<>+0(SB), Z7, Z9
-	VFMADD213PS  elemconst_expc3<>+0(SB), Z7, Z9
-	VFMADD213PS  elemconst_expc2<>+0(SB), Z7, Z9
-	VFMADD213PS  elemconst_expc1<>+0(SB), Z7, Z9
-	VFMADD213PS  elemconst_expc0<>+0(SB), Z7, Z9
-	VMULPS       Z7, Z7, Z10
-	VFMADD213PS  Z7, Z10, Z9
-	VADDPS       elemconst_one<>+0(SB), Z9, Z9
-	VSCALEFPS    Z8, Z9, Z7
-	VMOVUPS      Z7, (AX)(BX*4)
-	VCVTPS2PD    (AX)(BX*4), Z7
-	VADDPD       Z7, Z3, Z3
-	VCVTPS2PD    32(AX)(BX*4), Z7
-	VADDPD       Z7, Z4, Z4
-	ADDQ         $0x00000010, BX
-	JMP          expShiftSumF32AVX512_singles
+	CMPQ          BX, DX
+	JAE           expShiftSumF32AVX512_done
+	VMOVUPS       (CX)(BX*4), Z7
+	VSUBPS        Z0, Z7, Z7
+	VMAXPS        Z7, Z1, Z7
+	VMINPS        Z7, Z2, Z7
+	VMULPS        elemconst_log2e<>+0(SB), Z7, Z8
+	VRNDSCALEPS   $0x00, Z8, Z8
+	VFNMADD231PS  elemconst_ln2hi<>+0(SB), Z8, Z7
+	VFNMADD231PS  elemconst_ln2lo<>+0(SB), Z8, Z7
+	VMOVUPS       elemconst_expc5<>+0(SB), Z9
+	VFMADD213PS   elemconst_expc4<>+0(SB), Z7, Z9
+	VFMADD213PS   elemconst_expc3<>+0(SB), Z7, Z9
+	VFMADD213PS   elemconst_expc2<>+0(SB), Z7, Z9
+	VFMADD213PS   elemconst_expc1<>+0(SB), Z7, Z9
+	VFMADD213PS   elemconst_expc0<>+0(SB), Z7, Z9
+	VMULPS        Z7, Z7, Z10
+	VFMADD213PS   Z7, Z10, Z9
+	VADDPS        elemconst_one<>+0(SB), Z9, Z9
+	VSCALEFPS     Z8, Z9, Z7
+	VMOVUPS       Z7, (AX)(BX*4)
+	VEXTRACTF32X8 $0x01, Z7, Y8
+	VCVTPS2PD     Y7, Z7
+	VADDPD        Z7, Z3, Z3
+	VCVTPS2PD     Y8, Z7
+	VADDPD        Z7, Z4, Z4
+	ADDQ          $0x00000010, BX
+	JMP           expShiftSumF32AVX512_singles
 
 expShiftSumF32AVX512_done:
 	VADDPD        Z4, Z3, Z3
@@ -5116,14 +5119,16 @@ expShiftSumF32AVX2_blocks:
 	VMULPS       Y9, Y10, Y10
 	VMULPS       Y8, Y10, Y8
 	VMOVUPS      Y7, (AX)(BX*4)
-	VCVTPS2PD    (AX)(BX*4), Y7
+	VEXTRACTF128 $0x01, Y7, X9
+	VCVTPS2PD    X7, Y7
 	VADDPD       Y7, Y3, Y3
-	VCVTPS2PD    16(AX)(BX*4), Y7
+	VCVTPS2PD    X9, Y7
 	VADDPD       Y7, Y4, Y4
 	VMOVUPS      Y8, 32(AX)(BX*4)
-	VCVTPS2PD    32(AX)(BX*4), Y7
-	VADDPD       Y7, Y5, Y5
-	VCVTPS2PD    48(AX)(BX*4), Y7
+	VEXTRACTF128 $0x01, Y8, X7
+	VCVTPS2PD    X8, Y8
+	VADDPD       Y8, Y5, Y5
+	VCVTPS2PD    X7, Y7
 	VADDPD       Y7, Y6, Y6
 	ADDQ         $0x00000010, BX
 	JMP          expShiftSumF32AVX2_blocks
@@ -5158,9 +5163,10 @@ expShiftSumF32AVX2_singles:
 	VMULPS       Y8, Y9, Y9
 	VMULPS       Y7, Y9, Y7
 	VMOVUPS      Y7, (AX)(BX*4)
-	VCVTPS2PD    (AX)(BX*4), Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VCVTPS2PD    X7, Y7
 	VADDPD       Y7, Y3, Y3
-	VCVTPS2PD    16(AX)(BX*4), Y7
+	VCVTPS2PD    X8, Y7
 	VADDPD       Y7, Y4, Y4
 	ADDQ         $0x00000008, BX
 	JMP          expShiftSumF32AVX2_singles
