@@ -46,7 +46,9 @@
 // collectives in the same order with the same lengths; a mismatch is caught
 // (message sizes and per-collective tags are checked) and aborts the job
 // with ErrProtocol rather than corrupting data. Point-to-point messages that
-// arrive before their Recv is posted are buffered in memory (one copy).
+// arrive before their Recv is posted are buffered in memory (one copy), up to
+// Options.MaxEarlyBytes per peer (1 GiB); past that the job aborts with
+// ErrProtocol naming the peer and tag.
 //
 // # All-reduce algorithms
 //

@@ -50,6 +50,10 @@ type Group struct {
 	abortErr error
 	aborted  atomic.Bool
 	closing  atomic.Bool
+	// An abort another rank publishes while this one is closing does not
+	// abort it; it ends its close barrier (closeCancel) with closeAbort.
+	closeAbort  error
+	closeCancel context.CancelFunc
 
 	scratch     []byte        // reused by the operation that holds execMu
 	shmYieldFor time.Duration // how long a shared-memory wait yields before sleeping
@@ -367,12 +371,11 @@ func (g *Group) acceptLoop() {
 func (g *Group) watchAbort() {
 	defer g.bg.Done()
 	v, err := g.watch.Get(context.Background(), keyAbort)
-	if g.closing.Load() {
-		return
-	}
 	if err != nil {
-		g.abort(&PeerLostError{Rank: 0, ReportedBy: g.rank,
-			Err: fmt.Errorf("connection to the rendezvous store hosted by rank 0 lost: %w", err)}, false)
+		if !g.closing.Load() {
+			g.abort(&PeerLostError{Rank: 0, ReportedBy: g.rank,
+				Err: fmt.Errorf("connection to the rendezvous store hosted by rank 0 lost: %w", err)}, false)
+		}
 		return
 	}
 	var m abortMsg
@@ -382,11 +385,21 @@ func (g *Group) watchAbort() {
 	if m.By == g.rank {
 		return
 	}
+	var ab error = &abortError{By: m.By, Reason: m.Reason}
 	if m.Lost >= 0 {
-		g.abort(&PeerLostError{Rank: m.Lost, ReportedBy: m.By, Reason: m.Reason}, false)
-	} else {
-		g.abort(&abortError{By: m.By, Reason: m.Reason}, false)
+		ab = &PeerLostError{Rank: m.Lost, ReportedBy: m.By, Reason: m.Reason}
 	}
+	if g.closing.Load() {
+		// The aborting rank will not join the close barrier: end it.
+		g.abortMu.Lock()
+		g.closeAbort = ab
+		if g.closeCancel != nil {
+			g.closeCancel()
+		}
+		g.abortMu.Unlock()
+		return
+	}
+	g.abort(ab, false)
 }
 
 // abort records the first fatal error, interrupts every blocked transfer and,
@@ -535,17 +548,37 @@ func (g *Group) Close() error {
 func (g *Group) closeBarrier() error {
 	ctx, cancel := context.WithTimeout(context.Background(), min(g.opts.Timeout, 30*time.Second))
 	defer cancel()
+	g.abortMu.Lock()
+	g.closeCancel = cancel
+	ab := g.closeAbort
+	g.abortMu.Unlock()
+	if ab != nil {
+		return fmt.Errorf("dist: rank %d: close: %w", g.rank, ab)
+	}
+	// A rank that aborted meanwhile ends the barrier through closeCancel.
+	remote := func(err error) error {
+		g.abortMu.Lock()
+		defer g.abortMu.Unlock()
+		if g.closeAbort != nil {
+			return fmt.Errorf("dist: rank %d: close: %w", g.rank, g.closeAbort)
+		}
+		return err
+	}
 	n, err := g.st.Add(ctx, keyClosed, 1)
 	if err != nil {
-		return fmt.Errorf("dist: rank %d: close: %w", g.rank, err)
+		return remote(fmt.Errorf("dist: rank %d: close: %w", g.rank, err))
 	}
 	if n == int64(g.size) {
 		if err := g.st.Set(ctx, keyClosedAll, nil); err != nil {
-			return fmt.Errorf("dist: rank %d: close: %w", g.rank, err)
+			return remote(fmt.Errorf("dist: rank %d: close: %w", g.rank, err))
 		}
 	}
-	if _, err := g.st.Get(ctx, keyClosedAll); err != nil && g.rank == 0 {
-		return fmt.Errorf("dist: rank 0: close: not every rank closed the group: %w", err)
+	if _, err := g.st.Get(ctx, keyClosedAll); err != nil {
+		var lost error
+		if g.rank == 0 {
+			lost = fmt.Errorf("dist: rank 0: close: not every rank closed the group: %w", err)
+		}
+		return remote(lost)
 	}
 	return nil
 }

@@ -52,27 +52,132 @@ func (u unexpected) take(tag uint32) ([]byte, bool) {
 	return m, true
 }
 
+// inbox is the receive side both links share: it reads the framed messages
+// of one peer through the link's transport and keeps those that arrive
+// before their receive is posted, up to Options.MaxEarlyBytes in all, so a
+// peer that sends what nobody asks for (or a corrupt length) gets a
+// protocol error instead of exhausting this process's memory.
+type inbox struct {
+	g    *Group
+	peer int
+
+	mu         sync.Mutex
+	hdr        [hdrLen]byte
+	early      unexpected
+	earlyBytes int64
+
+	// read hands the next n bytes of the stream to sink in pieces whose
+	// lengths are multiples of 8 (except the last); its errors are final.
+	read func(n int, sink func(p []byte)) error
+	// readInto, if set, reads the next len(dst) bytes straight into dst.
+	readInto func(dst []byte) error
+}
+
+// next reads headers until the message with tag is at the head of the
+// stream, keeping others; it returns that message's length.
+func (b *inbox) next(tag uint32) (int, error) {
+	for {
+		off := 0
+		if err := b.read(hdrLen, func(p []byte) { off += copy(b.hdr[off:], p) }); err != nil {
+			return 0, err
+		}
+		t := binary.LittleEndian.Uint32(b.hdr[0:])
+		n := binary.LittleEndian.Uint64(b.hdr[8:])
+		if n > 1<<40 {
+			return 0, b.g.protocolError(fmt.Errorf("rank %d sent a header claiming %d bytes", b.peer, n))
+		}
+		if t == tag {
+			return int(n), nil
+		}
+		if limit := int64(b.g.opts.MaxEarlyBytes); b.earlyBytes+int64(n) > limit {
+			return 0, b.g.protocolError(fmt.Errorf("rank %d sent a %d-byte message (tag %d) that no receive on rank %d has asked for, "+
+				"with %d bytes of such messages held already; the limit is %d (Options.MaxEarlyBytes, FATHOM_MAX_EARLY_BYTES): "+
+				"ranks called collectives in a different order", b.peer, n, t, b.g.rank, b.earlyBytes, limit))
+		}
+		buf := alignedBytes(int(n))
+		off = 0
+		if err := b.read(int(n), func(p []byte) { off += copy(buf[off:], p) }); err != nil {
+			return 0, err
+		}
+		b.early[t] = append(b.early[t], buf)
+		b.earlyBytes += int64(n)
+	}
+}
+
+// takeEarly returns the oldest kept message with tag, if any.
+func (b *inbox) takeEarly(tag uint32) ([]byte, bool) {
+	m, ok := b.early.take(tag)
+	if ok {
+		b.earlyBytes -= int64(len(m))
+	}
+	return m, ok
+}
+
+// recvFunc implements link.recvFunc.
+func (b *inbox) recvFunc(tag uint32, n int, sink func([]byte)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if m, ok := b.takeEarly(tag); ok {
+		if len(m) != n {
+			return b.g.sizeError(b.peer, len(m), n)
+		}
+		sink(m)
+		return nil
+	}
+	got, err := b.next(tag)
+	if err != nil {
+		return err
+	}
+	if got != n {
+		return b.g.sizeError(b.peer, got, n)
+	}
+	return b.read(n, sink)
+}
+
+// recvInto implements link.recvInto.
+func (b *inbox) recvInto(tag uint32, dst []byte) error {
+	if b.readInto == nil {
+		off := 0
+		return b.recvFunc(tag, len(dst), func(p []byte) { off += copy(dst[off:], p) })
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if m, ok := b.takeEarly(tag); ok {
+		if len(m) != len(dst) {
+			return b.g.sizeError(b.peer, len(m), len(dst))
+		}
+		copy(dst, m)
+		return nil
+	}
+	n, err := b.next(tag)
+	if err != nil {
+		return err
+	}
+	if n != len(dst) {
+		return b.g.sizeError(b.peer, n, len(dst))
+	}
+	return b.readInto(dst)
+}
+
 // tcpLink is a link over one TCP connection (Nagle off). Sends write the
 // header and the caller's bytes with one writev; receives read straight into
 // the destination, or into a reused piece buffer when reducing.
 type tcpLink struct {
-	g    *Group
-	peer int
+	inbox
 	conn *net.TCPConn
 
 	wmu  sync.Mutex
 	whdr [hdrLen]byte
 	wvec [2][]byte
 
-	rmu   sync.Mutex
-	rhdr  [hdrLen]byte
-	piece []byte
-	early unexpected
+	piece []byte // read buffer (used under inbox.mu)
 }
 
 func newTCPLink(g *Group, peer int, c *net.TCPConn) *tcpLink {
 	tuneConn(c)
-	return &tcpLink{g: g, peer: peer, conn: c, early: unexpected{}}
+	l := &tcpLink{inbox: inbox{g: g, peer: peer, early: unexpected{}}, conn: c}
+	l.read, l.readInto = l.readPieces, l.readFull
+	return l
 }
 
 func (l *tcpLink) name() string { return "tcp" }
@@ -92,69 +197,9 @@ func (l *tcpLink) send(tag uint32, p []byte) error {
 	return nil
 }
 
-// next reads headers until the message with tag is at the head of the
-// stream, buffering others; it returns that message's length.
-func (l *tcpLink) next(tag uint32) (int, error) {
-	for {
-		if _, err := io.ReadFull(l.conn, l.rhdr[:]); err != nil {
-			return 0, l.g.linkError(l.peer, "receive from", err)
-		}
-		t := binary.LittleEndian.Uint32(l.rhdr[0:])
-		n := binary.LittleEndian.Uint64(l.rhdr[8:])
-		if n > 1<<40 {
-			return 0, l.g.protocolError(fmt.Errorf("rank %d sent a header claiming %d bytes", l.peer, n))
-		}
-		if t == tag {
-			return int(n), nil
-		}
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(l.conn, buf); err != nil {
-			return 0, l.g.linkError(l.peer, "receive from", err)
-		}
-		l.early[t] = append(l.early[t], buf)
-	}
-}
-
-func (l *tcpLink) recvInto(tag uint32, dst []byte) error {
-	l.rmu.Lock()
-	defer l.rmu.Unlock()
-	if m, ok := l.early.take(tag); ok {
-		if len(m) != len(dst) {
-			return l.g.sizeError(l.peer, len(m), len(dst))
-		}
-		copy(dst, m)
-		return nil
-	}
-	n, err := l.next(tag)
-	if err != nil {
-		return err
-	}
-	if n != len(dst) {
-		return l.g.sizeError(l.peer, n, len(dst))
-	}
-	if _, err := io.ReadFull(l.conn, dst); err != nil {
-		return l.g.linkError(l.peer, "receive from", err)
-	}
-	return nil
-}
-
-func (l *tcpLink) recvFunc(tag uint32, n int, sink func([]byte)) error {
-	l.rmu.Lock()
-	defer l.rmu.Unlock()
-	if m, ok := l.early.take(tag); ok {
-		if len(m) != n {
-			return l.g.sizeError(l.peer, len(m), n)
-		}
-		sink(m)
-		return nil
-	}
-	got, err := l.next(tag)
-	if err != nil {
-		return err
-	}
-	if got != n {
-		return l.g.sizeError(l.peer, got, n)
-	}
+// readPieces reads n bytes through the piece buffer, handing each piece to
+// sink.
+func (l *tcpLink) readPieces(n int, sink func([]byte)) error {
 	if l.piece == nil {
 		l.piece = alignedBytes(pieceBytes)
 	}
@@ -165,6 +210,13 @@ func (l *tcpLink) recvFunc(tag uint32, n int, sink func([]byte)) error {
 		}
 		sink(l.piece[:k])
 		n -= k
+	}
+	return nil
+}
+
+func (l *tcpLink) readFull(dst []byte) error {
+	if _, err := io.ReadFull(l.conn, dst); err != nil {
+		return l.g.linkError(l.peer, "receive from", err)
 	}
 	return nil
 }

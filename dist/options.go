@@ -104,6 +104,12 @@ type Options struct {
 	// ShmRingBytes is the size of each direction's shared-memory ring
 	// (default 4 MiB; env FATHOM_SHM_BYTES).
 	ShmRingBytes int
+	// MaxEarlyBytes bounds, per peer, the bytes of messages held because
+	// they arrived before their receive was posted (a Send ahead of its Recv,
+	// a peer already in the next collective). Beyond it the job aborts with
+	// ErrProtocol rather than grow without limit (default 1 GiB; env
+	// FATHOM_MAX_EARLY_BYTES).
+	MaxEarlyBytes int
 	// SmallBytes is the message size below which AlgoAuto uses recursive
 	// doubling (default 256 KiB).
 	SmallBytes int
@@ -114,8 +120,9 @@ type Options struct {
 
 // FromEnv reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT, FATHOM_JOB_TOKEN, FATHOM_BIND_ADDR, FATHOM_SHM (0 = TCP only),
-// FATHOM_SHM_BYTES and FATHOM_TIMEOUT (a Go duration). Missing RANK and
-// WORLD_SIZE mean a single-process job (rank 0 of 1).
+// FATHOM_SHM_BYTES, FATHOM_MAX_EARLY_BYTES and FATHOM_TIMEOUT (a Go
+// duration). Missing RANK and WORLD_SIZE mean a single-process job (rank 0
+// of 1).
 func FromEnv() (Options, error) {
 	o := Options{WorldSize: 1, LocalRank: -1, LocalWorldSize: -1, MasterAddr: "127.0.0.1", MasterPort: 29500}
 	geti := func(name string, dst *int) error {
@@ -136,6 +143,7 @@ func FromEnv() (Options, error) {
 	}{
 		{"RANK", &o.Rank}, {"WORLD_SIZE", &o.WorldSize}, {"LOCAL_RANK", &o.LocalRank},
 		{"LOCAL_WORLD_SIZE", &o.LocalWorldSize}, {"MASTER_PORT", &o.MasterPort}, {"FATHOM_SHM_BYTES", &o.ShmRingBytes},
+		{"FATHOM_MAX_EARLY_BYTES", &o.MaxEarlyBytes},
 	} {
 		if err := geti(e.name, e.dst); err != nil {
 			return o, err
@@ -189,6 +197,9 @@ func (o *Options) defaults() {
 	o.ShmRingBytes = max(o.ShmRingBytes&^4095, 64<<10)
 	if o.SmallBytes <= 0 {
 		o.SmallBytes = 256 << 10
+	}
+	if o.MaxEarlyBytes <= 0 {
+		o.MaxEarlyBytes = 1 << 30
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

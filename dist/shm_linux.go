@@ -54,18 +54,13 @@ func mapRing(mem []byte, off int, size uint64) shmRing {
 }
 
 type shmLink struct {
-	g    *Group
-	peer int
-	mem  []byte
-	tx   shmRing
-	rx   shmRing
+	inbox // reads through shmLink.read, handing out the ring in place
+	mem   []byte
+	tx    shmRing
+	rx    shmRing
 
 	wmu  sync.Mutex
 	whdr [hdrLen]byte
-
-	rmu   sync.Mutex
-	rhdr  [hdrLen]byte
-	early unexpected
 
 	closeOnce sync.Once
 }
@@ -172,54 +167,6 @@ func (l *shmLink) send(tag uint32, p []byte) error {
 		return err
 	}
 	return l.write(p)
-}
-
-func (l *shmLink) next(tag uint32) (int, error) {
-	for {
-		off := 0
-		if err := l.read(hdrLen, func(p []byte) { off += copy(l.rhdr[off:], p) }); err != nil {
-			return 0, err
-		}
-		t := binary.LittleEndian.Uint32(l.rhdr[0:])
-		n := binary.LittleEndian.Uint64(l.rhdr[8:])
-		if n > 1<<40 {
-			return 0, l.g.protocolError(fmt.Errorf("rank %d sent a header claiming %d bytes", l.peer, n))
-		}
-		if t == tag {
-			return int(n), nil
-		}
-		buf := alignedBytes(int(n))
-		off = 0
-		if err := l.read(int(n), func(p []byte) { off += copy(buf[off:], p) }); err != nil {
-			return 0, err
-		}
-		l.early[t] = append(l.early[t], buf)
-	}
-}
-
-func (l *shmLink) recvFunc(tag uint32, n int, sink func([]byte)) error {
-	l.rmu.Lock()
-	defer l.rmu.Unlock()
-	if m, ok := l.early.take(tag); ok {
-		if len(m) != n {
-			return l.g.sizeError(l.peer, len(m), n)
-		}
-		sink(m)
-		return nil
-	}
-	got, err := l.next(tag)
-	if err != nil {
-		return err
-	}
-	if got != n {
-		return l.g.sizeError(l.peer, got, n)
-	}
-	return l.read(n, sink)
-}
-
-func (l *shmLink) recvInto(tag uint32, dst []byte) error {
-	off := 0
-	return l.recvFunc(tag, len(dst), func(p []byte) { off += copy(dst[off:], p) })
 }
 
 func (l *shmLink) close() error {
@@ -344,7 +291,8 @@ func (g *Group) upgradeShm(ctx context.Context, r int) error {
 	ringBytes := uint64(len(mem)/2 - shmCtrl)
 	a := mapRing(mem, 0, ringBytes)                          // lo → hi
 	bRing := mapRing(mem, shmCtrl+int(ringBytes), ringBytes) // hi → lo
-	l := &shmLink{g: g, peer: r, mem: mem, early: unexpected{}}
+	l := &shmLink{inbox: inbox{g: g, peer: r, early: unexpected{}}, mem: mem}
+	l.inbox.read = l.read
 	if g.rank == lo {
 		l.tx, l.rx = a, bRing
 	} else {
