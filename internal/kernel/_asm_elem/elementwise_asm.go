@@ -308,51 +308,51 @@ func genAxpy(s isa, t dtype) {
 // sumPrefetch is how far ahead (bytes) the sum kernels prefetch.
 const sumPrefetch = 2048
 
-// sumTwoStreams emits the main phase of a sum: the first 2h elements are
-// read as two streams, x[0:h] and x[h:2h], two vectors of each per
-// iteration, with a software prefetch sumPrefetch bytes ahead in both. A
-// long sum runs from L3 or memory, where one core is bound by how many
-// lines it has in flight: two streams plus the prefetch take one core from
-// about 22 to 28 GB/s on 64 MiB (one stream with the prefetch: 26). On
-// return x and n describe the rest, x[2h:], and i is 0.
-func sumTwoStreams(fn string, s isa, t dtype, x, n, i reg.GPVirtual, acc []reg.VecVirtual) {
+// sumStreams emits the main phase of a sum: the first 4h elements are read
+// as four streams, x[0:h], x[h:2h], x[2h:3h] and x[3h:4h], a vector of each
+// per iteration, each with a software prefetch sumPrefetch bytes ahead. A
+// long sum runs from L3 or memory, where one core is bound by how many lines
+// it has in flight: four streams plus the prefetch take one core from about
+// 22 to 29 GB/s on 64 MiB (one stream with the prefetch: 26, two: 28). On
+// return x and n describe the rest, x[4h:], and i is 0.
+func sumStreams(fn string, s isa, t dtype, x, n, i reg.GPVirtual, acc []reg.VecVirtual) {
+	const streams = 4
 	lanes := s.lanes(t)
 	h := GP64()
 	MOVQ(n, h)
-	SHRQ(U8(1), h)
-	ANDQ(I32(^(2*lanes - 1)), h)
-	x2 := GP64()
-	LEAQ(Mem{Base: x, Index: h, Scale: uint8(t.size)}, x2)
-	Label(fn + "_two")
+	SHRQ(U8(2), h)
+	ANDQ(I32(^(lanes - 1)), h)
+	bases := []reg.GPVirtual{x}
+	for range streams - 1 {
+		b := GP64()
+		LEAQ(Mem{Base: bases[len(bases)-1], Index: h, Scale: uint8(t.size)}, b)
+		bases = append(bases, b)
+	}
+	Label(fn + "_streams")
 	CMPQ(i, h)
-	JAE(LabelRef(fn + "_twodone"))
-	for st, base := range []reg.GPVirtual{x, x2} {
-		for j := range 2 {
-			m := elem(base, i, t, s, j)
-			m.Disp += sumPrefetch
-			PREFETCHT0(m)
-		}
-		a := acc[4*st : 4*st+4]
-		for j := range 2 {
-			if t.size == 4 {
-				for hf := range 2 {
-					m := elem(base, i, t, s, j)
-					m.Disp += hf * s.bytes / 2
-					v := s.vec()
-					VCVTPS2PD(m, v)
-					VADDPD(v, a[2*j+hf], a[2*j+hf])
-				}
-			} else {
-				VADDPD(elem(base, i, t, s, j), a[j], a[j])
+	JAE(LabelRef(fn + "_streamsdone"))
+	for st, base := range bases {
+		m := elem(base, i, t, s, 0)
+		m.Disp += sumPrefetch
+		PREFETCHT0(m)
+		if t.size == 4 {
+			for hf := range 2 {
+				m := elem(base, i, t, s, 0)
+				m.Disp += hf * s.bytes / 2
+				v := s.vec()
+				VCVTPS2PD(m, v)
+				VADDPD(v, acc[2*st+hf], acc[2*st+hf])
 			}
+		} else {
+			VADDPD(elem(base, i, t, s, 0), acc[st], acc[st])
 		}
 	}
-	ADDQ(U32(2*lanes), i)
-	JMP(LabelRef(fn + "_two"))
-	Label(fn + "_twodone")
-	// The rest starts at x2 + h = x + 2h.
-	LEAQ(Mem{Base: x2, Index: h, Scale: uint8(t.size)}, x)
-	SUBQ(h, n)
+	ADDQ(U32(lanes), i)
+	JMP(LabelRef(fn + "_streams"))
+	Label(fn + "_streamsdone")
+	// The rest starts at the last stream's base + h = x + 4h.
+	LEAQ(Mem{Base: bases[streams-1], Index: h, Scale: uint8(t.size)}, x)
+	SHLQ(U8(2), h)
 	SUBQ(h, n)
 	XORQ(i, i)
 }
@@ -382,7 +382,7 @@ func genSumDot(s isa, t dtype, dot bool) {
 	XORQ(i, i)
 	half := s.bytes / 2 // bytes of float32 that widen to one float64 vector
 	if !dot {
-		sumTwoStreams(fn, s, t, x, n, i, acc)
+		sumStreams(fn, s, t, x, n, i, acc)
 	}
 	loop(fn, i, n, s.lanes(t), 4, func(u int) {
 		k := 0
