@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -204,16 +205,18 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 				return fail("padding %v may be at most half the kernel %v", [2]int(s.Padding), k)
 			}
 		}
-		oh := convOut(in[1], k[0], st[0], s.Padding[0], dil[0])
-		ow := convOut(in[2], k[1], st[1], s.Padding[1], dil[1])
+		g := kernel.Window2d{H: in[1], W: in[2], KH: k[0], KW: k[1], StrideH: st[0], StrideW: st[1],
+			PadH: s.Padding[0], PadW: s.Padding[1], DilH: dil[0], DilW: dil[1], Ceil: s.CeilMode}
+		oh, ow := g.OutH(), g.OutW()
 		if oh < 1 || ow < 1 {
 			return fail("kernel %v does not fit an input of %d×%d", k, in[1], in[2])
 		}
 		out := []int{in[0], oh, ow}
 		if typ == "maxpool2d" {
-			return &MaxPool2d{Kernel: k, Stride: st, Padding: s.Padding, Dilation: dil}, out, nil
+			return &MaxPool2d{Kernel: k, Stride: st, Padding: s.Padding, Dilation: dil, CeilMode: s.CeilMode}, out, nil
 		}
-		return &AvgPool2d{Kernel: k, Stride: st, Padding: s.Padding, CountIncludePad: s.CountIncludePad == nil || *s.CountIncludePad}, out, nil
+		return &AvgPool2d{Kernel: k, Stride: st, Padding: s.Padding, CeilMode: s.CeilMode,
+			CountIncludePad: s.CountIncludePad == nil || *s.CountIncludePad}, out, nil
 
 	case "adaptiveavgpool2d":
 		if err := image(); err != nil {

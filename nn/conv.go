@@ -108,11 +108,13 @@ func (m *Conv2d) describe() string {
 }
 
 // MaxPool2d takes the maximum over windows of inputs [N, C, H, W] (or
-// [C, H, W]), as torch.nn.MaxPool2d with ceil_mode off. Padding counts as
-// −∞ and may be at most half the kernel.
+// [C, H, W]), as torch.nn.MaxPool2d. Padding counts as −∞ and may be at
+// most half the kernel. CeilMode rounds the output size up (a last, partial
+// window covers the end of the input).
 type MaxPool2d struct {
 	Base
 	Kernel, Stride, Padding, Dilation [2]int
+	CeilMode                          bool
 }
 
 // NewMaxPool2d returns a MaxPool2d with a square kernel and stride equal to
@@ -123,19 +125,28 @@ func NewMaxPool2d(kernel int) *MaxPool2d {
 
 // Forward pools x.
 func (m *MaxPool2d) Forward(x *tensor.Tensor) *tensor.Tensor {
-	return tensor.MaxPool2d(x, m.Kernel, m.Stride, m.Padding, m.Dilation)
+	return tensor.MaxPool2d(x, m.Kernel, m.Stride, m.Padding, m.Dilation, m.CeilMode)
 }
 
 func (m *MaxPool2d) describe() string {
-	return fmt.Sprintf("MaxPool2d(kernel=%v, stride=%v, padding=%v, dilation=%v)", m.Kernel, m.Stride, m.Padding, m.Dilation)
+	return fmt.Sprintf("MaxPool2d(kernel=%v, stride=%v, padding=%v, dilation=%v%s)", m.Kernel, m.Stride, m.Padding, m.Dilation, ceilText(m.CeilMode))
 }
 
-// AvgPool2d averages over windows, as torch.nn.AvgPool2d with ceil_mode
-// off. With CountIncludePad (the default) padding counts as zeros in the
-// divisor.
+// ceilText is the describe() suffix of a pooling layer's ceil mode.
+func ceilText(ceil bool) string {
+	if ceil {
+		return ", ceil_mode=true"
+	}
+	return ""
+}
+
+// AvgPool2d averages over windows, as torch.nn.AvgPool2d. With
+// CountIncludePad (the default) padding counts as zeros in the divisor;
+// CeilMode rounds the output size up, as in MaxPool2d.
 type AvgPool2d struct {
 	Base
 	Kernel, Stride, Padding [2]int
+	CeilMode                bool
 	CountIncludePad         bool
 }
 
@@ -147,11 +158,11 @@ func NewAvgPool2d(kernel int) *AvgPool2d {
 
 // Forward pools x.
 func (m *AvgPool2d) Forward(x *tensor.Tensor) *tensor.Tensor {
-	return tensor.AvgPool2d(x, m.Kernel, m.Stride, m.Padding, m.CountIncludePad)
+	return tensor.AvgPool2d(x, m.Kernel, m.Stride, m.Padding, m.CeilMode, m.CountIncludePad)
 }
 
 func (m *AvgPool2d) describe() string {
-	return fmt.Sprintf("AvgPool2d(kernel=%v, stride=%v, padding=%v)", m.Kernel, m.Stride, m.Padding)
+	return fmt.Sprintf("AvgPool2d(kernel=%v, stride=%v, padding=%v%s)", m.Kernel, m.Stride, m.Padding, ceilText(m.CeilMode))
 }
 
 // AdaptiveAvgPool2d averages inputs [N, C, H, W] down to [N, C, Size[0],

@@ -32,6 +32,8 @@ func TestLayerGradients(t *testing.T) {
 		{"conv2d groups", nn.NewConv2dWith(rng, nn.Conv2dConfig{In: 4, Out: 2, Kernel: nn.Pair(3), Groups: 2}), in(1, 4, 5, 5)},
 		{"maxpool2d", &nn.MaxPool2d{Kernel: nn.Pair(2), Stride: nn.Pair(2)}, in(2, 2, 4, 6)},
 		{"avgpool2d", &nn.AvgPool2d{Kernel: nn.Pair(3), Stride: nn.Pair(2), Padding: nn.Pair(1)}, in(1, 2, 5, 5)},
+		{"maxpool2d/ceil", &nn.MaxPool2d{Kernel: nn.Pair(2), Stride: nn.Pair(2), CeilMode: true}, in(2, 2, 5, 7)},
+		{"avgpool2d/ceil", &nn.AvgPool2d{Kernel: nn.Pair(3), Stride: nn.Pair(2), Padding: nn.Pair(1), CeilMode: true, CountIncludePad: true}, in(1, 2, 6, 6)},
 		{"adaptiveavgpool2d", nn.NewAdaptiveAvgPool2d(2, 3), in(2, 2, 5, 4)},
 		{"batchnorm1d train", train(nn.NewBatchNorm1d(3)), in(6, 3)},
 		{"batchnorm1d 3-D train", train(nn.NewBatchNorm1d(3)), in(4, 3, 2)},

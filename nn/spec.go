@@ -52,6 +52,7 @@ type LayerSpec struct {
 	Dilation        IntPair `json:"dilation,omitzero" yaml:"dilation,omitempty"`
 	Size            IntPair `json:"size,omitzero" yaml:"size,omitempty"` // adaptive pooling output
 	CountIncludePad *bool   `json:"count_include_pad,omitempty" yaml:"count_include_pad,omitempty"`
+	CeilMode        bool    `json:"ceil_mode,omitempty" yaml:"ceil_mode,omitempty"` // pooling: round the output size up
 
 	P                 *float64 `json:"p,omitempty" yaml:"p,omitempty"` // dropout probability
 	Eps               float64  `json:"eps,omitempty" yaml:"eps,omitempty"`
@@ -134,8 +135,8 @@ func (p *IntPair) UnmarshalYAML(n *yaml.Node) error {
 var LayerTypes = map[string][]string{
 	"linear":                  {"in", "out", "bias"},
 	"conv2d":                  {"in", "out", "kernel", "stride", "padding", "dilation", "groups", "bias"},
-	"maxpool2d":               {"kernel", "stride", "padding", "dilation"},
-	"avgpool2d":               {"kernel", "stride", "padding", "count_include_pad"},
+	"maxpool2d":               {"kernel", "stride", "padding", "dilation", "ceil_mode"},
+	"avgpool2d":               {"kernel", "stride", "padding", "ceil_mode", "count_include_pad"},
 	"adaptiveavgpool2d":       {"size"},
 	"batchnorm1d":             {"in", "eps", "momentum", "affine", "track_running_stats"},
 	"batchnorm2d":             {"in", "eps", "momentum", "affine", "track_running_stats"},

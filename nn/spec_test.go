@@ -81,6 +81,9 @@ func TestBuildOtherModels(t *testing.T) {
 		  {"type": "residual", "layers": [{"type": "linear", "out": 8}]}, {"type": "softplus", "beta": 2}, {"type": "elu"}, {"type": "sigmoid"}, {"type": "identity"}]}`, []int{5}, []int{8}, tensor.Float32},
 		{`{"layers": [{"type": "residual", "proj": true, "layers": [{"type": "conv2d", "out": 6, "kernel": 3, "stride": 2, "padding": 1}]},
 		  {"type": "avgpool2d", "kernel": 2, "count_include_pad": false}, {"type": "conv2d", "out": 4, "kernel": [1, 2], "groups": 2}]}`, []int{2, 8, 8}, []int{4, 2, 1}, tensor.Float32},
+		// ceil_mode: 6×7 → 3×3 (2×3 without it) → 2×2 (1×1 without it).
+		{`{"layers": [{"type": "maxpool2d", "kernel": 3, "stride": 2, "ceil_mode": true},
+		  {"type": "avgpool2d", "kernel": 2, "ceil_mode": true}, {"type": "flatten"}]}`, []int{1, 6, 7}, []int{4}, tensor.Float32},
 	} {
 		spec, err := nn.DecodeSpecJSON([]byte(c.spec))
 		if err != nil {

@@ -103,14 +103,14 @@ func BenchmarkPoolCNN(b *testing.B) {
 		b.Run("MaxPool2d/"+s.name+"/forward+backward", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				tensor.MaxPool2d(x, k, [2]int{}, [2]int{}, [2]int{}).BackwardWith(gy)
+				tensor.MaxPool2d(x, k, [2]int{}, [2]int{}, [2]int{}, false).BackwardWith(gy)
 				x.SetGrad(nil)
 			}
 		})
 		b.Run("AvgPool2d/"+s.name+"/forward+backward", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				tensor.AvgPool2d(x, k, [2]int{}, [2]int{}, true).BackwardWith(gy)
+				tensor.AvgPool2d(x, k, [2]int{}, [2]int{}, false, true).BackwardWith(gy)
 				x.SetGrad(nil)
 			}
 		})
@@ -139,8 +139,8 @@ func BenchmarkCNNFeatures(b *testing.B) {
 	k := [2]int{2, 2}
 	b.ReportAllocs()
 	for b.Loop() {
-		h := tensor.MaxPool2d(tensor.Conv2d(x, w1, b1, opts).Relu(), k, [2]int{}, [2]int{}, [2]int{})
-		h = tensor.MaxPool2d(tensor.Conv2d(h, w2, b2, opts).Relu(), k, [2]int{}, [2]int{}, [2]int{})
+		h := tensor.MaxPool2d(tensor.Conv2d(x, w1, b1, opts).Relu(), k, [2]int{}, [2]int{}, [2]int{}, false)
+		h = tensor.MaxPool2d(tensor.Conv2d(h, w2, b2, opts).Relu(), k, [2]int{}, [2]int{}, [2]int{}, false)
 		h.BackwardWith(gy)
 		for _, p := range []*tensor.Tensor{w1, b1, w2, b2} {
 			p.ZeroGrad()

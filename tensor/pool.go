@@ -8,7 +8,7 @@ import (
 )
 
 // 2-d pooling over NCHW tensors, as torch.nn.functional's max_pool2d,
-// avg_pool2d (ceil_mode=False) and adaptive_avg_pool2d. Inputs are
+// avg_pool2d (both with ceil_mode) and adaptive_avg_pool2d. Inputs are
 // [N, C, H, W] or [C, H, W]; every N·C plane is pooled independently.
 // Float32 runs the kernels of package internal/kernel; float64 runs the
 // same loops here; 16-bit inputs compute in float32.
@@ -28,9 +28,9 @@ func poolPlanes(op string, x *Tensor) (planes, h, w int) {
 
 // poolWindow builds and checks a window geometry; a zero stride means the
 // kernel size, a zero dilation means 1.
-func poolWindow(op string, h, w int, k, stride, pad, dil [2]int) kernel.Window2d {
+func poolWindow(op string, h, w int, k, stride, pad, dil [2]int, ceilMode bool) kernel.Window2d {
 	g := kernel.Window2d{H: h, W: w, KH: k[0], KW: k[1], StrideH: stride[0], StrideW: stride[1],
-		PadH: pad[0], PadW: pad[1], DilH: max(dil[0], 1), DilW: max(dil[1], 1)}
+		PadH: pad[0], PadW: pad[1], DilH: max(dil[0], 1), DilW: max(dil[1], 1), Ceil: ceilMode}
 	if g.StrideH == 0 {
 		g.StrideH = k[0]
 	}
@@ -53,29 +53,31 @@ func pooledShape(x *Tensor, oh, ow int) []int {
 
 // MaxPool2d returns the maximum over each kernel window: x [N, C, H, W]
 // (or [C, H, W]) gives [N, C, OH, OW] with OH = ⌊(H + 2·padH −
-// dilH·(KH−1) − 1)/strideH⌋ + 1. A zero stride means the kernel size
+// dilH·(KH−1) − 1)/strideH⌋ + 1, or with ceilMode (PyTorch's ceil_mode)
+// the division rounded up, as long as the last window starts inside the
+// input or its top/left padding. A zero stride means the kernel size
 // (PyTorch's default) and a zero dilation means 1; padding counts as −∞
 // and may be at most half the kernel. The gradient goes to the position of
 // each window's maximum (the first one on ties).
-func MaxPool2d(x *Tensor, kernelSize, stride, padding, dilation [2]int) *Tensor {
-	out, _ := maxPool2d(x, kernelSize, stride, padding, dilation, false)
+func MaxPool2d(x *Tensor, kernelSize, stride, padding, dilation [2]int, ceilMode bool) *Tensor {
+	out, _ := maxPool2d(x, kernelSize, stride, padding, dilation, ceilMode, false)
 	return out
 }
 
 // MaxPool2dWithIndices is MaxPool2d that also returns, as Int64, the
 // position h·W + w of each maximum within its input plane (the indices
 // torch's max_pool2d returns with return_indices=True).
-func MaxPool2dWithIndices(x *Tensor, kernelSize, stride, padding, dilation [2]int) (out, indices *Tensor) {
-	return maxPool2d(x, kernelSize, stride, padding, dilation, true)
+func MaxPool2dWithIndices(x *Tensor, kernelSize, stride, padding, dilation [2]int, ceilMode bool) (out, indices *Tensor) {
+	return maxPool2d(x, kernelSize, stride, padding, dilation, ceilMode, true)
 }
 
-func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, wantIdx bool) (*Tensor, *Tensor) {
+func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, ceilMode, wantIdx bool) (*Tensor, *Tensor) {
 	planes, h, w := poolPlanes("MaxPool2d", x)
 	if x.dtype.IsHalf() {
-		o, i := maxPool2d(x.To(Float32), k, stride, pad, dil, wantIdx)
+		o, i := maxPool2d(x.To(Float32), k, stride, pad, dil, ceilMode, wantIdx)
 		return o.To(x.dtype), i
 	}
-	g := poolWindow("MaxPool2d", h, w, k, stride, pad, dil)
+	g := poolWindow("MaxPool2d", h, w, k, stride, pad, dil, ceilMode)
 	oh, ow := g.OutH(), g.OutW()
 	xc := x.contiguousRaw()
 	out := emptyUninit(x.dtype, pooledShape(x, oh, ow))
@@ -168,9 +170,10 @@ func window2x2Index(i int, k uint8, oh, ow, w int) int {
 }
 
 // is2x2 reports whether g is the common 2×2 window with stride 2 and no
-// padding or dilation.
+// padding or dilation (and, with Ceil, no partial last window).
 func is2x2(g kernel.Window2d) bool {
-	return g.KH == 2 && g.KW == 2 && g.StrideH == 2 && g.StrideW == 2 && g.PadH == 0 && g.PadW == 0 && g.DilH == 1 && g.DilW == 1
+	return g.KH == 2 && g.KW == 2 && g.StrideH == 2 && g.StrideW == 2 && g.PadH == 0 && g.PadW == 0 && g.DilH == 1 && g.DilW == 1 &&
+		(!g.Ceil || g.H%2 == 0 && g.W%2 == 0)
 }
 
 // maxPool2x2 is max pooling with a 2×2 window and stride 2, unrolled: the
@@ -251,15 +254,16 @@ func maxPool2x2Backward[T float](dx, dy []T, code []uint8, planes int, g kernel.
 
 // AvgPool2d returns the mean over each kernel window (no dilation; a zero
 // stride means the kernel size). With countIncludePad (PyTorch's default)
-// the divisor is always KH·KW, padding counting as zeros; otherwise it is
-// the number of real input elements in the window. Shapes follow
-// MaxPool2d.
-func AvgPool2d(x *Tensor, kernelSize, stride, padding [2]int, countIncludePad bool) *Tensor {
+// the divisor is KH·KW, padding counting as zeros (with ceilMode, a last
+// window that runs past the padding counts only its part inside it);
+// otherwise it is the number of real input elements in the window. Shapes,
+// and ceilMode, follow MaxPool2d.
+func AvgPool2d(x *Tensor, kernelSize, stride, padding [2]int, ceilMode, countIncludePad bool) *Tensor {
 	planes, h, w := poolPlanes("AvgPool2d", x)
 	if x.dtype.IsHalf() {
-		return AvgPool2d(x.To(Float32), kernelSize, stride, padding, countIncludePad).To(x.dtype)
+		return AvgPool2d(x.To(Float32), kernelSize, stride, padding, ceilMode, countIncludePad).To(x.dtype)
 	}
-	g := poolWindow("AvgPool2d", h, w, kernelSize, stride, padding, [2]int{1, 1})
+	g := poolWindow("AvgPool2d", h, w, kernelSize, stride, padding, [2]int{1, 1}, ceilMode)
 	oh, ow := g.OutH(), g.OutW()
 	xc := x.contiguousRaw()
 	out := emptyUninit(x.dtype, pooledShape(x, oh, ow))

@@ -9,9 +9,9 @@ import (
 )
 
 // naivePool pools every plane of x [N, C, H, W] with the window rule of
-// torch's max_pool2d/avg_pool2d (ceil_mode=False), in float64. It returns
-// the pooled values and, for max, the argmax positions h·W + w.
-func naivePool(x *tensor.Tensor, k, s, p, d [2]int, isMax, countIncludePad bool) (*tensor.Tensor, []float64) {
+// torch's max_pool2d/avg_pool2d, in float64. It returns the pooled values
+// and, for max, the argmax positions h·W + w.
+func naivePool(x *tensor.Tensor, k, s, p, d [2]int, ceil, isMax, countIncludePad bool) (*tensor.Tensor, []float64) {
 	xs := x.Shape()
 	n, c, h, w := xs[0], xs[1], xs[2], xs[3]
 	for i := range s {
@@ -20,8 +20,18 @@ func naivePool(x *tensor.Tensor, k, s, p, d [2]int, isMax, countIncludePad bool)
 		}
 		d[i] = max(d[i], 1)
 	}
-	oh := (h+2*p[0]-d[0]*(k[0]-1)-1)/s[0] + 1
-	ow := (w+2*p[1]-d[1]*(k[1]-1)-1)/s[1] + 1
+	size := func(in, k, s, p, d int) int {
+		q := float64(in+2*p-d*(k-1)-1) / float64(s)
+		if !ceil {
+			return int(math.Floor(q)) + 1
+		}
+		out := int(math.Ceil(q)) + 1
+		if (out-1)*s >= in+p { // the last window must start inside the input or its left padding
+			out--
+		}
+		return out
+	}
+	oh, ow := size(h, k[0], s[0], p[0], d[0]), size(w, k[1], s[1], p[1], d[1])
 	xv := x.Values()
 	out := make([]float64, n*c*oh*ow)
 	arg := make([]float64, len(out))
@@ -78,12 +88,19 @@ var poolCases = []struct {
 	name       string
 	shape      []int
 	k, s, p, d [2]int
+	ceil       bool
 }{
-	{"2x2", []int{2, 3, 6, 8}, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}},
-	{"3x3s2p1", []int{2, 2, 7, 6}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{}},
-	{"3x2s1p10", []int{1, 3, 5, 5}, [2]int{3, 2}, [2]int{1, 1}, [2]int{1, 0}, [2]int{}},
-	{"oddCrop", []int{3, 1, 7, 9}, [2]int{2, 4}, [2]int{3, 2}, [2]int{1, 2}, [2]int{}},
-	{"dilated", []int{2, 2, 9, 8}, [2]int{3, 2}, [2]int{2, 1}, [2]int{1, 1}, [2]int{2, 3}},
+	{"2x2", []int{2, 3, 6, 8}, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}, false},
+	{"3x3s2p1", []int{2, 2, 7, 6}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{}, false},
+	{"3x2s1p10", []int{1, 3, 5, 5}, [2]int{3, 2}, [2]int{1, 1}, [2]int{1, 0}, [2]int{}, false},
+	{"oddCrop", []int{3, 1, 7, 9}, [2]int{2, 4}, [2]int{3, 2}, [2]int{1, 2}, [2]int{}, false},
+	{"dilated", []int{2, 2, 9, 8}, [2]int{3, 2}, [2]int{2, 1}, [2]int{1, 1}, [2]int{2, 3}, false},
+	// ceil_mode: partial last windows (past the input, and past the padding).
+	{"ceil2x2odd", []int{2, 2, 5, 7}, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}, true},
+	{"ceil2x2even", []int{1, 2, 4, 6}, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}, true},
+	{"ceil3x3s2p1", []int{2, 2, 6, 7}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{}, true},
+	{"ceil3x2s3p1", []int{1, 3, 8, 6}, [2]int{3, 2}, [2]int{3, 3}, [2]int{1, 1}, [2]int{}, true},
+	{"ceilDilated", []int{1, 2, 9, 10}, [2]int{2, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{2, 2}, true},
 }
 
 func TestPoolsMatchNaive(t *testing.T) {
@@ -91,8 +108,8 @@ func TestPoolsMatchNaive(t *testing.T) {
 		x := distinct(uint64(len(c.name)), c.shape...)
 		for _, dt := range []tensor.DType{tensor.Float64, tensor.Float32} {
 			xd := x.To(dt)
-			want, arg := naivePool(x, c.k, c.s, c.p, c.d, true, false)
-			got, idx := tensor.MaxPool2dWithIndices(xd, c.k, c.s, c.p, c.d)
+			want, arg := naivePool(x, c.k, c.s, c.p, c.d, c.ceil, true, false)
+			got, idx := tensor.MaxPool2dWithIndices(xd, c.k, c.s, c.p, c.d, c.ceil)
 			closeTo(t, fmt.Sprintf("max/%s/%v", c.name, dt), got, want, 1e-6)
 			for i, v := range idx.Values() {
 				if v != arg[i] {
@@ -103,8 +120,8 @@ func TestPoolsMatchNaive(t *testing.T) {
 				continue
 			}
 			for _, inc := range []bool{true, false} {
-				want, _ := naivePool(x, c.k, c.s, c.p, c.d, false, inc)
-				got := tensor.AvgPool2d(xd, c.k, c.s, c.p, inc)
+				want, _ := naivePool(x, c.k, c.s, c.p, c.d, c.ceil, false, inc)
+				got := tensor.AvgPool2d(xd, c.k, c.s, c.p, c.ceil, inc)
 				closeTo(t, fmt.Sprintf("avg/%s/%v/includePad=%v", c.name, dt, inc), got, want, 1e-6)
 			}
 		}
@@ -143,14 +160,14 @@ func TestPoolGradients(t *testing.T) {
 		base := distinct(uint64(7+len(c.name)), s[0], s[2], s[3], s[1])
 		x := base.Permute(0, 3, 1, 2).SetRequiresGrad(true)
 		t.Run("max/"+c.name, func(t *testing.T) {
-			checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.MaxPool2d(v[0], c.k, c.s, c.p, c.d) }, x)
+			checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.MaxPool2d(v[0], c.k, c.s, c.p, c.d, c.ceil) }, x)
 		})
 		if c.d != [2]int{} {
 			continue
 		}
 		for _, inc := range []bool{true, false} {
 			t.Run(fmt.Sprintf("avg/%s/%v", c.name, inc), func(t *testing.T) {
-				checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.AvgPool2d(v[0], c.k, c.s, c.p, inc) }, x)
+				checkGrad(t, func(v []*tensor.Tensor) *tensor.Tensor { return tensor.AvgPool2d(v[0], c.k, c.s, c.p, c.ceil, inc) }, x)
 			})
 		}
 	}
@@ -171,10 +188,10 @@ func TestPoolFloat32Backward(t *testing.T) {
 		fn   func(x *tensor.Tensor) *tensor.Tensor
 	}{
 		{"max", func(x *tensor.Tensor) *tensor.Tensor {
-			return tensor.MaxPool2d(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{})
+			return tensor.MaxPool2d(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, [2]int{}, false)
 		}},
 		{"avg", func(x *tensor.Tensor) *tensor.Tensor {
-			return tensor.AvgPool2d(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, false)
+			return tensor.AvgPool2d(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}, false, false)
 		}},
 		{"adaptive", func(x *tensor.Tensor) *tensor.Tensor { return tensor.AdaptiveAvgPool2d(x, 3, 5) }},
 	} {
@@ -191,10 +208,10 @@ func TestPoolFloat32Backward(t *testing.T) {
 
 func TestPoolPanics(t *testing.T) {
 	x := tensor.Zeros(tensor.Float32, 1, 1, 4, 4)
-	panicsWith(t, "pad", func() { tensor.MaxPool2d(x, [2]int{2, 2}, [2]int{}, [2]int{2, 0}, [2]int{}) }, "MaxPool2d", "padding")
-	panicsWith(t, "big", func() { tensor.AvgPool2d(x, [2]int{5, 5}, [2]int{}, [2]int{}, true) }, "AvgPool2d")
+	panicsWith(t, "pad", func() { tensor.MaxPool2d(x, [2]int{2, 2}, [2]int{}, [2]int{2, 0}, [2]int{}, false) }, "MaxPool2d", "padding")
+	panicsWith(t, "big", func() { tensor.AvgPool2d(x, [2]int{5, 5}, [2]int{}, [2]int{}, false, true) }, "AvgPool2d")
 	panicsWith(t, "dims", func() {
-		tensor.MaxPool2d(tensor.Zeros(tensor.Float32, 4, 4), [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{})
+		tensor.MaxPool2d(tensor.Zeros(tensor.Float32, 4, 4), [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}, false)
 	}, "[4 4]")
 	panicsWith(t, "int", func() { tensor.AdaptiveAvgPool2d(tensor.Zeros(tensor.Int64, 1, 4, 4), 2, 2) }, "int64")
 }
@@ -205,6 +222,26 @@ func ExampleMaxPool2d() {
 		3, 4, 8, 6,
 		0, 1, 2, 3,
 		9, 7, 4, 5}, 1, 1, 4, 4)
-	fmt.Println(tensor.MaxPool2d(x, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}).Float32s())
+	fmt.Println(tensor.MaxPool2d(x, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}, false).Float32s())
 	// Output: [5 8 9 5]
+}
+
+// TestPoolCeilModeMatchesPyTorch pins ceil_mode to torch 1.13's numbers:
+// F.max_pool2d / F.avg_pool2d(x, 3, 2, 1, ceil_mode=True) on arange(36) as
+// 6×6 (the last window runs past the bottom/right padding, so its divisor
+// counts only the part inside it), and a 2×2 window over 5×7.
+func TestPoolCeilModeMatchesPyTorch(t *testing.T) {
+	x := tensor.Arange(tensor.Float64, 0, 36, 1).Reshape(1, 1, 6, 6)
+	k, s, p := [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}
+	wantValues(t, "max", tensor.MaxPool2d(x, k, s, p, [2]int{}, true), []int{1, 1, 4, 4},
+		[]float64{7, 9, 11, 11, 19, 21, 23, 23, 31, 33, 35, 35, 31, 33, 35, 35})
+	wantValues(t, "avg/includePad", tensor.AvgPool2d(x, k, s, p, true, true), []int{1, 1, 4, 4},
+		[]float64{14.0 / 9, 30.0 / 9, 42.0 / 9, 16.0 / 6, 75.0 / 9, 14, 16, 51.0 / 6, 147.0 / 9, 26, 28, 87.0 / 6, 61.0 / 6, 16, 17, 8.75})
+	wantValues(t, "avg/excludePad", tensor.AvgPool2d(x, k, s, p, true, false), []int{1, 1, 4, 4},
+		[]float64{3.5, 5, 7, 8, 12.5, 14, 16, 17, 24.5, 26, 28, 29, 30.5, 32, 34, 35})
+	y := tensor.Arange(tensor.Float32, 0, 35, 1).Reshape(1, 1, 5, 7)
+	wantValues(t, "max2x2", tensor.MaxPool2d(y, [2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}, true), []int{1, 1, 3, 4},
+		[]float64{8, 10, 12, 13, 22, 24, 26, 27, 29, 31, 33, 34})
+	wantValues(t, "avg2x2", tensor.AvgPool2d(y, [2]int{2, 2}, [2]int{}, [2]int{}, true, true), []int{1, 1, 3, 4},
+		[]float64{4, 6, 8, 9.5, 18, 20, 22, 23.5, 28.5, 30.5, 32.5, 34})
 }

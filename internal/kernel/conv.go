@@ -15,12 +15,17 @@ import (
 // Output position (oh, ow) and kernel tap (kh, kw) read input row
 // ih = oh·StrideH − PadH + kh·DilH and column iw = ow·StrideW − PadW + kw·DilW;
 // positions outside the plane are padding. A stride or dilation of 0 means 1.
+//
+// Ceil (pooling only, PyTorch's ceil_mode) rounds the division up instead,
+// so a last, partial window covers the end of the input, except that every
+// window must start inside the input or its left/top padding.
 type Window2d struct {
 	H, W             int // input plane height and width
 	KH, KW           int // window height and width
 	StrideH, StrideW int
 	PadH, PadW       int
 	DilH, DilW       int
+	Ceil             bool // pooling only: round the output size up
 }
 
 // norm returns g with zero strides and dilations replaced by 1, after
@@ -48,23 +53,41 @@ func (g Window2d) norm(op string) Window2d {
 // OutH returns the output height (see Window2d). Zero stride or dilation
 // count as 1.
 func (g Window2d) OutH() int {
-	return windowOut(g.H, g.PadH, g.KH, g.DilH, g.StrideH)
+	return windowOut(g.H, g.PadH, g.KH, g.DilH, g.StrideH, g.Ceil)
 }
 
 // OutW returns the output width (see Window2d).
 func (g Window2d) OutW() int {
-	return windowOut(g.W, g.PadW, g.KW, g.DilW, g.StrideW)
+	return windowOut(g.W, g.PadW, g.KW, g.DilW, g.StrideW, g.Ceil)
 }
 
-// windowOut is floor((in + 2·pad − dil·(k−1) − 1)/stride) + 1, and 0 when the
-// dilated window is larger than the padded input (Go's division rounds toward
-// zero, which would give 1 for a small negative numerator).
-func windowOut(in, pad, k, dil, stride int) int {
+// windowOut is floor((in + 2·pad − dil·(k−1) − 1)/stride) + 1 (ceil: the
+// division rounded up, then one less if the last window would start past
+// the input and its padding), and 0 when the dilated window is larger than
+// the padded input (Go's division rounds toward zero, which would give 1 for
+// a small negative numerator).
+func windowOut(in, pad, k, dil, stride int, ceil bool) int {
 	span := in + 2*pad - max(dil, 1)*(k-1) - 1
 	if span < 0 {
 		return 0
 	}
-	return span/max(stride, 1) + 1
+	stride = max(stride, 1)
+	if !ceil {
+		return span/stride + 1
+	}
+	out := (span+stride-1)/stride + 1
+	if (out-1)*stride >= in+pad {
+		out--
+	}
+	return out
+}
+
+// noCeil panics when a convolution entry point is given a pooling-only
+// Ceil geometry.
+func (g Window2d) noCeil(op string) {
+	if g.Ceil {
+		panic(fmt.Sprintf("kernel.%s: Ceil is for pooling windows only", op))
+	}
 }
 
 // colRange returns the output columns [lo, hi) whose input column
@@ -107,6 +130,7 @@ func colRange(outW, sw, pw, off, w int) (lo, hi int) {
 // stride, for both float types.
 func Im2colF32(col, img []float32, channels int, g Window2d) {
 	g = g.norm("Im2colF32")
+	g.noCeil("Im2colF32")
 	oh, ow := g.OutH(), g.OutW()
 	p, kk, hw := oh*ow, g.KH*g.KW, g.H*g.W
 	checkLen("Im2colF32", "img", len(img), channels*hw)
@@ -124,6 +148,7 @@ func Im2colF32(col, img []float32, channels int, g Window2d) {
 // batch). It runs on the calling goroutine.
 func Im2col[T float32 | float64](col []T, ld int, img []T, channels int, g Window2d) {
 	g = g.norm("Im2col")
+	g.noCeil("Im2col")
 	oh, ow := g.OutH(), g.OutW()
 	checkStride("Im2col", ld, oh*ow, len(col), channels*g.KH*g.KW)
 	checkLen("Im2col", "img", len(img), channels*g.H*g.W)
@@ -139,6 +164,7 @@ func Im2col[T float32 | float64](col []T, ld int, img []T, channels int, g Windo
 // col is scratch: entries that map to padding may be set to zero.
 func Col2imF32(img, col []float32, channels int, g Window2d) {
 	g = g.norm("Col2imF32")
+	g.noCeil("Col2imF32")
 	oh, ow := g.OutH(), g.OutW()
 	p, kk, hw := oh*ow, g.KH*g.KW, g.H*g.W
 	checkLen("Col2imF32", "img", len(img), channels*hw)
@@ -155,6 +181,7 @@ func Col2imF32(img, col []float32, channels int, g Window2d) {
 // padding may be set to zero.
 func Col2im[T float32 | float64](img, col []T, ld int, channels int, g Window2d) {
 	g = g.norm("Col2im")
+	g.noCeil("Col2im")
 	oh, ow := g.OutH(), g.OutW()
 	checkStride("Col2im", ld, oh*ow, len(col), channels*g.KH*g.KW)
 	checkLen("Col2im", "img", len(img), channels*g.H*g.W)

@@ -12,7 +12,7 @@ import (
 // Layout: src holds `planes` contiguous planes of g.H×g.W, row-major; for an
 // NCHW tensor planes = N·C and plane p = n·C + c. dst holds the same number
 // of planes of g.OutH()×g.OutW(). The window geometry follows PyTorch's
-// MaxPool2d/AvgPool2d with ceil_mode=False (see Window2d).
+// MaxPool2d/AvgPool2d, with ceil_mode as g.Ceil (see Window2d).
 
 func checkPool(op string, g Window2d, planes, srcLen, dstLen int) Window2d {
 	g = g.norm(op)
@@ -121,9 +121,9 @@ func MaxPool2dBackward[T float32 | float64](dx, dy []T, argmax []int32, planes i
 }
 
 // avgWindow returns the clipped window rows [h0, h1) and columns [w0, w1)
-// of output (y, x) and its divisor: KH·KW (the window clipped to the padded
-// plane, which is the whole window with ceil_mode=False) when
-// countIncludePad, else the number of real input elements in it.
+// of output (y, x) and its divisor: the size of the window clipped to the
+// padded plane (KH·KW unless Ceil makes a last window run past the padding)
+// when countIncludePad, else the number of real input elements in it.
 func avgWindow(g Window2d, y, x int, countIncludePad bool) (h0, h1, w0, w1, div int) {
 	h0, w0 = y*g.StrideH-g.PadH, x*g.StrideW-g.PadW
 	h1, w1 = min(h0+g.KH, g.H+g.PadH), min(w0+g.KW, g.W+g.PadW)
@@ -144,9 +144,10 @@ func checkAvg(op string, g Window2d) {
 }
 
 // AvgPool2dForwardF32 sets each dst element to the mean of its window.
-// With countIncludePad (PyTorch's default) the divisor is always KH·KW,
-// padding counting as zeros; without it the divisor is the number of real
-// input elements in the window. Dilation must be 1 (or 0).
+// With countIncludePad (PyTorch's default) the divisor is KH·KW, padding
+// counting as zeros (with Ceil, a last window running past the padding
+// counts only its part inside the padded plane); without it the divisor is
+// the number of real input elements in the window. Dilation must be 1 (or 0).
 func AvgPool2dForwardF32(dst, src []float32, planes int, g Window2d, countIncludePad bool) {
 	AvgPool2dForward(dst, src, planes, g, countIncludePad)
 }
