@@ -50,8 +50,9 @@ type Group struct {
 	abortErr error
 	aborted  atomic.Bool
 	closing  atomic.Bool
-	// An abort another rank publishes while this one is closing does not
-	// abort it; it ends its close barrier (closeCancel) with closeAbort.
+	// An abort another rank publishes ends this rank's close barrier
+	// (closeCancel) with closeAbort; it aborts the group only if this rank
+	// is not closing yet.
 	closeAbort  error
 	closeCancel context.CancelFunc
 
@@ -389,17 +390,17 @@ func (g *Group) watchAbort() {
 	if m.Lost >= 0 {
 		ab = &PeerLostError{Rank: m.Lost, ReportedBy: m.By, Reason: m.Reason}
 	}
-	if g.closing.Load() {
-		// The aborting rank will not join the close barrier: end it.
-		g.abortMu.Lock()
-		g.closeAbort = ab
-		if g.closeCancel != nil {
-			g.closeCancel()
-		}
-		g.abortMu.Unlock()
-		return
+	// The aborting rank will not join the close barrier: end it, whether
+	// this rank is in it already or gets there later.
+	g.abortMu.Lock()
+	g.closeAbort = ab
+	if g.closeCancel != nil {
+		g.closeCancel()
 	}
-	g.abort(ab, false)
+	g.abortMu.Unlock()
+	if !g.closing.Load() {
+		g.abort(ab, false)
+	}
 }
 
 // abort records the first fatal error, interrupts every blocked transfer and,

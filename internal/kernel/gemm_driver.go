@@ -22,7 +22,8 @@ package kernel
 //
 // The assembly micro-kernels read A with a stride in either orientation, so
 // "packing" A is a row copy (or nothing: A is used in place when its stride
-// does not alias in L1), and they take alpha and beta themselves. B is packed
+// does not alias in L1, and by the wide tiles always, see gemmAliasRows), and
+// they take alpha and beta themselves. B is packed
 // into nr-wide panels (a transposed B with an AVX-512 register transpose),
 // except for a small m (few row panels to reuse it), where B is read in place.
 // The first kc block applies the caller's beta, later ones add (beta = 1).
