@@ -482,6 +482,13 @@ func (g *Group) linkError(peer int, verb string, err error) error {
 		g.abort(remote, false)
 		return g.abortError()
 	}
+	// The abort watcher may have just received an abort it has not applied
+	// yet: when rank 0, which hosts the store, reports a lost rank and
+	// exits, its links close at once and the store can no longer be asked.
+	// Give the watcher a moment so the error names the rank really lost.
+	if spinUntilAborted(g, 100*time.Millisecond) {
+		return g.abortError()
+	}
 	pe := &PeerLostError{Rank: peer, ReportedBy: g.rank, Err: fmt.Errorf("%s rank %d: %w", verb, peer, err)}
 	g.abort(pe, true)
 	return g.abortError()
@@ -617,4 +624,16 @@ func (g *Group) kill() {
 	g.closing.Store(true)
 	g.abort(errors.New("killed"), false)
 	g.teardown()
+}
+
+// spinUntilAborted waits up to d for the group to be aborted and reports
+// whether it was.
+func spinUntilAborted(g *Group, d time.Duration) bool {
+	for end := time.Now().Add(d); !g.aborted.Load(); {
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return true
 }
