@@ -17,7 +17,11 @@
 //     (class or number), feature columns, the tokens that mean "missing" and
 //     whether missing values are an error or replaced by the column mean.
 //   - Parquet, through Apache Arrow: [ReadParquet], [ReadParquetDir] for a
-//     directory of part-*.parquet partitions, and [WriteParquet].
+//     directory of part-*.parquet partitions, and [WriteParquet]. Features
+//     are numeric or boolean columns, or lists of numbers (fixed-size or not,
+//     as embeddings and images are stored), which become one Table column
+//     per element, named v[0], v[1], …; selecting those names reads the
+//     list column whole.
 //   - Iris: [Iris] returns Fisher's Iris data, embedded in the binary.
 //
 // Errors about input name the file, the line or row (1-based) and the column,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fathom-ml/fathom/internal/atomicfile"
 
@@ -50,8 +51,11 @@ type ParquetOptions struct {
 const featureShapeKey = "fathom.feature_shape"
 
 // ReadParquet reads a Parquet file into a Table, decoding it in record batches.
-// Feature columns may be float32/64, signed or unsigned integers or booleans;
-// errors name the file, the column and, for bad values, the row (1-based).
+// Feature columns may be float32/64, signed or unsigned integers or booleans,
+// or lists of those (list, large list or fixed-size list: every row's list
+// must have the same length), which fill one Table column per element named
+// v[0], v[1], …; errors name the file, the column and, for bad values, the
+// row (1-based).
 func ReadParquet(path string, opts ParquetOptions) (*Table, error) {
 	pr, err := newParquetReader(opts)
 	if err != nil {
@@ -108,6 +112,13 @@ type parquetReader struct {
 	missing missingCells
 	t       *Table
 	file    string // the file being read, for errors
+	// Of each selected source feature k: its name, whether it is a list
+	// column, and how many Table columns it fills (1 for a scalar, the
+	// length of its lists for a list column: 0 until the first row of a
+	// variable-length list column has been seen).
+	sourceNames []string
+	vector      []bool
+	widths      []int
 }
 
 func newParquetReader(opts ParquetOptions) (*parquetReader, error) {
@@ -140,7 +151,8 @@ func (pr *parquetReader) readFile(path string) error {
 	for i, f := range schema.Fields() {
 		names[i] = f.Name
 	}
-	sel, err := selectColumns(names, pr.opts.Label, 0, pr.opts.Select, pr.opts.Ignore)
+	isVector := func(j int) bool { return vectorWidth(fr.Manifest.Fields[j].Field.Type) >= 0 }
+	sel, err := selectColumns(names, pr.opts.Label, 0, collapseVectorNames(pr.opts.Select, names, isVector), pr.opts.Ignore)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -157,9 +169,75 @@ func (pr *parquetReader) readFile(path string) error {
 			return fmt.Errorf("%s: bad %s metadata: %v", path, featureShapeKey, err)
 		}
 	}
-	if pr.t == nil {
-		pr.t = &Table{Cols: len(features), Columns: features, X: []float32{}}
-		if len(shape) > 0 && product(shape) == len(features) {
+	// Check the column types before decoding anything.
+	leaves := make([]int, 0, len(sel.features)+1)
+	wanted := append(slices.Clone(sel.features), sel.label)
+	if sel.label < 0 {
+		wanted = wanted[:len(wanted)-1]
+	}
+	widths := make([]int, len(sel.features))
+	vector := make([]bool, len(sel.features))
+	for k, j := range wanted {
+		f := fr.Manifest.Fields[j]
+		if j == sel.label {
+			if !f.IsLeaf() {
+				return fmt.Errorf("%s: label column %q has nested type %s", path, names[j], f.Field.Type)
+			}
+			if err := checkLabelType(f.Field.Type, pr.opts.LabelKind); err != nil {
+				return fmt.Errorf("%s: label column %q: %v", path, names[j], err)
+			}
+			leaves = append(leaves, f.ColIndex)
+			continue
+		}
+		widths[k] = 1
+		if w := vectorWidth(f.Field.Type); w >= 0 {
+			// A list of numbers (an embedding, an image) is a vector
+			// feature: one Table column per element.
+			if len(f.Children) != 1 || !f.Children[0].IsLeaf() {
+				return fmt.Errorf("%s: column %q has type %s; a vector feature must be a list of numbers", path, names[j], f.Field.Type)
+			}
+			widths[k], vector[k] = w, true
+			leaves = append(leaves, f.Children[0].ColIndex)
+			continue
+		}
+		if !f.IsLeaf() {
+			return fmt.Errorf("%s: column %q has nested type %s; only numbers, booleans and lists of numbers can be features", path, names[j], f.Field.Type)
+		}
+		if !isNumericType(f.Field.Type) {
+			return fmt.Errorf("%s: column %q has type %s; features must be numbers or booleans", path, names[j], f.Field.Type)
+		}
+		leaves = append(leaves, f.ColIndex)
+	}
+	if pr.widths != nil {
+		// A later partition: the same features, lists as long as before.
+		for k := range widths {
+			if widths[k] == 0 || pr.widths[k] == 0 {
+				widths[k] = pr.widths[k]
+			}
+		}
+		if !slices.Equal(features, pr.sourceNames) || !slices.Equal(widths, pr.widths) {
+			return fmt.Errorf("%s: feature columns %v (widths %v) differ from the earlier partitions' %v (widths %v)", path, features, widths, pr.sourceNames, pr.widths)
+		}
+	}
+	pr.widths, pr.sourceNames, pr.vector = widths, features, vector
+	newTable := func() error {
+		cols := expandVectorNames(features, vector, pr.widths)
+		if len(pr.opts.Select) > 0 {
+			// Element names (v[0], v[1], …) must select whole vectors.
+			var want []string
+			for _, n := range pr.opts.Select {
+				if k := slices.Index(features, n); k >= 0 && vector[k] {
+					want = append(want, expandVectorNames(features[k:k+1], vector[k:k+1], pr.widths[k:k+1])...)
+				} else {
+					want = append(want, n)
+				}
+			}
+			if !slices.Equal(want, cols) {
+				return fmt.Errorf("%s: the selected columns %v do not match the vector columns they name, whose elements are %v", path, pr.opts.Select, cols)
+			}
+		}
+		pr.t = &Table{Cols: len(cols), Columns: cols, X: []float32{}}
+		if len(shape) > 0 && product(shape) == len(cols) {
 			pr.t.FeatureShape = shape
 		}
 		if sel.label >= 0 {
@@ -170,29 +248,7 @@ func (pr *parquetReader) readFile(path string) error {
 				pr.t.Labels = []int64{}
 			}
 		}
-	} else if !slices.Equal(pr.t.Columns, features) {
-		return fmt.Errorf("%s: feature columns %v differ from the earlier partitions' %v", path, features, pr.t.Columns)
-	}
-
-	// Check the column types before decoding anything.
-	leaves := make([]int, 0, len(sel.features)+1)
-	wanted := append(slices.Clone(sel.features), sel.label)
-	if sel.label < 0 {
-		wanted = wanted[:len(wanted)-1]
-	}
-	for _, j := range wanted {
-		f := fr.Manifest.Fields[j]
-		if !f.IsLeaf() {
-			return fmt.Errorf("%s: column %q has nested type %s; only flat columns can be read", path, names[j], f.Field.Type)
-		}
-		if j == sel.label {
-			if err := checkLabelType(f.Field.Type, pr.opts.LabelKind); err != nil {
-				return fmt.Errorf("%s: label column %q: %v", path, names[j], err)
-			}
-		} else if !isNumericType(f.Field.Type) {
-			return fmt.Errorf("%s: column %q has type %s; features must be numbers or booleans", path, names[j], f.Field.Type)
-		}
-		leaves = append(leaves, f.ColIndex)
+		return nil
 	}
 	if len(leaves) == 0 {
 		return fmt.Errorf("%s: no columns selected", path)
@@ -205,6 +261,14 @@ func (pr *parquetReader) readFile(path string) error {
 	fileRow := 0
 	for rr.Next() {
 		rec := rr.RecordBatch()
+		if pr.t == nil {
+			if err := pr.learnWidths(rec, names, sel); err != nil {
+				return err
+			}
+			if err := newTable(); err != nil {
+				return err
+			}
+		}
 		if err := pr.appendBatch(rec, names, sel, fileRow); err != nil {
 			return err
 		}
@@ -213,7 +277,108 @@ func (pr *parquetReader) readFile(path string) error {
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: parquet: after row %d: %w", path, fileRow, err)
 	}
+	if pr.t == nil {
+		for k, w := range pr.widths {
+			if w == 0 {
+				return fmt.Errorf("%s: column %q is a list of varying length and the file has no rows to tell its width", path, features[k])
+			}
+		}
+		return newTable()
+	}
 	return nil
+}
+
+// learnWidths sets the width of each variable-length list feature from its
+// first non-null row in rec.
+func (pr *parquetReader) learnWidths(rec arrow.RecordBatch, names []string, sel selection) error {
+	for k, j := range sel.features {
+		if pr.widths[k] != 0 {
+			continue
+		}
+		col, err := recordColumn(rec, names[j])
+		if err != nil {
+			return fmt.Errorf("%s: %w", pr.file, err)
+		}
+		for i := 0; i < col.Len(); i++ {
+			if !col.IsNull(i) {
+				lo, hi := col.(array.ListLike).ValueOffsets(i)
+				pr.widths[k] = int(hi - lo)
+				break
+			}
+		}
+		if pr.widths[k] == 0 {
+			return fmt.Errorf("%s: column %q: cannot tell the length of its lists from the first rows (all null or empty)", pr.file, names[j])
+		}
+	}
+	return nil
+}
+
+// vectorWidth returns the length of a fixed-size list of numbers, 0 for a
+// variable-length list of numbers, and −1 for any other type.
+func vectorWidth(dt arrow.DataType) int {
+	switch dt := dt.(type) {
+	case *arrow.FixedSizeListType:
+		if isNumericType(dt.Elem()) {
+			return int(dt.Len())
+		}
+	case *arrow.ListType:
+		if isNumericType(dt.Elem()) {
+			return 0
+		}
+	case *arrow.LargeListType:
+		if isNumericType(dt.Elem()) {
+			return 0
+		}
+	}
+	return -1
+}
+
+// expandVectorNames returns the Table column names of the features: a list
+// column v of width w becomes v[0] … v[w−1].
+func expandVectorNames(features []string, vector []bool, widths []int) []string {
+	var cols []string
+	for k, f := range features {
+		if !vector[k] {
+			cols = append(cols, f)
+			continue
+		}
+		for e := range widths[k] {
+			cols = append(cols, f+"["+strconv.Itoa(e)+"]")
+		}
+	}
+	return cols
+}
+
+// collapseVectorNames maps a selection of Table column names back to source
+// columns: the run v[0], v[1], … of a vector column v of the file becomes v
+// (a model trained on vector features names its columns that way). Other
+// names pass through.
+func collapseVectorNames(sel, names []string, isVector func(j int) bool) []string {
+	if len(sel) == 0 {
+		return sel
+	}
+	vec := map[string]bool{}
+	for j, n := range names {
+		if isVector(j) {
+			vec[n] = true
+		}
+	}
+	var out []string
+	for i := 0; i < len(sel); {
+		base, ok := strings.CutSuffix(sel[i], "[0]")
+		if !ok || !vec[base] {
+			out = append(out, sel[i])
+			i++
+			continue
+		}
+		out = append(out, base)
+		e := 0
+		for i < len(sel) && sel[i] == base+"["+strconv.Itoa(e)+"]" {
+			i++
+			e++
+		}
+	}
+	return out
 }
 
 func product(shape []int) int {
@@ -231,23 +396,62 @@ func (pr *parquetReader) appendBatch(rec arrow.RecordBatch, names []string, sel 
 	t := pr.t
 	base := len(t.X)
 	t.X = slices.Grow(t.X, n*t.Cols)[:base+n*t.Cols]
+	missing := func(row int, name string, p int) error {
+		if pr.opts.Impute != MissingMean {
+			return fmt.Errorf("%s: row %d: column %q: null value (set Impute to MissingMean to fill it with the column mean)", pr.file, row, name)
+		}
+		pr.missing.pos = append(pr.missing.pos, p)
+		t.X[p] = float32(math.NaN())
+		return nil
+	}
+	off := 0 // first Table column of feature k
 	for k, j := range sel.features {
 		col, err := recordColumn(rec, names[j])
 		if err != nil {
 			return fmt.Errorf("%s: %w", pr.file, err)
 		}
-		for i := 0; i < n; i++ {
-			p := base + i*t.Cols + k
-			if col.IsNull(i) {
-				if pr.opts.Impute != MissingMean {
-					return fmt.Errorf("%s: row %d: column %q: null value (set Impute to MissingMean to fill it with the column mean)", pr.file, firstRow+i+1, names[j])
+		w := pr.widths[k]
+		if !pr.vector[k] {
+			for i := 0; i < n; i++ {
+				p := base + i*t.Cols + off
+				if col.IsNull(i) {
+					if err := missing(firstRow+i+1, names[j], p); err != nil {
+						return err
+					}
+					continue
 				}
-				pr.missing.pos = append(pr.missing.pos, p)
-				t.X[p] = float32(math.NaN())
+				t.X[p] = numericValue(col, i)
+			}
+			off++
+			continue
+		}
+		list := col.(array.ListLike)
+		values := list.ListValues()
+		for i := 0; i < n; i++ {
+			p := base + i*t.Cols + off
+			if col.IsNull(i) { // a null list: every element is missing
+				for e := range w {
+					if err := missing(firstRow+i+1, names[j], p+e); err != nil {
+						return err
+					}
+				}
 				continue
 			}
-			t.X[p] = numericValue(col, i)
+			lo, hi := list.ValueOffsets(i)
+			if int(hi-lo) != w {
+				return fmt.Errorf("%s: row %d: column %q holds %d values; the column's lists have %d", pr.file, firstRow+i+1, names[j], hi-lo, w)
+			}
+			for e := range w {
+				if values.IsNull(int(lo) + e) {
+					if err := missing(firstRow+i+1, fmt.Sprintf("%s[%d]", names[j], e), p+e); err != nil {
+						return err
+					}
+					continue
+				}
+				t.X[p+e] = numericValue(values, int(lo)+e)
+			}
 		}
+		off += w
 	}
 	if sel.label >= 0 {
 		name := names[sel.label]

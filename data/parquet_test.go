@@ -96,13 +96,20 @@ func writeMixedParquet(t *testing.T, path string) {
 			t.Fatal(err)
 		}
 	}
+	writeRecord(t, path, b, 3)
+}
+
+// writeRecord writes the record built by b to a Parquet file at path, in row
+// groups of rowGroup rows.
+func writeRecord(t *testing.T, path string, b *array.RecordBuilder, rowGroup int64) {
+	t.Helper()
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fw, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(3)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		t.Fatal(err)
 	}
