@@ -1316,7 +1316,7 @@ sumF32AVX512_done:
 	RET
 
 // func dotF32AVX512(x []float32, y []float32) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
 TEXT ·dotF32AVX512(SB), NOSPLIT, $0-56
 	MOVQ   x_base+0(FP), AX
 	MOVQ   y_base+24(FP), CX
@@ -1331,8 +1331,42 @@ TEXT ·dotF32AVX512(SB), NOSPLIT, $0-56
 	VXORPD Z7, Z7, Z7
 	XORQ   BX, BX
 	MOVQ   DX, SI
-	ANDQ   $-64, SI
-	ANDQ   $-16, DX
+	SHRQ   $0x01, SI
+	ANDQ   $-16, SI
+	LEAQ   (AX)(SI*4), DI
+	LEAQ   (CX)(SI*4), R8
+
+dotF32AVX512_streams:
+	CMPQ        BX, SI
+	JAE         dotF32AVX512_streamsdone
+	PREFETCHT0  2048(AX)(BX*4)
+	PREFETCHT0  2048(CX)(BX*4)
+	VCVTPS2PD   (AX)(BX*4), Z8
+	VCVTPS2PD   (CX)(BX*4), Z9
+	VFMADD231PD Z9, Z8, Z0
+	VCVTPS2PD   32(AX)(BX*4), Z8
+	VCVTPS2PD   32(CX)(BX*4), Z9
+	VFMADD231PD Z9, Z8, Z1
+	PREFETCHT0  2048(DI)(BX*4)
+	PREFETCHT0  2048(R8)(BX*4)
+	VCVTPS2PD   (DI)(BX*4), Z8
+	VCVTPS2PD   (R8)(BX*4), Z9
+	VFMADD231PD Z9, Z8, Z2
+	VCVTPS2PD   32(DI)(BX*4), Z8
+	VCVTPS2PD   32(R8)(BX*4), Z9
+	VFMADD231PD Z9, Z8, Z3
+	ADDQ        $0x00000010, BX
+	JMP         dotF32AVX512_streams
+
+dotF32AVX512_streamsdone:
+	LEAQ (DI)(SI*4), AX
+	LEAQ (R8)(SI*4), CX
+	SHLQ $0x01, SI
+	SUBQ SI, DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-64, SI
+	ANDQ $-16, DX
 
 dotF32AVX512_blocks:
 	CMPQ        BX, SI
@@ -2075,7 +2109,7 @@ sumF64AVX512_done:
 	RET
 
 // func dotF64AVX512(x []float64, y []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
 TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
 	MOVQ   x_base+0(FP), AX
 	MOVQ   y_base+24(FP), CX
@@ -2090,8 +2124,34 @@ TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
 	VXORPD Z7, Z7, Z7
 	XORQ   BX, BX
 	MOVQ   DX, SI
-	ANDQ   $-32, SI
-	ANDQ   $-8, DX
+	SHRQ   $0x01, SI
+	ANDQ   $-8, SI
+	LEAQ   (AX)(SI*8), DI
+	LEAQ   (CX)(SI*8), R8
+
+dotF64AVX512_streams:
+	CMPQ        BX, SI
+	JAE         dotF64AVX512_streamsdone
+	PREFETCHT0  2048(AX)(BX*8)
+	PREFETCHT0  2048(CX)(BX*8)
+	VMOVUPD     (AX)(BX*8), Z8
+	VFMADD231PD (CX)(BX*8), Z8, Z0
+	PREFETCHT0  2048(DI)(BX*8)
+	PREFETCHT0  2048(R8)(BX*8)
+	VMOVUPD     (DI)(BX*8), Z8
+	VFMADD231PD (R8)(BX*8), Z8, Z1
+	ADDQ        $0x00000008, BX
+	JMP         dotF64AVX512_streams
+
+dotF64AVX512_streamsdone:
+	LEAQ (DI)(SI*8), AX
+	LEAQ (R8)(SI*8), CX
+	SHLQ $0x01, SI
+	SUBQ SI, DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
+	ANDQ $-8, DX
 
 dotF64AVX512_blocks:
 	CMPQ        BX, SI
@@ -3573,7 +3633,7 @@ sumF32AVX2_done:
 	RET
 
 // func dotF32AVX2(x []float32, y []float32) float64
-// Requires: AVX, FMA3, SSE2
+// Requires: AVX, FMA3, MMX+, SSE2
 TEXT ·dotF32AVX2(SB), NOSPLIT, $0-56
 	MOVQ   x_base+0(FP), AX
 	MOVQ   y_base+24(FP), CX
@@ -3588,8 +3648,42 @@ TEXT ·dotF32AVX2(SB), NOSPLIT, $0-56
 	VXORPD Y7, Y7, Y7
 	XORQ   BX, BX
 	MOVQ   DX, SI
-	ANDQ   $-32, SI
-	ANDQ   $-8, DX
+	SHRQ   $0x01, SI
+	ANDQ   $-8, SI
+	LEAQ   (AX)(SI*4), DI
+	LEAQ   (CX)(SI*4), R8
+
+dotF32AVX2_streams:
+	CMPQ        BX, SI
+	JAE         dotF32AVX2_streamsdone
+	PREFETCHT0  2048(AX)(BX*4)
+	PREFETCHT0  2048(CX)(BX*4)
+	VCVTPS2PD   (AX)(BX*4), Y8
+	VCVTPS2PD   (CX)(BX*4), Y9
+	VFMADD231PD Y9, Y8, Y0
+	VCVTPS2PD   16(AX)(BX*4), Y8
+	VCVTPS2PD   16(CX)(BX*4), Y9
+	VFMADD231PD Y9, Y8, Y1
+	PREFETCHT0  2048(DI)(BX*4)
+	PREFETCHT0  2048(R8)(BX*4)
+	VCVTPS2PD   (DI)(BX*4), Y8
+	VCVTPS2PD   (R8)(BX*4), Y9
+	VFMADD231PD Y9, Y8, Y2
+	VCVTPS2PD   16(DI)(BX*4), Y8
+	VCVTPS2PD   16(R8)(BX*4), Y9
+	VFMADD231PD Y9, Y8, Y3
+	ADDQ        $0x00000008, BX
+	JMP         dotF32AVX2_streams
+
+dotF32AVX2_streamsdone:
+	LEAQ (DI)(SI*4), AX
+	LEAQ (R8)(SI*4), CX
+	SHLQ $0x01, SI
+	SUBQ SI, DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
+	ANDQ $-8, DX
 
 dotF32AVX2_blocks:
 	CMPQ        BX, SI
@@ -4324,7 +4418,7 @@ sumF64AVX2_done:
 	RET
 
 // func dotF64AVX2(x []float64, y []float64) float64
-// Requires: AVX, FMA3, SSE2
+// Requires: AVX, FMA3, MMX+, SSE2
 TEXT ·dotF64AVX2(SB), NOSPLIT, $0-56
 	MOVQ   x_base+0(FP), AX
 	MOVQ   y_base+24(FP), CX
@@ -4339,8 +4433,34 @@ TEXT ·dotF64AVX2(SB), NOSPLIT, $0-56
 	VXORPD Y7, Y7, Y7
 	XORQ   BX, BX
 	MOVQ   DX, SI
-	ANDQ   $-16, SI
-	ANDQ   $-4, DX
+	SHRQ   $0x01, SI
+	ANDQ   $-4, SI
+	LEAQ   (AX)(SI*8), DI
+	LEAQ   (CX)(SI*8), R8
+
+dotF64AVX2_streams:
+	CMPQ        BX, SI
+	JAE         dotF64AVX2_streamsdone
+	PREFETCHT0  2048(AX)(BX*8)
+	PREFETCHT0  2048(CX)(BX*8)
+	VMOVUPD     (AX)(BX*8), Y8
+	VFMADD231PD (CX)(BX*8), Y8, Y0
+	PREFETCHT0  2048(DI)(BX*8)
+	PREFETCHT0  2048(R8)(BX*8)
+	VMOVUPD     (DI)(BX*8), Y8
+	VFMADD231PD (R8)(BX*8), Y8, Y1
+	ADDQ        $0x00000004, BX
+	JMP         dotF64AVX2_streams
+
+dotF64AVX2_streamsdone:
+	LEAQ (DI)(SI*8), AX
+	LEAQ (R8)(SI*8), CX
+	SHLQ $0x01, SI
+	SUBQ SI, DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-16, SI
+	ANDQ $-4, DX
 
 dotF64AVX2_blocks:
 	CMPQ        BX, SI

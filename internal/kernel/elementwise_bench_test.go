@@ -54,6 +54,19 @@ func BenchmarkSumF32(b *testing.B) {
 	}
 }
 
+func BenchmarkDotF32(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{1 << 16, 1 << 24} {
+		x, y := randF32(rng, n, -1, 1), randF32(rng, n, -1, 1)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(8 * n))
+			for b.Loop() {
+				sinkF64 += float64(DotF32(x, y))
+			}
+		})
+	}
+}
+
 func BenchmarkExpF32(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for _, n := range []int{1 << 10, 1 << 14, 1 << 16, 1 << 20} {

@@ -308,51 +308,84 @@ func genAxpy(s isa, t dtype) {
 // sumPrefetch is how far ahead (bytes) the sum kernels prefetch.
 const sumPrefetch = 2048
 
-// sumStreams emits the main phase of a sum: the first 4h elements are read
-// as four streams, x[0:h], x[h:2h], x[2h:3h] and x[3h:4h], a vector of each
-// per iteration, each with a software prefetch sumPrefetch bytes ahead. A
-// long sum runs from L3 or memory, where one core is bound by how many lines
-// it has in flight: four streams plus the prefetch take one core from about
-// 22 to 29 GB/s on 64 MiB (one stream with the prefetch: 26, two: 28). On
-// return x and n describe the rest, x[4h:], and i is 0.
-func sumStreams(fn string, s isa, t dtype, x, n, i reg.GPVirtual, acc []reg.VecVirtual) {
-	const streams = 4
+// sumStreams emits the main phase of a sum (y nil) or dot product: the
+// first S·h elements are read as S interleaved streams, x[0:h], x[h:2h], …
+// (and the same of y), a vector of each per iteration, each with a software
+// prefetch sumPrefetch bytes ahead. A long reduction runs from L3 or
+// memory, where one core is bound by how many lines it has in flight: four
+// streams plus the prefetch take a sum on one core from about 22 to 29 GB/s
+// on 64 MiB (one stream with the prefetch: 26, two: 28). A dot product
+// reads two inputs, so it uses two streams of each. On return x (and y) and
+// n describe the rest, x[S·h:], and i is 0.
+func sumStreams(fn string, s isa, t dtype, x, y, n, i reg.GPVirtual, acc []reg.VecVirtual) {
+	streams, shift := 4, 2
+	inputs := []reg.GPVirtual{x}
+	if y != nil {
+		streams, shift = 2, 1
+		inputs = append(inputs, y)
+	}
 	lanes := s.lanes(t)
 	h := GP64()
 	MOVQ(n, h)
-	SHRQ(U8(2), h)
+	SHRQ(U8(shift), h)
 	ANDQ(I32(^(lanes - 1)), h)
-	bases := []reg.GPVirtual{x}
-	for range streams - 1 {
-		b := GP64()
-		LEAQ(Mem{Base: bases[len(bases)-1], Index: h, Scale: uint8(t.size)}, b)
-		bases = append(bases, b)
+	// bases[in][st] is stream st of input in.
+	bases := make([][]reg.GPVirtual, len(inputs))
+	for in, p := range inputs {
+		bases[in] = []reg.GPVirtual{p}
+		for range streams - 1 {
+			b := GP64()
+			LEAQ(Mem{Base: bases[in][len(bases[in])-1], Index: h, Scale: uint8(t.size)}, b)
+			bases[in] = append(bases[in], b)
+		}
 	}
 	Label(fn + "_streams")
 	CMPQ(i, h)
 	JAE(LabelRef(fn + "_streamsdone"))
-	for st, base := range bases {
-		m := elem(base, i, t, s, 0)
-		m.Disp += sumPrefetch
-		PREFETCHT0(m)
+	for st := range streams {
+		for in := range inputs {
+			m := elem(bases[in][st], i, t, s, 0)
+			m.Disp += sumPrefetch
+			PREFETCHT0(m)
+		}
+		// A float32 vector widens to two float64 vectors (halves).
+		halves := 1
 		if t.size == 4 {
-			for hf := range 2 {
+			halves = 2
+		}
+		for hf := range halves {
+			a := acc[(st*halves+hf)%len(acc)]
+			load := func(base reg.GPVirtual) Op {
 				m := elem(base, i, t, s, 0)
-				m.Disp += hf * s.bytes / 2
-				v := s.vec()
-				VCVTPS2PD(m, v)
-				VADDPD(v, acc[2*st+hf], acc[2*st+hf])
+				if t.size == 4 {
+					m.Disp += hf * s.bytes / 2
+					v := s.vec()
+					VCVTPS2PD(m, v)
+					return v
+				}
+				return m
 			}
-		} else {
-			VADDPD(elem(base, i, t, s, 0), acc[st], acc[st])
+			if y == nil {
+				VADDPD(load(bases[0][st]), a, a)
+				continue
+			}
+			vx := load(bases[0][st])
+			if _, isMem := vx.(Mem); isMem {
+				v := s.vec()
+				VMOVUPD(vx, v)
+				vx = v
+			}
+			VFMADD231PD(load(bases[1][st]), vx, a)
 		}
 	}
 	ADDQ(U32(lanes), i)
 	JMP(LabelRef(fn + "_streams"))
 	Label(fn + "_streamsdone")
-	// The rest starts at the last stream's base + h = x + 4h.
-	LEAQ(Mem{Base: bases[streams-1], Index: h, Scale: uint8(t.size)}, x)
-	SHLQ(U8(2), h)
+	// The rest starts at the last stream's base + h = input + S·h.
+	for in, p := range inputs {
+		LEAQ(Mem{Base: bases[in][streams-1], Index: h, Scale: uint8(t.size)}, p)
+	}
+	SHLQ(U8(shift), h)
 	SUBQ(h, n)
 	XORQ(i, i)
 }
@@ -381,9 +414,7 @@ func genSumDot(s isa, t dtype, dot bool) {
 	i := GP64()
 	XORQ(i, i)
 	half := s.bytes / 2 // bytes of float32 that widen to one float64 vector
-	if !dot {
-		sumStreams(fn, s, t, x, n, i, acc)
-	}
+	sumStreams(fn, s, t, x, y, n, i, acc)
 	loop(fn, i, n, s.lanes(t), 4, func(u int) {
 		k := 0
 		for j := range u {
