@@ -1429,7 +1429,7 @@ dotF32AVX512_done:
 	RET
 
 // func maxF32AVX512(x []float32) (m float32, nan bool)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
 TEXT ·maxF32AVX512(SB), NOSPLIT, $0-29
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
@@ -1440,8 +1440,46 @@ TEXT ·maxF32AVX512(SB), NOSPLIT, $0-29
 	KXORW   K1, K1, K1
 	XORQ    DX, DX
 	MOVQ    CX, BX
-	ANDQ    $-64, BX
-	ANDQ    $-16, CX
+	SHRQ    $0x02, BX
+	ANDQ    $-16, BX
+	LEAQ    (AX)(BX*4), SI
+	LEAQ    (SI)(BX*4), DI
+	LEAQ    (DI)(BX*4), R8
+
+maxF32AVX512_streams:
+	CMPQ       DX, BX
+	JAE        maxF32AVX512_streamsdone
+	PREFETCHT0 2048(AX)(DX*4)
+	VMOVUPS    (AX)(DX*4), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMAXPS     Z4, Z0, Z0
+	PREFETCHT0 2048(SI)(DX*4)
+	VMOVUPS    (SI)(DX*4), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMAXPS     Z4, Z1, Z1
+	PREFETCHT0 2048(DI)(DX*4)
+	VMOVUPS    (DI)(DX*4), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMAXPS     Z4, Z2, Z2
+	PREFETCHT0 2048(R8)(DX*4)
+	VMOVUPS    (R8)(DX*4), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMAXPS     Z4, Z3, Z3
+	ADDQ       $0x00000010, DX
+	JMP        maxF32AVX512_streams
+
+maxF32AVX512_streamsdone:
+	LEAQ (R8)(BX*4), AX
+	SHLQ $0x02, BX
+	SUBQ BX, CX
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-64, BX
+	ANDQ $-16, CX
 
 maxF32AVX512_blocks:
 	CMPQ    DX, BX
@@ -1496,7 +1534,7 @@ maxF32AVX512_done:
 	RET
 
 // func minF32AVX512(x []float32) (m float32, nan bool)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
 TEXT ·minF32AVX512(SB), NOSPLIT, $0-29
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
@@ -1507,8 +1545,46 @@ TEXT ·minF32AVX512(SB), NOSPLIT, $0-29
 	KXORW   K1, K1, K1
 	XORQ    DX, DX
 	MOVQ    CX, BX
-	ANDQ    $-64, BX
-	ANDQ    $-16, CX
+	SHRQ    $0x02, BX
+	ANDQ    $-16, BX
+	LEAQ    (AX)(BX*4), SI
+	LEAQ    (SI)(BX*4), DI
+	LEAQ    (DI)(BX*4), R8
+
+minF32AVX512_streams:
+	CMPQ       DX, BX
+	JAE        minF32AVX512_streamsdone
+	PREFETCHT0 2048(AX)(DX*4)
+	VMOVUPS    (AX)(DX*4), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMINPS     Z4, Z0, Z0
+	PREFETCHT0 2048(SI)(DX*4)
+	VMOVUPS    (SI)(DX*4), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMINPS     Z4, Z1, Z1
+	PREFETCHT0 2048(DI)(DX*4)
+	VMOVUPS    (DI)(DX*4), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMINPS     Z4, Z2, Z2
+	PREFETCHT0 2048(R8)(DX*4)
+	VMOVUPS    (R8)(DX*4), Z4
+	VCMPPS     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMINPS     Z4, Z3, Z3
+	ADDQ       $0x00000010, DX
+	JMP        minF32AVX512_streams
+
+minF32AVX512_streamsdone:
+	LEAQ (R8)(BX*4), AX
+	SHLQ $0x02, BX
+	SUBQ BX, CX
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-64, BX
+	ANDQ $-16, CX
 
 minF32AVX512_blocks:
 	CMPQ    DX, BX
@@ -2194,7 +2270,7 @@ dotF64AVX512_done:
 	RET
 
 // func maxF64AVX512(x []float64) (m float64, nan bool)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F, MMX+, SSE2
 TEXT ·maxF64AVX512(SB), NOSPLIT, $0-33
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
@@ -2205,8 +2281,46 @@ TEXT ·maxF64AVX512(SB), NOSPLIT, $0-33
 	KXORW   K1, K1, K1
 	XORQ    DX, DX
 	MOVQ    CX, BX
-	ANDQ    $-32, BX
-	ANDQ    $-8, CX
+	SHRQ    $0x02, BX
+	ANDQ    $-8, BX
+	LEAQ    (AX)(BX*8), SI
+	LEAQ    (SI)(BX*8), DI
+	LEAQ    (DI)(BX*8), R8
+
+maxF64AVX512_streams:
+	CMPQ       DX, BX
+	JAE        maxF64AVX512_streamsdone
+	PREFETCHT0 2048(AX)(DX*8)
+	VMOVUPS    (AX)(DX*8), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMAXPD     Z4, Z0, Z0
+	PREFETCHT0 2048(SI)(DX*8)
+	VMOVUPS    (SI)(DX*8), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMAXPD     Z4, Z1, Z1
+	PREFETCHT0 2048(DI)(DX*8)
+	VMOVUPS    (DI)(DX*8), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMAXPD     Z4, Z2, Z2
+	PREFETCHT0 2048(R8)(DX*8)
+	VMOVUPS    (R8)(DX*8), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMAXPD     Z4, Z3, Z3
+	ADDQ       $0x00000008, DX
+	JMP        maxF64AVX512_streams
+
+maxF64AVX512_streamsdone:
+	LEAQ (R8)(BX*8), AX
+	SHLQ $0x02, BX
+	SUBQ BX, CX
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	ANDQ $-8, CX
 
 maxF64AVX512_blocks:
 	CMPQ    DX, BX
@@ -2259,7 +2373,7 @@ maxF64AVX512_done:
 	RET
 
 // func minF64AVX512(x []float64) (m float64, nan bool)
-// Requires: AVX, AVX512F, SSE2
+// Requires: AVX, AVX512F, MMX+, SSE2
 TEXT ·minF64AVX512(SB), NOSPLIT, $0-33
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
@@ -2270,8 +2384,46 @@ TEXT ·minF64AVX512(SB), NOSPLIT, $0-33
 	KXORW   K1, K1, K1
 	XORQ    DX, DX
 	MOVQ    CX, BX
-	ANDQ    $-32, BX
-	ANDQ    $-8, CX
+	SHRQ    $0x02, BX
+	ANDQ    $-8, BX
+	LEAQ    (AX)(BX*8), SI
+	LEAQ    (SI)(BX*8), DI
+	LEAQ    (DI)(BX*8), R8
+
+minF64AVX512_streams:
+	CMPQ       DX, BX
+	JAE        minF64AVX512_streamsdone
+	PREFETCHT0 2048(AX)(DX*8)
+	VMOVUPS    (AX)(DX*8), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMINPD     Z4, Z0, Z0
+	PREFETCHT0 2048(SI)(DX*8)
+	VMOVUPS    (SI)(DX*8), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMINPD     Z4, Z1, Z1
+	PREFETCHT0 2048(DI)(DX*8)
+	VMOVUPS    (DI)(DX*8), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMINPD     Z4, Z2, Z2
+	PREFETCHT0 2048(R8)(DX*8)
+	VMOVUPS    (R8)(DX*8), Z4
+	VCMPPD     $0x03, Z4, Z4, K2
+	KORW       K2, K1, K1
+	VMINPD     Z4, Z3, Z3
+	ADDQ       $0x00000008, DX
+	JMP        minF64AVX512_streams
+
+minF64AVX512_streamsdone:
+	LEAQ (R8)(BX*8), AX
+	SHLQ $0x02, BX
+	SUBQ BX, CX
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	ANDQ $-8, CX
 
 minF64AVX512_blocks:
 	CMPQ    DX, BX
@@ -3744,7 +3896,7 @@ dotF32AVX2_done:
 	RET
 
 // func maxF32AVX2(x []float32) (m float32, nan bool)
-// Requires: AVX, SSE
+// Requires: AVX, MMX+, SSE
 TEXT ·maxF32AVX2(SB), NOSPLIT, $0-29
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
@@ -3755,8 +3907,46 @@ TEXT ·maxF32AVX2(SB), NOSPLIT, $0-29
 	VXORPS  Y4, Y4, Y4
 	XORQ    DX, DX
 	MOVQ    CX, BX
-	ANDQ    $-32, BX
-	ANDQ    $-8, CX
+	SHRQ    $0x02, BX
+	ANDQ    $-8, BX
+	LEAQ    (AX)(BX*4), SI
+	LEAQ    (SI)(BX*4), DI
+	LEAQ    (DI)(BX*4), R8
+
+maxF32AVX2_streams:
+	CMPQ       DX, BX
+	JAE        maxF32AVX2_streamsdone
+	PREFETCHT0 2048(AX)(DX*4)
+	VMOVUPS    (AX)(DX*4), Y5
+	VCMPPS     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMAXPS     Y5, Y0, Y0
+	PREFETCHT0 2048(SI)(DX*4)
+	VMOVUPS    (SI)(DX*4), Y5
+	VCMPPS     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMAXPS     Y5, Y1, Y1
+	PREFETCHT0 2048(DI)(DX*4)
+	VMOVUPS    (DI)(DX*4), Y5
+	VCMPPS     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMAXPS     Y5, Y2, Y2
+	PREFETCHT0 2048(R8)(DX*4)
+	VMOVUPS    (R8)(DX*4), Y5
+	VCMPPS     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMAXPS     Y5, Y3, Y3
+	ADDQ       $0x00000008, DX
+	JMP        maxF32AVX2_streams
+
+maxF32AVX2_streamsdone:
+	LEAQ (R8)(BX*4), AX
+	SHLQ $0x02, BX
+	SUBQ BX, CX
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	ANDQ $-8, CX
 
 maxF32AVX2_blocks:
 	CMPQ    DX, BX
@@ -3809,7 +3999,7 @@ maxF32AVX2_done:
 	RET
 
 // func minF32AVX2(x []float32) (m float32, nan bool)
-// Requires: AVX, SSE
+// Requires: AVX, MMX+, SSE
 TEXT ·minF32AVX2(SB), NOSPLIT, $0-29
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
@@ -3820,8 +4010,46 @@ TEXT ·minF32AVX2(SB), NOSPLIT, $0-29
 	VXORPS  Y4, Y4, Y4
 	XORQ    DX, DX
 	MOVQ    CX, BX
-	ANDQ    $-32, BX
-	ANDQ    $-8, CX
+	SHRQ    $0x02, BX
+	ANDQ    $-8, BX
+	LEAQ    (AX)(BX*4), SI
+	LEAQ    (SI)(BX*4), DI
+	LEAQ    (DI)(BX*4), R8
+
+minF32AVX2_streams:
+	CMPQ       DX, BX
+	JAE        minF32AVX2_streamsdone
+	PREFETCHT0 2048(AX)(DX*4)
+	VMOVUPS    (AX)(DX*4), Y5
+	VCMPPS     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMINPS     Y5, Y0, Y0
+	PREFETCHT0 2048(SI)(DX*4)
+	VMOVUPS    (SI)(DX*4), Y5
+	VCMPPS     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMINPS     Y5, Y1, Y1
+	PREFETCHT0 2048(DI)(DX*4)
+	VMOVUPS    (DI)(DX*4), Y5
+	VCMPPS     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMINPS     Y5, Y2, Y2
+	PREFETCHT0 2048(R8)(DX*4)
+	VMOVUPS    (R8)(DX*4), Y5
+	VCMPPS     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMINPS     Y5, Y3, Y3
+	ADDQ       $0x00000008, DX
+	JMP        minF32AVX2_streams
+
+minF32AVX2_streamsdone:
+	LEAQ (R8)(BX*4), AX
+	SHLQ $0x02, BX
+	SUBQ BX, CX
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	ANDQ $-8, CX
 
 minF32AVX2_blocks:
 	CMPQ    DX, BX
@@ -4501,7 +4729,7 @@ dotF64AVX2_done:
 	RET
 
 // func maxF64AVX2(x []float64) (m float64, nan bool)
-// Requires: AVX, SSE2
+// Requires: AVX, MMX+, SSE2
 TEXT ·maxF64AVX2(SB), NOSPLIT, $0-33
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
@@ -4512,8 +4740,46 @@ TEXT ·maxF64AVX2(SB), NOSPLIT, $0-33
 	VXORPS  Y4, Y4, Y4
 	XORQ    DX, DX
 	MOVQ    CX, BX
-	ANDQ    $-16, BX
-	ANDQ    $-4, CX
+	SHRQ    $0x02, BX
+	ANDQ    $-4, BX
+	LEAQ    (AX)(BX*8), SI
+	LEAQ    (SI)(BX*8), DI
+	LEAQ    (DI)(BX*8), R8
+
+maxF64AVX2_streams:
+	CMPQ       DX, BX
+	JAE        maxF64AVX2_streamsdone
+	PREFETCHT0 2048(AX)(DX*8)
+	VMOVUPS    (AX)(DX*8), Y5
+	VCMPPD     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMAXPD     Y5, Y0, Y0
+	PREFETCHT0 2048(SI)(DX*8)
+	VMOVUPS    (SI)(DX*8), Y5
+	VCMPPD     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMAXPD     Y5, Y1, Y1
+	PREFETCHT0 2048(DI)(DX*8)
+	VMOVUPS    (DI)(DX*8), Y5
+	VCMPPD     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMAXPD     Y5, Y2, Y2
+	PREFETCHT0 2048(R8)(DX*8)
+	VMOVUPS    (R8)(DX*8), Y5
+	VCMPPD     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMAXPD     Y5, Y3, Y3
+	ADDQ       $0x00000004, DX
+	JMP        maxF64AVX2_streams
+
+maxF64AVX2_streamsdone:
+	LEAQ (R8)(BX*8), AX
+	SHLQ $0x02, BX
+	SUBQ BX, CX
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+	ANDQ $-4, CX
 
 maxF64AVX2_blocks:
 	CMPQ    DX, BX
@@ -4564,7 +4830,7 @@ maxF64AVX2_done:
 	RET
 
 // func minF64AVX2(x []float64) (m float64, nan bool)
-// Requires: AVX, SSE2
+// Requires: AVX, MMX+, SSE2
 TEXT ·minF64AVX2(SB), NOSPLIT, $0-33
 	MOVQ    x_base+0(FP), AX
 	MOVQ    x_len+8(FP), CX
@@ -4575,8 +4841,46 @@ TEXT ·minF64AVX2(SB), NOSPLIT, $0-33
 	VXORPS  Y4, Y4, Y4
 	XORQ    DX, DX
 	MOVQ    CX, BX
-	ANDQ    $-16, BX
-	ANDQ    $-4, CX
+	SHRQ    $0x02, BX
+	ANDQ    $-4, BX
+	LEAQ    (AX)(BX*8), SI
+	LEAQ    (SI)(BX*8), DI
+	LEAQ    (DI)(BX*8), R8
+
+minF64AVX2_streams:
+	CMPQ       DX, BX
+	JAE        minF64AVX2_streamsdone
+	PREFETCHT0 2048(AX)(DX*8)
+	VMOVUPS    (AX)(DX*8), Y5
+	VCMPPD     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMINPD     Y5, Y0, Y0
+	PREFETCHT0 2048(SI)(DX*8)
+	VMOVUPS    (SI)(DX*8), Y5
+	VCMPPD     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMINPD     Y5, Y1, Y1
+	PREFETCHT0 2048(DI)(DX*8)
+	VMOVUPS    (DI)(DX*8), Y5
+	VCMPPD     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMINPD     Y5, Y2, Y2
+	PREFETCHT0 2048(R8)(DX*8)
+	VMOVUPS    (R8)(DX*8), Y5
+	VCMPPD     $0x03, Y5, Y5, Y6
+	VORPS      Y6, Y4, Y4
+	VMINPD     Y5, Y3, Y3
+	ADDQ       $0x00000004, DX
+	JMP        minF64AVX2_streams
+
+minF64AVX2_streamsdone:
+	LEAQ (R8)(BX*8), AX
+	SHLQ $0x02, BX
+	SUBQ BX, CX
+	XORQ DX, DX
+	MOVQ CX, BX
+	ANDQ $-16, BX
+	ANDQ $-4, CX
 
 minF64AVX2_blocks:
 	CMPQ    DX, BX

@@ -67,6 +67,19 @@ func BenchmarkDotF32(b *testing.B) {
 	}
 }
 
+func BenchmarkMaxF32(b *testing.B) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, n := range []int{1 << 16, 1 << 24} {
+		x := randF32(rng, n, -1, 1)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(4 * n))
+			for b.Loop() {
+				sinkF64 += float64(MaxF32(x))
+			}
+		})
+	}
+}
+
 func BenchmarkExpF32(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for _, n := range []int{1 << 10, 1 << 14, 1 << 16, 1 << 20} {

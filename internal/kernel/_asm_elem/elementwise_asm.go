@@ -17,6 +17,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -308,26 +309,20 @@ func genAxpy(s isa, t dtype) {
 // sumPrefetch is how far ahead (bytes) the sum kernels prefetch.
 const sumPrefetch = 2048
 
-// sumStreams emits the main phase of a sum (y nil) or dot product: the
-// first S·h elements are read as S interleaved streams, x[0:h], x[h:2h], …
-// (and the same of y), a vector of each per iteration, each with a software
-// prefetch sumPrefetch bytes ahead. A long reduction runs from L3 or
+// streamPhase emits the main phase of a long reduction: the first S·h
+// elements of each input are read as S interleaved streams, x[0:h],
+// x[h:2h], …, a vector of each per iteration, each with a software prefetch
+// sumPrefetch bytes ahead; body(st, m) emits the work on the vector m[in]
+// of stream st of every input. A reduction this long runs from L3 or
 // memory, where one core is bound by how many lines it has in flight: four
 // streams plus the prefetch take a sum on one core from about 22 to 29 GB/s
-// on 64 MiB (one stream with the prefetch: 26, two: 28). A dot product
-// reads two inputs, so it uses two streams of each. On return x (and y) and
-// n describe the rest, x[S·h:], and i is 0.
-func sumStreams(fn string, s isa, t dtype, x, y, n, i reg.GPVirtual, acc []reg.VecVirtual) {
-	streams, shift := 4, 2
-	inputs := []reg.GPVirtual{x}
-	if y != nil {
-		streams, shift = 2, 1
-		inputs = append(inputs, y)
-	}
+// on 64 MiB (one stream with the prefetch: 26, two: 28). On return the
+// inputs and n describe the rest, x[S·h:], and i is 0.
+func streamPhase(fn string, s isa, t dtype, inputs []reg.GPVirtual, streams int, n, i reg.GPVirtual, body func(st int, m []Mem)) {
 	lanes := s.lanes(t)
 	h := GP64()
 	MOVQ(n, h)
-	SHRQ(U8(shift), h)
+	SHRQ(U8(bits.TrailingZeros(uint(streams))), h)
 	ANDQ(I32(^(lanes - 1)), h)
 	// bases[in][st] is stream st of input in.
 	bases := make([][]reg.GPVirtual, len(inputs))
@@ -343,20 +338,43 @@ func sumStreams(fn string, s isa, t dtype, x, y, n, i reg.GPVirtual, acc []reg.V
 	CMPQ(i, h)
 	JAE(LabelRef(fn + "_streamsdone"))
 	for st := range streams {
+		m := make([]Mem, len(inputs))
 		for in := range inputs {
-			m := elem(bases[in][st], i, t, s, 0)
-			m.Disp += sumPrefetch
-			PREFETCHT0(m)
+			m[in] = elem(bases[in][st], i, t, s, 0)
+			pf := m[in]
+			pf.Disp += sumPrefetch
+			PREFETCHT0(pf)
 		}
-		// A float32 vector widens to two float64 vectors (halves).
-		halves := 1
-		if t.size == 4 {
-			halves = 2
-		}
+		body(st, m)
+	}
+	ADDQ(U32(lanes), i)
+	JMP(LabelRef(fn + "_streams"))
+	Label(fn + "_streamsdone")
+	// The rest starts at the last stream's base + h = input + S·h.
+	for in, p := range inputs {
+		LEAQ(Mem{Base: bases[in][streams-1], Index: h, Scale: uint8(t.size)}, p)
+	}
+	SHLQ(U8(bits.TrailingZeros(uint(streams))), h)
+	SUBQ(h, n)
+	XORQ(i, i)
+}
+
+// sumStreams is streamPhase for a sum (y nil: four streams) or a dot
+// product (two streams of each input), accumulating in float64.
+func sumStreams(fn string, s isa, t dtype, x, y, n, i reg.GPVirtual, acc []reg.VecVirtual) {
+	inputs, streams := []reg.GPVirtual{x}, 4
+	if y != nil {
+		inputs, streams = append(inputs, y), 2
+	}
+	// A float32 vector widens to two float64 vectors (halves).
+	halves := 1
+	if t.size == 4 {
+		halves = 2
+	}
+	streamPhase(fn, s, t, inputs, streams, n, i, func(st int, m []Mem) {
 		for hf := range halves {
 			a := acc[(st*halves+hf)%len(acc)]
-			load := func(base reg.GPVirtual) Op {
-				m := elem(base, i, t, s, 0)
+			load := func(m Mem) Op {
 				if t.size == 4 {
 					m.Disp += hf * s.bytes / 2
 					v := s.vec()
@@ -366,28 +384,18 @@ func sumStreams(fn string, s isa, t dtype, x, y, n, i reg.GPVirtual, acc []reg.V
 				return m
 			}
 			if y == nil {
-				VADDPD(load(bases[0][st]), a, a)
+				VADDPD(load(m[0]), a, a)
 				continue
 			}
-			vx := load(bases[0][st])
-			if _, isMem := vx.(Mem); isMem {
+			vx := load(m[0])
+			if mx, isMem := vx.(Mem); isMem {
 				v := s.vec()
-				VMOVUPD(vx, v)
+				VMOVUPD(mx, v)
 				vx = v
 			}
-			VFMADD231PD(load(bases[1][st]), vx, a)
+			VFMADD231PD(load(m[1]), vx, a)
 		}
-	}
-	ADDQ(U32(lanes), i)
-	JMP(LabelRef(fn + "_streams"))
-	Label(fn + "_streamsdone")
-	// The rest starts at the last stream's base + h = input + S·h.
-	for in, p := range inputs {
-		LEAQ(Mem{Base: bases[in][streams-1], Index: h, Scale: uint8(t.size)}, p)
-	}
-	SHLQ(U8(shift), h)
-	SUBQ(h, n)
-	XORQ(i, i)
+	})
 }
 
 func genSumDot(s isa, t dtype, dot bool) {
@@ -485,22 +493,27 @@ func genMaxMin(s isa, t dtype, isMax bool) {
 		nanacc = s.vec()
 		VXORPS(nanacc, nanacc, nanacc)
 	}
+	// one folds the vector at m into a and the NaN flags.
+	one := func(m Mem, a reg.VecVirtual) {
+		v := s.vec()
+		VMOVUPS(m, v)
+		if s.bytes == 64 {
+			kt := K()
+			t.cmp(U8(cmpUNORDQ), v, v, kt)
+			KORW(kt, kacc, kacc)
+		} else {
+			nm := s.vec()
+			t.cmp(U8(cmpUNORDQ), v, v, nm)
+			VORPS(nm, nanacc, nanacc)
+		}
+		op(v, a, a)
+	}
 	i := GP64()
 	XORQ(i, i)
+	streamPhase(fn, s, t, []reg.GPVirtual{x}, nacc, n, i, func(st int, m []Mem) { one(m[0], acc[st]) })
 	loop(fn, i, n, s.lanes(t), 4, func(u int) {
 		for j := range u {
-			v := s.vec()
-			VMOVUPS(elem(x, i, t, s, j), v)
-			if s.bytes == 64 {
-				kt := K()
-				t.cmp(U8(cmpUNORDQ), v, v, kt)
-				KORW(kt, kacc, kacc)
-			} else {
-				m := s.vec()
-				t.cmp(U8(cmpUNORDQ), v, v, m)
-				VORPS(m, nanacc, nanacc)
-			}
-			op(v, acc[j%nacc], acc[j%nacc])
+			one(elem(x, i, t, s, j), acc[j%nacc])
 		}
 	})
 	op(acc[1], acc[0], acc[0])
