@@ -3,6 +3,8 @@ package dist
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
 )
 
 // Number is the element type of the collectives: the slice-based core works
@@ -52,6 +54,16 @@ func reduceInto[T Number](dst, src []T, op ReduceOp) {
 	}
 	switch op {
 	case Sum, Avg:
+		// Floats take the vector kernels, in pieces below their parallel
+		// threshold: ranks are processes that already share the cores.
+		switch d := any(dst).(type) {
+		case []float32:
+			addPieces(kernel.AddF32, d, any(src).([]float32))
+			return
+		case []float64:
+			addPieces(kernel.AddF64, d, any(src).([]float64))
+			return
+		}
 		i := 0
 		for ; i+4 <= len(dst); i += 4 {
 			d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
@@ -87,6 +99,18 @@ func reduceInto[T Number](dst, src []T, op ReduceOp) {
 		panic(fmt.Sprintf("dist: unknown reduce op %d", int(op)))
 	}
 }
+
+// addPieces sets dst += src with add in pieces of reducePiece elements.
+func addPieces[F float32 | float64](add func(dst, a, b []F), dst, src []F) {
+	for lo := 0; lo < len(dst); lo += reducePiece {
+		hi := min(lo+reducePiece, len(dst))
+		add(dst[lo:hi], dst[lo:hi], src[lo:hi])
+	}
+}
+
+// reducePiece is the largest piece reduceInto hands to a vector kernel at
+// once, below the size at which the kernels split work over goroutines.
+const reducePiece = 32 << 10
 
 // divide implements the final step of Avg.
 func divide[T Number](x []T, n int) {
