@@ -289,7 +289,7 @@ func (pr *parquetReader) readFile(path string) error {
 }
 
 // learnWidths sets the width of each variable-length list feature from its
-// first non-null row in rec.
+// first non-empty list in rec.
 func (pr *parquetReader) learnWidths(rec arrow.RecordBatch, names []string, sel selection) error {
 	for k, j := range sel.features {
 		if pr.widths[k] != 0 {
@@ -299,11 +299,10 @@ func (pr *parquetReader) learnWidths(rec arrow.RecordBatch, names []string, sel 
 		if err != nil {
 			return fmt.Errorf("%s: %w", pr.file, err)
 		}
-		for i := 0; i < col.Len(); i++ {
+		for i := 0; i < col.Len() && pr.widths[k] == 0; i++ {
 			if !col.IsNull(i) {
 				lo, hi := col.(array.ListLike).ValueOffsets(i)
-				pr.widths[k] = int(hi - lo)
-				break
+				pr.widths[k] = int(hi - lo) // an empty list is checked (and refused) later
 			}
 		}
 		if pr.widths[k] == 0 {
