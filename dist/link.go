@@ -67,9 +67,9 @@ type inbox struct {
 	earlyBytes int64
 
 	// read hands the next n bytes of the stream to sink in pieces whose
-	// lengths are multiples of 8 (except the last); its errors are final.
-	read func(n int, sink func(p []byte)) error
-	// readInto, if set, reads the next len(dst) bytes straight into dst.
+	// lengths are multiples of 8 (except the last); readInto reads the next
+	// len(dst) bytes into dst. Their errors are final.
+	read     func(n int, sink func(p []byte)) error
 	readInto func(dst []byte) error
 }
 
@@ -77,8 +77,7 @@ type inbox struct {
 // stream, keeping others; it returns that message's length.
 func (b *inbox) next(tag uint32) (int, error) {
 	for {
-		off := 0
-		if err := b.read(hdrLen, func(p []byte) { off += copy(b.hdr[off:], p) }); err != nil {
+		if err := b.readInto(b.hdr[:]); err != nil {
 			return 0, err
 		}
 		t := binary.LittleEndian.Uint32(b.hdr[0:])
@@ -95,8 +94,7 @@ func (b *inbox) next(tag uint32) (int, error) {
 				"ranks called collectives in a different order", b.peer, n, t, b.g.rank, b.earlyBytes, limit))
 		}
 		buf := alignedBytes(int(n))
-		off = 0
-		if err := b.read(int(n), func(p []byte) { off += copy(buf[off:], p) }); err != nil {
+		if err := b.readInto(buf); err != nil {
 			return 0, err
 		}
 		b.early[t] = append(b.early[t], buf)
@@ -113,15 +111,16 @@ func (b *inbox) takeEarly(tag uint32) ([]byte, bool) {
 	return m, ok
 }
 
-// recvFunc implements link.recvFunc.
-func (b *inbox) recvFunc(tag uint32, n int, sink func([]byte)) error {
+// recv receives the next message with tag, which must be n bytes long: a
+// kept one is handed to early, one at the head of the stream is read by rest.
+func (b *inbox) recv(tag uint32, n int, early func([]byte), rest func() error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if m, ok := b.takeEarly(tag); ok {
 		if len(m) != n {
 			return b.g.sizeError(b.peer, len(m), n)
 		}
-		sink(m)
+		early(m)
 		return nil
 	}
 	got, err := b.next(tag)
@@ -131,32 +130,17 @@ func (b *inbox) recvFunc(tag uint32, n int, sink func([]byte)) error {
 	if got != n {
 		return b.g.sizeError(b.peer, got, n)
 	}
-	return b.read(n, sink)
+	return rest()
+}
+
+// recvFunc implements link.recvFunc.
+func (b *inbox) recvFunc(tag uint32, n int, sink func([]byte)) error {
+	return b.recv(tag, n, sink, func() error { return b.read(n, sink) })
 }
 
 // recvInto implements link.recvInto.
 func (b *inbox) recvInto(tag uint32, dst []byte) error {
-	if b.readInto == nil {
-		off := 0
-		return b.recvFunc(tag, len(dst), func(p []byte) { off += copy(dst[off:], p) })
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if m, ok := b.takeEarly(tag); ok {
-		if len(m) != len(dst) {
-			return b.g.sizeError(b.peer, len(m), len(dst))
-		}
-		copy(dst, m)
-		return nil
-	}
-	n, err := b.next(tag)
-	if err != nil {
-		return err
-	}
-	if n != len(dst) {
-		return b.g.sizeError(b.peer, n, len(dst))
-	}
-	return b.readInto(dst)
+	return b.recv(tag, len(dst), func(m []byte) { copy(dst, m) }, func() error { return b.readInto(dst) })
 }
 
 // tcpLink is a link over one TCP connection (Nagle off). Sends write the

@@ -158,6 +158,12 @@ func (l *shmLink) read(n int, sink func([]byte)) error {
 	return nil
 }
 
+// readInto consumes len(dst) bytes (plus padding) from the rx ring into dst.
+func (l *shmLink) readInto(dst []byte) error {
+	off := 0
+	return l.read(len(dst), func(p []byte) { off += copy(dst[off:], p) })
+}
+
 func (l *shmLink) send(tag uint32, p []byte) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
@@ -292,7 +298,7 @@ func (g *Group) upgradeShm(ctx context.Context, r int) error {
 	a := mapRing(mem, 0, ringBytes)                          // lo → hi
 	bRing := mapRing(mem, shmCtrl+int(ringBytes), ringBytes) // hi → lo
 	l := &shmLink{inbox: inbox{g: g, peer: r, early: unexpected{}}, mem: mem}
-	l.inbox.read = l.read
+	l.inbox.read, l.inbox.readInto = l.read, l.readInto
 	if g.rank == lo {
 		l.tx, l.rx = a, bRing
 	} else {
