@@ -1,6 +1,6 @@
 // Package launch is the process launcher behind `fathom run`: it plays the
 // role torchrun plays for PyTorch, starting the workers of a distributed job
-// on one machine with the environment the collective layer (package dist)
+// on one machine with the environment the collective layer (package comm)
 // reads to find its peers.
 //
 // # Usage
@@ -98,7 +98,7 @@
 //	node 1: fathom run -n 4 --nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --master-port 29500 -- ./worker
 //
 // The launchers do not talk to each other; the workers meet at the
-// rendezvous on MASTER_ADDR:MASTER_PORT (package dist). Limitation of this
+// rendezvous on MASTER_ADDR:MASTER_PORT (package comm). Limitation of this
 // first version: restarts are local. A node restarts its group on its own
 // workers' failures only; the workers on other nodes learn of it through
 // their collectives failing (a broken connection), exit non-zero, and their

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/fathom-ml/fathom/safetensors"
 )
 
 // A checkpoint is one safetensors file holding everything needed to resume
@@ -36,12 +38,12 @@ type Checkpoint struct {
 	Step       int `json:"step"`
 	GlobalStep int `json:"global_step"`
 	// Model holds the model's state dict.
-	Model []Entry `json:"-"`
+	Model []safetensors.Entry `json:"-"`
 	// Optimizer holds the optimizer's tensors (moment estimates, momentum
 	// buffers) and OptimizerState its JSON state (step counts,
 	// hyperparameters), as the optimizer package encodes them.
-	Optimizer      []Entry         `json:"-"`
-	OptimizerState json.RawMessage `json:"optimizer,omitempty"`
+	Optimizer      []safetensors.Entry `json:"-"`
+	OptimizerState json.RawMessage     `json:"optimizer,omitempty"`
 	// RNG holds the serialized state of each named random generator (such
 	// as a dropout layer's stream).
 	RNG map[string][]byte `json:"rng,omitempty"`
@@ -58,7 +60,7 @@ func WriteCheckpoint(path string, c *Checkpoint) error {
 	if c.Format == "" {
 		c.Format = CheckpointFormat
 	}
-	entries := make([]Entry, 0, len(c.Model)+len(c.Optimizer))
+	entries := make([]safetensors.Entry, 0, len(c.Model)+len(c.Optimizer))
 	for _, e := range c.Model {
 		e.Name = modelPrefix + e.Name
 		entries = append(entries, e)
@@ -71,14 +73,14 @@ func WriteCheckpoint(path string, c *Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("%s: encoding the checkpoint state: %w", path, err)
 	}
-	return WriteFile(path, entries, map[string]string{CheckpointKey: string(js)})
+	return safetensors.WriteFile(path, entries, map[string]string{CheckpointKey: string(js)})
 }
 
 // ReadCheckpoint reads a checkpoint written by WriteCheckpoint. A
 // truncated or corrupted file is an error wrapping ErrFormat that names
 // the file.
 func ReadCheckpoint(path string) (*Checkpoint, error) {
-	f, err := ReadFile(path)
+	f, err := safetensors.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading checkpoint: %w", err)
 	}

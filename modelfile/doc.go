@@ -1,30 +1,16 @@
-// Package modelfile reads and writes fathom's model files.
+// Package modelfile reads and writes fathom's model files and training
+// checkpoints, and turns a module's state dict into safetensors entries and
+// back.
 //
-// Weights are stored in the safetensors format of the Hugging Face safetensors
-// project, so files written here load in PyTorch (safetensors.torch.load_file)
-// and files written there load here. A safetensors file is an 8-byte
-// little-endian header size N, an N-byte JSON header naming each tensor's dtype,
-// shape and byte range, and the little-endian row-major tensor bytes.
+// A model file is one safetensors file (package safetensors): the weights
+// are its tensors, in the state dict's order (nn.StateEntries), loadable by
+// PyTorch's safetensors.torch.load_file; the architecture (layer specs,
+// input shape, task, class and column names, standardization) is a JSON
+// document in its metadata under [ArchitectureKey]. A checkpoint is one
+// safetensors file too, with the model under "model/", the optimizer under
+// "optim/" and the loop's position in the metadata. Both are written to a
+// temporary file and renamed.
 //
-// The package works on plain bytes and does not depend on the tensor package:
-// an [Entry] is a name, a dtype name ("F32", "BF16", "I64", ...), a shape and the
-// raw data. [Write] and [WriteFile] produce the same bytes as the reference
-// writer (tensors ordered by alignment then name, header padded to 8 bytes);
-// [Read] and [ReadFile] validate everything a hostile file could get wrong
-// (header size, JSON, dtypes, offsets that overlap, leave gaps or run past the
-// data, shape × dtype size against the byte range, duplicate names) and report
-// errors that name the file and the tensor; such errors wrap [ErrFormat].
-//
-// Example:
-//
-//	w := modelfile.F32("linear.weight", []int{2, 3}, []float32{1, 2, 3, 4, 5, 6})
-//	err := modelfile.WriteFile("model.safetensors", []modelfile.Entry{w},
-//		map[string]string{"format": "pt"})
-//	...
-//	f, err := modelfile.ReadFile("model.safetensors")
-//	e, ok := f.Tensor("linear.weight")
-//	values, err := e.Float32s()
-//
-// Architecture descriptions (JSON) and training checkpoints build on this
-// format in later additions to the package.
+// Package nn knows nothing of files; [SaveSafetensors], [LoadSafetensors],
+// [StateEntries] and [LoadEntries] are the bridge.
 package modelfile

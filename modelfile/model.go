@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fathom-ml/fathom/safetensors"
 )
 
 // A fathom model file is one safetensors file: the weights are its tensors
@@ -89,7 +91,7 @@ func (a *Architecture) Validate() error {
 // WriteModel writes a model file: the weights as safetensors tensors and
 // arch in the metadata. Extra metadata entries (such as "format": "pt",
 // which PyTorch's loader expects) may be given in meta.
-func WriteModel(path string, arch *Architecture, weights []Entry, meta map[string]string) error {
+func WriteModel(path string, arch *Architecture, weights []safetensors.Entry, meta map[string]string) error {
 	if arch.Format == "" {
 		arch.Format = ModelFormat
 	}
@@ -105,14 +107,14 @@ func WriteModel(path string, arch *Architecture, weights []Entry, meta map[strin
 		md[k] = v
 	}
 	md[ArchitectureKey] = string(js)
-	return WriteFile(path, weights, md)
+	return safetensors.WriteFile(path, weights, md)
 }
 
 // ReadModel reads a model file and decodes its architecture. Errors name
 // the file; a file that is not a valid safetensors file wraps ErrFormat,
 // and one without a usable architecture says so.
-func ReadModel(path string) (*Architecture, *File, error) {
-	f, err := ReadFile(path)
+func ReadModel(path string) (*Architecture, *safetensors.File, error) {
+	f, err := safetensors.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading model: %w", err)
 	}

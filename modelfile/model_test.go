@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fathom-ml/fathom/safetensors"
 )
 
 func testArch() *Architecture {
@@ -22,10 +24,10 @@ func testArch() *Architecture {
 	}
 }
 
-func testWeights() []Entry {
-	return []Entry{
-		F32("0.weight", []int{3, 4}, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}),
-		F32("0.bias", []int{3}, []float32{-1, 0, 1}),
+func testWeights() []safetensors.Entry {
+	return []safetensors.Entry{
+		safetensors.F32("0.weight", []int{3, 4}, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}),
+		safetensors.F32("0.bias", []int{3}, []float32{-1, 0, 1}),
 	}
 }
 
@@ -82,7 +84,7 @@ func TestModelErrors(t *testing.T) {
 		return p
 	}
 	plain := filepath.Join(dir, "plain.safetensors")
-	if err := WriteFile(plain, testWeights(), nil); err != nil {
+	if err := safetensors.WriteFile(plain, testWeights(), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, test := range []struct {
@@ -100,7 +102,7 @@ func TestModelErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), test.want) {
 			t.Errorf("%s: error %v, want it to mention %q", test.name, err, test.want)
 		}
-		if test.format && !errors.Is(err, ErrFormat) {
+		if test.format && !errors.Is(err, safetensors.ErrFormat) {
 			t.Errorf("%s: error %v does not wrap ErrFormat", test.name, err)
 		}
 	}
@@ -139,7 +141,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	c := &Checkpoint{
 		Epoch: 2, Step: 7, GlobalStep: 99,
 		Model:          testWeights(),
-		Optimizer:      []Entry{F32("0.exp_avg", []int{3}, []float32{1, 2, 3})},
+		Optimizer:      []safetensors.Entry{safetensors.F32("0.exp_avg", []int{3}, []float32{1, 2, 3})},
 		OptimizerState: json.RawMessage(`{"optimizer":"Adam"}`),
 		RNG:            map[string][]byte{"2": {1, 2, 3, 250}},
 		Trainer:        json.RawMessage(`{"bad_epochs":1}`),
@@ -166,7 +168,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	raw, _ := os.ReadFile(path)
 	bad := filepath.Join(t.TempDir(), "bad.ckpt")
 	os.WriteFile(bad, raw[:len(raw)/2], 0o644)
-	if _, err := ReadCheckpoint(bad); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "bad.ckpt") {
+	if _, err := ReadCheckpoint(bad); !errors.Is(err, safetensors.ErrFormat) || !strings.Contains(err.Error(), "bad.ckpt") {
 		t.Fatalf("truncated checkpoint: %v", err)
 	}
 	model := filepath.Join(t.TempDir(), "m.safetensors")
@@ -189,7 +191,7 @@ func FuzzReadModel(f *testing.F) {
 	f.Add(raw[:len(raw)/2])
 	f.Add([]byte{8, 0, 0, 0, 0, 0, 0, 0, '{', '}', ' ', ' ', ' ', ' ', ' ', ' '})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		file, err := Read(strings.NewReader(string(b)))
+		file, err := safetensors.Read(strings.NewReader(string(b)))
 		if err != nil {
 			return
 		}

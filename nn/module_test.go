@@ -2,8 +2,6 @@ package nn_test
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -188,24 +186,6 @@ func TestStateDictRoundTrip(t *testing.T) {
 	dst.Eval()
 	assertClose(t, "same outputs", dst.Forward(x), src.Forward(x), 0)
 
-	// Through a safetensors file.
-	path := filepath.Join(t.TempDir(), "model.safetensors")
-	if err := nn.SaveSafetensors(path, src, map[string]string{"format": "pt"}); err != nil {
-		t.Fatal(err)
-	}
-	fresh := nn.NewSequential(newBlock(tensor.NewRNG(98)), nn.NewLinear(rng, 3, 2))
-	meta, err := nn.LoadSafetensors(path, fresh, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if meta["format"] != "pt" {
-		t.Fatalf("metadata %v", meta)
-	}
-	fresh.Eval()
-	assertClose(t, "outputs after file round trip", fresh.Forward(x), src.Forward(x), 0)
-	if fresh.At(0).(*block).norm.NumBatchesTracked.Item() != 1 {
-		t.Fatal("num_batches_tracked not restored")
-	}
 }
 
 func TestLoadStateDictErrors(t *testing.T) {
@@ -241,45 +221,6 @@ func TestLoadStateDictErrors(t *testing.T) {
 	}
 	if m.At(0).(*nn.Linear).Weight.At(1, 2) != 7 {
 		t.Fatal("non-strict load did not copy")
-	}
-	// A corrupt file names the path.
-	path := filepath.Join(t.TempDir(), "bad.safetensors")
-	os.WriteFile(path, []byte("not a model"), 0o644)
-	if _, err := nn.LoadSafetensors(path, m, true); err == nil || !strings.Contains(err.Error(), "bad.safetensors") {
-		t.Fatalf("corrupt file: %v", err)
-	}
-}
-
-func TestTensorEntryAllDTypes(t *testing.T) {
-	for _, x := range []*tensor.Tensor{
-		tensor.FromFloat32([]float32{1.5, -2, 3e-8, 4, 5, 6}, 2, 3),
-		tensor.FromFloat64([]float64{1.25, -1e300}, 2),
-		tensor.FromInt64([]int64{-1 << 62, 7}, 2, 1),
-		tensor.FromInt32([]int32{-5, 1 << 30}, 2),
-		tensor.FromUint8([]uint8{0, 255}, 2),
-		tensor.FromBool([]bool{true, false, true}, 3),
-		tensor.FromFloat32([]float32{1.5, -2}, 2).To(tensor.Float16),
-		tensor.FromFloat32([]float32{1.5, -2}, 2).To(tensor.BFloat16),
-		tensor.Scalar(3, tensor.Int64),
-		tensor.FromFloat32([]float32{1, 2, 3, 4, 5, 6}, 2, 3).T(), // non-contiguous
-	} {
-		e := nn.TensorEntry("t", x)
-		y, err := nn.EntryTensor(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if y.DType() != x.DType() || !sameShape(y.Shape(), x.Shape()) || !sameValues(y.Values(), x.Values()) {
-			t.Fatalf("%v %v round-tripped to %v %v", x.DType(), x, y.DType(), y)
-		}
-	}
-	e := nn.TensorEntry("t", tensor.Zeros(tensor.Float32, 2))
-	e.Data = e.Data[:5]
-	if _, err := nn.EntryTensor(e); err == nil {
-		t.Fatal("short data accepted")
-	}
-	e.DType = "I8"
-	if _, err := nn.EntryTensor(e); err == nil || !strings.Contains(err.Error(), "I8") {
-		t.Fatalf("unsupported dtype: %v", err)
 	}
 }
 

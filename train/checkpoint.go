@@ -49,58 +49,15 @@ func moduleRNGs(m nn.Module) map[string]*tensor.RNG {
 	return out
 }
 
-// StateEntries converts the state dict of m to safetensors entries, in the
-// model's parameter-then-buffer order.
-func StateEntries(m nn.Module) []modelfile.Entry {
-	sd := nn.StateDict(m)
-	var out []modelfile.Entry
-	add := func(list []nn.Named) {
-		for _, n := range list {
-			out = append(out, nn.TensorEntry(n.Name, sd[n.Name]))
-		}
-	}
-	add(m.NamedParameters())
-	add(m.NamedBuffers())
-	// Tensors registered under a second name are in sd but not in the
-	// de-duplicated lists above.
-	if len(out) != len(sd) {
-		have := map[string]bool{}
-		for _, e := range out {
-			have[e.Name] = true
-		}
-		for name, t := range sd {
-			if !have[name] {
-				out = append(out, nn.TensorEntry(name, t))
-			}
-		}
-	}
-	return out
-}
-
-// LoadEntries loads safetensors entries into m's parameters and buffers
-// (strictly: every tensor of m must be there, with its shape, and nothing
-// else).
-func LoadEntries(m nn.Module, entries []modelfile.Entry) error {
-	sd := make(map[string]*tensor.Tensor, len(entries))
-	for _, e := range entries {
-		t, err := nn.EntryTensor(e)
-		if err != nil {
-			return err
-		}
-		sd[e.Name] = t
-	}
-	return nn.LoadStateDict(m, sd, true)
-}
-
 // SaveCheckpoint writes the model, the optimizer, the random streams of
 // the model's modules and the loop's position and metrics to path
 // (atomically: a temp file renamed over path).
 func (t *Trainer) SaveCheckpoint(path string) error {
 	o := &t.opts
-	c := &modelfile.Checkpoint{Epoch: t.epoch, Step: t.step, GlobalStep: t.globalStep, Model: StateEntries(o.Model)}
+	c := &modelfile.Checkpoint{Epoch: t.epoch, Step: t.step, GlobalStep: t.globalStep, Model: modelfile.StateEntries(o.Model)}
 	st := o.Optimizer.State()
 	for _, k := range st.TensorNames() {
-		c.Optimizer = append(c.Optimizer, nn.TensorEntry(k, st.Tensors[k]))
+		c.Optimizer = append(c.Optimizer, modelfile.TensorEntry(k, st.Tensors[k]))
 	}
 	var err error
 	if c.OptimizerState, err = json.Marshal(st); err != nil {
@@ -156,7 +113,7 @@ func (t *Trainer) restore(path string, c *modelfile.Checkpoint) error {
 	}
 	st.Tensors = map[string]*tensor.Tensor{}
 	for _, e := range c.Optimizer {
-		tt, err := nn.EntryTensor(e)
+		tt, err := modelfile.EntryTensor(e)
 		if err != nil {
 			return fmt.Errorf("%s: optimizer %w", path, err)
 		}
@@ -172,7 +129,7 @@ func (t *Trainer) restore(path string, c *modelfile.Checkpoint) error {
 		}
 	}
 	// Everything decoded; now change state.
-	if err := LoadEntries(o.Model, c.Model); err != nil {
+	if err := modelfile.LoadEntries(o.Model, c.Model); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if err := o.Optimizer.LoadState(&st); err != nil {

@@ -51,7 +51,7 @@ func (m *Model) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return modelfile.WriteModel(path, a, StateEntries(m.Net), nil)
+	return modelfile.WriteModel(path, a, modelfile.StateEntries(m.Net), nil)
 }
 
 // LoadModel reads a model file, rebuilds the network from its spec and
@@ -85,7 +85,7 @@ func LoadModel(path string) (*Model, error) {
 		}
 		m.Scaler = &data.Standardizer{Mean: s.Mean, Std: s.Std}
 	}
-	if err := LoadEntries(net, f.Tensors); err != nil {
+	if err := modelfile.LoadEntries(net, f.Tensors); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	net.Eval()

@@ -13,6 +13,7 @@ import (
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/safetensors"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -121,7 +122,7 @@ func TestLoadModelErrors(t *testing.T) {
 	dir := t.TempDir()
 	trunc := filepath.Join(dir, "trunc.safetensors")
 	os.WriteFile(trunc, raw[:len(raw)-100], 0o644)
-	if _, err := LoadModel(trunc); !errors.Is(err, modelfile.ErrFormat) || !strings.Contains(err.Error(), "trunc.safetensors") {
+	if _, err := LoadModel(trunc); !errors.Is(err, safetensors.ErrFormat) || !strings.Contains(err.Error(), "trunc.safetensors") {
 		t.Errorf("truncated: %v", err)
 	}
 	// An architecture whose layers do not fit the stored weights.

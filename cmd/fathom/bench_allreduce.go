@@ -18,7 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fathom-ml/fathom/dist"
+	"github.com/fathom-ml/fathom/comm"
 )
 
 // allreduceResult is one `fathom bench allreduce` measurement (rank 0 prints
@@ -123,29 +123,29 @@ func arRun(ctx context.Context, f allreduceFlags) error {
 		}
 		sizes = append(sizes, n)
 	}
-	algo, err := dist.ParseAlgorithm(f.algo)
+	algo, err := comm.ParseAlgorithm(f.algo)
 	if err != nil {
 		return err
 	}
-	o, err := dist.FromEnv()
+	o, err := comm.FromEnv()
 	if err != nil {
 		return err
 	}
 	switch f.transport {
 	case "":
 	case "auto":
-		o.Transport = dist.TransportAuto
+		o.Transport = comm.TransportAuto
 	case "tcp":
-		o.Transport = dist.TransportTCP
+		o.Transport = comm.TransportTCP
 	case "shm":
-		o.Transport = dist.TransportSHM
+		o.Transport = comm.TransportSHM
 	default:
 		return fmt.Errorf("bench allreduce: unknown --transport %q (tcp, shm or auto)", f.transport)
 	}
 	if f.timeout > 0 {
 		o.Timeout = f.timeout
 	}
-	g, err := dist.New(ctx, o)
+	g, err := comm.New(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func arFormatSize(n int) string {
 	return fmt.Sprintf("%dB", n)
 }
 
-func arBench[T dist.Number](g *dist.Group, size int, algo dist.Algorithm, f allreduceFlags) (allreduceResult, error) {
+func arBench[T comm.Number](g *comm.Group, size int, algo comm.Algorithm, f allreduceFlags) (allreduceResult, error) {
 	var zero T
 	esize := int(arSizeof(zero))
 	n := size / esize
@@ -214,11 +214,11 @@ func arBench[T dist.Number](g *dist.Group, size int, algo dist.Algorithm, f allr
 	var warm []float64
 	for w := 0; w < max(f.warmup, 1); w++ {
 		fill()
-		if err := dist.Barrier(g); err != nil {
+		if err := comm.Barrier(g); err != nil {
 			return res, err
 		}
 		t0 := time.Now()
-		if err := dist.AllReduceWith(g, x, dist.Sum, algo); err != nil {
+		if err := comm.AllReduceWith(g, x, comm.Sum, algo); err != nil {
 			return res, err
 		}
 		warm = append(warm, time.Since(t0).Seconds())
@@ -229,31 +229,31 @@ func arBench[T dist.Number](g *dist.Group, size int, algo dist.Algorithm, f allr
 	iters := f.iters
 	if iters <= 0 {
 		est := []float64{slices.Min(warm[min(1, len(warm)-1):])}
-		if err := dist.AllReduce(g, est, dist.Max); err != nil {
+		if err := comm.AllReduce(g, est, comm.Max); err != nil {
 			return res, err
 		}
 		iters = int(min(50, max(10, f.budget.Seconds()/max(est[0], 1e-6))))
 	}
 	times := make([]float64, iters)
 	for i := range times {
-		if err := dist.Barrier(g); err != nil {
+		if err := comm.Barrier(g); err != nil {
 			return res, err
 		}
 		t0 := time.Now()
-		if err := dist.AllReduceWith(g, x, dist.Sum, algo); err != nil {
+		if err := comm.AllReduceWith(g, x, comm.Sum, algo); err != nil {
 			return res, err
 		}
 		times[i] = time.Since(t0).Seconds()
 	}
 	// the slowest rank defines each iteration
-	if err := dist.AllReduce(g, times, dist.Max); err != nil {
+	if err := comm.AllReduce(g, times, comm.Max); err != nil {
 		return res, err
 	}
 	ok := []int64{0}
 	if !res.Correct {
 		ok[0] = 1
 	}
-	if err := dist.AllReduce(g, ok, dist.Max); err != nil {
+	if err := comm.AllReduce(g, ok, comm.Max); err != nil {
 		return res, err
 	}
 	res.Correct = ok[0] == 0
@@ -270,7 +270,7 @@ func arBench[T dist.Number](g *dist.Group, size int, algo dist.Algorithm, f allr
 	return res, nil
 }
 
-func arSizeof[T dist.Number](v T) uintptr {
+func arSizeof[T comm.Number](v T) uintptr {
 	switch any(v).(type) {
 	case float32:
 		return 4

@@ -1,8 +1,8 @@
 // Command allreduceplot draws all-reduce time against message size from the
-// CSV that dist/testdata/netns_bench.sh writes, one line per algorithm, with
+// CSV that comm/testdata/netns_bench.sh writes, one line per algorithm, with
 // the time the 2(N−1)K/N argument predicts for a ring at link rate.
 //
-//	go run ./internal/tools/allreduceplot -in dist/testdata/results/netns_1gbit_n4.csv -out docs/img/allreduce_ring_vs_naive.png
+//	go run ./internal/tools/allreduceplot -in comm/testdata/results/netns_1gbit_n4.csv -out docs/img/allreduce_ring_vs_naive.png
 package main
 
 import (
@@ -24,7 +24,7 @@ import (
 type point struct{ size, ms float64 }
 
 func main() {
-	in := flag.String("in", "dist/testdata/results/netns_1gbit_n4.csv", "CSV written by netns_bench.sh")
+	in := flag.String("in", "comm/testdata/results/netns_1gbit_n4.csv", "CSV written by netns_bench.sh")
 	out := flag.String("out", "docs/img/allreduce_ring_vs_naive.png", "PNG to write")
 	link := flag.Float64("link-gbps", 0.125, "link rate in GB/s (1 Gbit/s = 0.125)")
 	flag.Parse()

@@ -1,0 +1,246 @@
+package comm
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fathom-ml/fathom/comm/store"
+)
+
+// Transport selects how ranks exchange data.
+type Transport int
+
+const (
+	// TransportAuto uses shared memory between ranks on the same host
+	// (unless FATHOM_SHM=0) and TCP otherwise.
+	TransportAuto Transport = iota
+	// TransportTCP always uses TCP.
+	TransportTCP
+	// TransportSHM requires shared memory with every peer (same host).
+	TransportSHM
+)
+
+// Algorithm is an all-reduce algorithm.
+type Algorithm int
+
+const (
+	// AlgoAuto picks recursive doubling for small messages and the ring for
+	// large ones (threshold Options.SmallBytes).
+	AlgoAuto Algorithm = iota
+	// AlgoRing is the bandwidth-optimal ring: reduce-scatter then all-gather.
+	AlgoRing
+	// AlgoRecursiveDoubling is the latency-optimal recursive doubling.
+	AlgoRecursiveDoubling
+	// AlgoNaive reduces everything on rank 0 and broadcasts the result from
+	// it: the baseline the others are measured against.
+	AlgoNaive
+)
+
+func (a Algorithm) String() string {
+	switch a {
+	case AlgoAuto:
+		return "auto"
+	case AlgoRing:
+		return "ring"
+	case AlgoRecursiveDoubling:
+		return "rd"
+	case AlgoNaive:
+		return "naive"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// ParseAlgorithm parses "auto", "ring", "rd" (or "recursive-doubling") and "naive".
+func ParseAlgorithm(s string) (Algorithm, error) {
+	switch strings.ToLower(s) {
+	case "auto", "":
+		return AlgoAuto, nil
+	case "ring":
+		return AlgoRing, nil
+	case "rd", "recursive-doubling":
+		return AlgoRecursiveDoubling, nil
+	case "naive":
+		return AlgoNaive, nil
+	}
+	return 0, fmt.Errorf("comm: unknown all-reduce algorithm %q (want auto, ring, rd or naive)", s)
+}
+
+// Options configure a process group. FromEnv fills them from the
+// environment torchrun and the Kubernetes training operators set.
+type Options struct {
+	Rank, WorldSize           int
+	LocalRank, LocalWorldSize int // informational (device placement); -1 if unknown
+
+	// MasterAddr:MasterPort is where rank 0 hosts the rendezvous store.
+	MasterAddr string
+	MasterPort int
+
+	// Token is the job secret every connection must prove it knows
+	// (FATHOM_JOB_TOKEN). Required when WorldSize > 1.
+	Token []byte
+
+	// BindAddr is the IP the worker listener binds to. Empty: loopback when
+	// MasterAddr is a loopback address, else the local address that routes
+	// to MasterAddr.
+	BindAddr string
+
+	// NewStore, if set, replaces the TCP store hosted by rank 0 (e.g. an
+	// etcd-backed store). It is called twice: one client for rendezvous and
+	// one that waits for aborts.
+	NewStore func(ctx context.Context) (store.Store, error)
+
+	// Timeout bounds every collective (default 5 minutes).
+	Timeout time.Duration
+	// RendezvousTimeout bounds New (default 5 minutes).
+	RendezvousTimeout time.Duration
+
+	Transport Transport
+	// ShmRingBytes is the size of each direction's shared-memory ring
+	// (default 4 MiB; env FATHOM_SHM_BYTES).
+	ShmRingBytes int
+	// MaxEarlyBytes bounds, per peer, the bytes of messages held because
+	// they arrived before their receive was posted (a Send ahead of its Recv,
+	// a peer already in the next collective). Beyond it the job aborts with
+	// ErrProtocol rather than grow without limit (default 1 GiB; env
+	// FATHOM_MAX_EARLY_BYTES).
+	MaxEarlyBytes int
+	// SmallBytes is the message size below which AlgoAuto uses recursive
+	// doubling (default 256 KiB).
+	SmallBytes int
+
+	// Logger receives warnings (refused connections) and debug messages.
+	Logger *slog.Logger
+}
+
+// FromEnv reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT, FATHOM_JOB_TOKEN, FATHOM_BIND_ADDR, FATHOM_SHM (0 = TCP only),
+// FATHOM_SHM_BYTES, FATHOM_MAX_EARLY_BYTES and FATHOM_TIMEOUT (a Go
+// duration). Missing RANK and WORLD_SIZE mean a single-process job (rank 0
+// of 1).
+func FromEnv() (Options, error) {
+	o := Options{WorldSize: 1, LocalRank: -1, LocalWorldSize: -1, MasterAddr: "127.0.0.1", MasterPort: 29500}
+	geti := func(name string, dst *int) error {
+		v, ok := os.LookupEnv(name)
+		if !ok || v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("comm: environment %s=%q is not an integer", name, v)
+		}
+		*dst = n
+		return nil
+	}
+	for _, e := range []struct {
+		name string
+		dst  *int
+	}{
+		{"RANK", &o.Rank}, {"WORLD_SIZE", &o.WorldSize}, {"LOCAL_RANK", &o.LocalRank},
+		{"LOCAL_WORLD_SIZE", &o.LocalWorldSize}, {"MASTER_PORT", &o.MasterPort}, {"FATHOM_SHM_BYTES", &o.ShmRingBytes},
+		{"FATHOM_MAX_EARLY_BYTES", &o.MaxEarlyBytes},
+	} {
+		if err := geti(e.name, e.dst); err != nil {
+			return o, err
+		}
+	}
+	if v := os.Getenv("MASTER_ADDR"); v != "" {
+		o.MasterAddr = v
+	}
+	o.Token = []byte(os.Getenv("FATHOM_JOB_TOKEN"))
+	o.BindAddr = os.Getenv("FATHOM_BIND_ADDR")
+	if os.Getenv("FATHOM_SHM") == "0" {
+		o.Transport = TransportTCP
+	}
+	if v := os.Getenv("FATHOM_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return o, fmt.Errorf("comm: environment FATHOM_TIMEOUT=%q: %v", v, err)
+		}
+		o.Timeout = d
+	}
+	return o, o.check()
+}
+
+func (o *Options) check() error {
+	if o.WorldSize < 1 {
+		return fmt.Errorf("comm: WORLD_SIZE %d < 1", o.WorldSize)
+	}
+	if o.Rank < 0 || o.Rank >= o.WorldSize {
+		return fmt.Errorf("comm: RANK %d out of range for WORLD_SIZE %d", o.Rank, o.WorldSize)
+	}
+	if o.WorldSize > 1 && o.NewStore == nil && (o.MasterPort <= 0 || o.MasterPort > 65535) {
+		return fmt.Errorf("comm: MASTER_PORT %d out of range", o.MasterPort)
+	}
+	if o.WorldSize > 1 && len(o.Token) == 0 {
+		return fmt.Errorf("comm: rank %d: FATHOM_JOB_TOKEN is not set; every rank of a job needs the same secret "+
+			"(`fathom run` generates one; under torchrun export FATHOM_JOB_TOKEN=$(head -c 32 /dev/urandom | base64) before launching)", o.Rank)
+	}
+	return nil
+}
+
+func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.RendezvousTimeout <= 0 {
+		o.RendezvousTimeout = 5 * time.Minute
+	}
+	if o.ShmRingBytes <= 0 {
+		o.ShmRingBytes = 4 << 20
+	}
+	o.ShmRingBytes = max(o.ShmRingBytes&^4095, 64<<10)
+	if o.SmallBytes <= 0 {
+		o.SmallBytes = 256 << 10
+	}
+	if o.MaxEarlyBytes <= 0 {
+		o.MaxEarlyBytes = 1 << 30
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MasterAddr == "" {
+		o.MasterAddr = "127.0.0.1"
+	}
+}
+
+// bindIP decides the address the worker listener binds to.
+func (o *Options) bindIP() (string, error) {
+	if o.BindAddr != "" {
+		return o.BindAddr, nil
+	}
+	if isLoopback(o.MasterAddr) {
+		return "127.0.0.1", nil
+	}
+	// the local address the kernel would use to reach the master
+	c, err := net.Dial("udp", net.JoinHostPort(o.MasterAddr, strconv.Itoa(max(o.MasterPort, 1))))
+	if err != nil {
+		return "", fmt.Errorf("comm: no route to MASTER_ADDR %s to choose a bind address (set FATHOM_BIND_ADDR): %v", o.MasterAddr, err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostID identifies the machine (and boot) a rank runs on: ranks with equal
+// host ids can share memory. The network namespace is part of it: ranks in
+// different namespaces (containers, pods, the simulated hosts of
+// netcluster.sh) talk over the network even on one machine.
+func hostID() string {
+	h, _ := os.Hostname()
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	return h + "/" + strings.TrimSpace(string(b)) + "/" + ns
+}

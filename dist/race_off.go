@@ -1,6 +1,0 @@
-//go:build !race
-
-package dist
-
-func raceRelease() {}
-func raceAcquire() {}
