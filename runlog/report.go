@@ -1,4 +1,4 @@
-package train
+package runlog
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/fathom-ml/fathom/internal/atomicfile"
+	"github.com/fathom-ml/fathom/metrics"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,21 +17,13 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// metricName is the task's headline metric.
-func metricName(t Task) string {
-	if t == Regression {
-		return "rmse"
-	}
-	return "accuracy"
-}
-
 // WriteMetricsCSV writes one row per epoch: epoch, training loss and
 // metric, evaluation loss and metric (empty without evaluation data),
 // learning rate and seconds of the training pass. The file is written to
 // a temporary name and renamed.
-func WriteMetricsCSV(path string, task Task, hist []EpochResult) error {
+func WriteMetricsCSV(path string, task metrics.Task, hist []Epoch) error {
 	var b bytes.Buffer
-	m := metricName(task)
+	m := task.Headline()
 	fmt.Fprintf(&b, "epoch,train_loss,train_%s,val_loss,val_%s,lr,seconds,eval_seconds\n", m, m)
 	num := func(v float64) string {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -54,9 +47,9 @@ func WriteMetricsCSV(path string, task Task, hist []EpochResult) error {
 // PlotCurves draws the learning curves as a PNG: the loss per epoch on the
 // left and the task's metric on the right, training and evaluation data
 // as separate lines.
-func PlotCurves(path string, task Task, hist []EpochResult, title string) error {
-	m := metricName(task)
-	panel := func(name string, get func(Metrics) float64) (*plot.Plot, error) {
+func PlotCurves(path string, task metrics.Task, hist []Epoch, title string) error {
+	m := task.Headline()
+	panel := func(name string, get func(metrics.Metrics) float64) (*plot.Plot, error) {
 		p := plot.New()
 		p.Title.Text = name
 		p.X.Label.Text = "epoch"
@@ -97,11 +90,11 @@ func PlotCurves(path string, task Task, hist []EpochResult, title string) error 
 		p.Legend.Top = name == "loss"
 		return p, nil
 	}
-	lp, err := panel("loss", func(x Metrics) float64 { return x.Loss })
+	lp, err := panel("loss", func(x metrics.Metrics) float64 { return x.Loss })
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	mp, err := panel(m, func(x Metrics) float64 { v, _ := x.Get(m); return v })
+	mp, err := panel(m, func(x metrics.Metrics) float64 { v, _ := x.Get(m); return v })
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
