@@ -1,4 +1,4 @@
-package train
+package modelfile
 
 import (
 	"encoding/json"
@@ -6,19 +6,19 @@ import (
 	"slices"
 
 	"github.com/fathom-ml/fathom/data"
-	"github.com/fathom-ml/fathom/modelfile"
+	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
 // Model is a trained network with what prediction needs around it: the
 // spec it was built from, the task, class and column names and the input
-// standardization. Save writes it as a model file (package modelfile);
-// LoadModel rebuilds it from one without any Go code for the network.
+// standardization. Save writes it as a model file; Load rebuilds it from
+// one without any Go code for the network.
 type Model struct {
 	Net  *nn.Sequential
 	Spec nn.Spec
-	Task Task
+	Task metrics.Task
 	// Classes names the classes in logit order (classification).
 	Classes []string
 	// Columns names the feature columns in input order, if known.
@@ -32,15 +32,15 @@ type Model struct {
 }
 
 // Architecture returns the model's description for a model file.
-func (m *Model) Architecture() (*modelfile.Architecture, error) {
+func (m *Model) Architecture() (*Architecture, error) {
 	spec, err := json.Marshal(m.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("model spec: %w", err)
 	}
-	a := &modelfile.Architecture{Format: modelfile.ModelFormat, Model: spec, Task: m.Task.String(),
+	a := &Architecture{Format: ModelFormat, Model: spec, Task: m.Task.String(),
 		Classes: m.Classes, Columns: m.Columns, Label: m.Label, Info: m.Info}
 	if m.Scaler != nil {
-		a.Standardize = &modelfile.Standardization{Mean: m.Scaler.Mean, Std: m.Scaler.Std}
+		a.Standardize = &Standardization{Mean: m.Scaler.Mean, Std: m.Scaler.Std}
 	}
 	return a, nil
 }
@@ -51,14 +51,14 @@ func (m *Model) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return modelfile.WriteModel(path, a, modelfile.StateEntries(m.Net), nil)
+	return WriteModel(path, a, StateEntries(m.Net), nil)
 }
 
-// LoadModel reads a model file, rebuilds the network from its spec and
+// Load reads a model file, rebuilds the network from its spec and
 // loads the weights. A file that is truncated, corrupted, not a model, or
 // whose weights do not fit its architecture gives an error naming it.
-func LoadModel(path string) (*Model, error) {
-	a, f, err := modelfile.ReadModel(path)
+func Load(path string) (*Model, error) {
+	a, f, err := ReadModel(path)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func LoadModel(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	task, err := ParseTask(a.Task)
+	task, err := metrics.ParseTask(a.Task)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -76,7 +76,7 @@ func LoadModel(path string) (*Model, error) {
 		return nil, fmt.Errorf("%s: architecture: %w", path, err)
 	}
 	m := &Model{Net: net, Spec: spec, Task: task, Classes: a.Classes, Columns: a.Columns, Label: a.Label, Info: a.Info}
-	if err := m.checkOutput(out); err != nil {
+	if err := m.CheckOutput(out); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if s := a.Standardize; s != nil {
@@ -85,21 +85,23 @@ func LoadModel(path string) (*Model, error) {
 		}
 		m.Scaler = &data.Standardizer{Mean: s.Mean, Std: s.Std}
 	}
-	if err := modelfile.LoadEntries(net, f.Tensors); err != nil {
+	if err := LoadEntries(net, f.Tensors); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	net.Eval()
 	return m, nil
 }
 
-// checkOutput checks the network's output shape against the task.
-func (m *Model) checkOutput(out []int) error {
+// CheckOutput checks a network's output shape per example (as
+// nn.Spec.Build returns it) against the task: one logit per class, or one
+// value for regression.
+func (m *Model) CheckOutput(out []int) error {
 	switch m.Task {
-	case Classification:
+	case metrics.Classification:
 		if len(out) != 1 || out[0] != len(m.Classes) {
 			return fmt.Errorf("the model outputs %v per example, but the data has %d classes: the last layer needs out: %d", out, len(m.Classes), len(m.Classes))
 		}
-	case Regression:
+	case metrics.Regression:
 		if len(out) != 1 || out[0] != 1 {
 			return fmt.Errorf("the model outputs %v per example, but regression needs one value: the last layer needs out: 1", out)
 		}
@@ -113,43 +115,6 @@ func numel(shape []int) int {
 		n *= d
 	}
 	return n
-}
-
-// Predictions are a model's outputs for a table's rows.
-type Predictions struct {
-	Task Task
-	// Classes names the classes (classification).
-	Classes []string
-	// Class holds each row's predicted class index and Probs its class
-	// probabilities, row-major [rows × len(Classes)] (classification).
-	Class []int64
-	Probs []float32
-	// Values holds each row's predicted number (regression).
-	Values []float32
-}
-
-// Rows returns the number of predicted rows.
-func (p *Predictions) Rows() int {
-	if p.Task == Regression {
-		return len(p.Values)
-	}
-	return len(p.Class)
-}
-
-// Table returns the predictions as a table: for classification, one
-// probability column per class ("prob_<class>") and the predicted class as
-// the label column "prediction"; for regression, the prediction as the
-// numeric target column "prediction".
-func (p *Predictions) Table() *data.Table {
-	if p.Task == Regression {
-		return &data.Table{Rows: len(p.Values), Cols: 0, X: []float32{}, LabelName: "prediction", Y: p.Values}
-	}
-	cols := make([]string, len(p.Classes))
-	for i, c := range p.Classes {
-		cols[i] = "prob_" + c
-	}
-	return &data.Table{Rows: len(p.Class), Cols: len(p.Classes), X: p.Probs, Columns: cols,
-		LabelName: "prediction", Labels: p.Class, Classes: p.Classes}
 }
 
 // PrepareInput checks that t has the model's feature columns (reordering
@@ -211,34 +176,36 @@ func (m *Model) Predict(t *data.Table, batchSize int) (*Predictions, error) {
 	c := len(m.Classes)
 	for _, b := range l.Epoch(0) {
 		out := m.Net.Forward(b.X.NoGrad())
-		if m.Task == Regression {
+		if m.Task == metrics.Regression {
 			p.Values = append(p.Values, out.Float32s()...)
 			continue
 		}
 		probs := out.Softmax(1).Float32s()
 		p.Probs = append(p.Probs, probs...)
 		for i := range b.Size {
-			p.Class = append(p.Class, int64(argmax(probs[i*c:(i+1)*c])))
+			p.Class = append(p.Class, int64(metrics.Argmax(probs[i*c:(i+1)*c])))
 		}
 	}
 	return p, nil
 }
 
-func argmax(v []float32) int {
-	best := 0
-	for j := 1; j < len(v); j++ {
-		if v[j] > v[best] {
-			best = j
-		}
+// PredictRows runs the model over rows of raw features given row-major in
+// x (rows × the model's input size, in the model's column order), without
+// a data.Table: the entry point for serving. It standardizes a copy of x
+// as Predict does and runs all rows in one batch.
+func (m *Model) PredictRows(x []float32, rows int) (*Predictions, error) {
+	n := numel(m.Spec.Input)
+	if rows < 0 || len(x) != rows*n {
+		return nil, fmt.Errorf("predict: %d values for %d rows of %d features", len(x), rows, n)
 	}
-	return best
+	return m.Predict(&data.Table{Rows: rows, Cols: n, X: x}, max(rows, 1))
 }
 
 // Evaluate scores the model on a labelled table of raw features.
-func (m *Model) Evaluate(t *data.Table, batchSize int) (Metrics, error) {
-	if m.Task == Classification {
+func (m *Model) Evaluate(t *data.Table, batchSize int) (metrics.Metrics, error) {
+	if m.Task == metrics.Classification {
 		if t.Labels == nil {
-			return Metrics{}, fmt.Errorf("evaluate: the data has no class labels")
+			return metrics.Metrics{}, fmt.Errorf("evaluate: the data has no class labels")
 		}
 		if !slices.Equal(t.Classes, m.Classes) {
 			// Renumber the labels into the model's class order.
@@ -246,7 +213,7 @@ func (m *Model) Evaluate(t *data.Table, batchSize int) (Metrics, error) {
 			for i, name := range t.Classes {
 				k := slices.Index(m.Classes, name)
 				if k < 0 {
-					return Metrics{}, fmt.Errorf("evaluate: the data has class %q, which the model does not know (its classes: %v)", name, m.Classes)
+					return metrics.Metrics{}, fmt.Errorf("evaluate: the data has class %q, which the model does not know (its classes: %v)", name, m.Classes)
 				}
 				remap[i] = int64(k)
 			}
@@ -261,15 +228,15 @@ func (m *Model) Evaluate(t *data.Table, batchSize int) (Metrics, error) {
 	}
 	in, err := m.PrepareInput(t)
 	if err != nil {
-		return Metrics{}, err
+		return metrics.Metrics{}, err
 	}
 	ds, err := data.NewDataset(in, data.DatasetOptions{Shape: m.Spec.Input})
 	if err != nil {
-		return Metrics{}, err
+		return metrics.Metrics{}, err
 	}
 	l, err := data.NewLoader(ds, data.LoaderOptions{BatchSize: max(batchSize, 1)})
 	if err != nil {
-		return Metrics{}, err
+		return metrics.Metrics{}, err
 	}
 	return Evaluate(m.Net, l, m.Task, nil)
 }

@@ -55,6 +55,14 @@ func (s *Schedule) Step() {
 	s.apply()
 }
 
+// Seek moves the schedule to step n (n ≥ 0) and sets the optimizer's
+// learning rates for it: a loop that knows its epoch, such as one resumed
+// from a checkpoint, needs no schedule state of its own.
+func (s *Schedule) Seek(n int) {
+	s.last = max(n, 0)
+	s.apply()
+}
+
 // Epoch returns the number of Step calls so far (PyTorch's last_epoch).
 func (s *Schedule) Epoch() int { return s.last }
 

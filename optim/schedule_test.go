@@ -157,6 +157,36 @@ func TestScheduleClosedForms(t *testing.T) {
 	}
 }
 
+// TestScheduleSeek pins the per-epoch schedules of `fathom train` (the
+// schedule: key of a job config, which the trainer moves with Seek at
+// the start of every epoch): StepLR, ExponentialLR, and cosine as
+// CosineWithWarmup without warm-up, which holds the floor after t_max.
+func TestScheduleSeek(t *testing.T) {
+	for _, test := range []struct {
+		name string
+		make func(LRController) (*Schedule, error)
+		want []float64
+	}{
+		{"step", func(o LRController) (*Schedule, error) { return NewStepLR(o, 2, 0.1) }, []float64{1, 1, 0.1, 0.1, 0.01}},
+		{"exp", func(o LRController) (*Schedule, error) { return NewExponentialLR(o, 0.5) }, []float64{1, 0.5, 0.25, 0.125, 0.0625}},
+		{"cosine", func(o LRController) (*Schedule, error) { return NewCosineWithWarmup(o, 0, 4, 0) },
+			[]float64{1, (1 + math.Sqrt2/2) / 2, 0.5, (1 - math.Sqrt2/2) / 2, 0, 0, 0}},
+	} {
+		h := &lrHolder{lr: []float64{1}}
+		s, err := test.make(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Out of order, as a resumed run seeks.
+		for _, e := range []int{3, 0, 4, 1, 2, len(test.want) - 1} {
+			s.Seek(e)
+			if got, w := h.lr[0], test.want[e]; math.Abs(got-w) > 1e-12 || s.Epoch() != e {
+				t.Errorf("%s: Seek(%d): lr %v (epoch %d), want %v", test.name, e, got, s.Epoch(), w)
+			}
+		}
+	}
+}
+
 func TestPlateauStateRoundTrip(t *testing.T) {
 	metrics := []float64{5, 4, 4, 4, 4, 3.9, 3.9, 3.9, 3.9, 3.8, 3.8, 3.8, 3.8, 3.8}
 	run := func(restoreAt int) []float64 {

@@ -5,24 +5,26 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
 // trainerState is the part of a checkpoint that belongs to the loop.
 type trainerState struct {
-	History    []EpochResult `json:"history"`
-	LossSum    float64       `json:"loss_sum"`
-	Correct    int           `json:"correct"`
-	SqErr      float64       `json:"sq_err"`
-	Seen       int           `json:"seen"`
-	PartialSec float64       `json:"partial_seconds"`
-	Best       *float64      `json:"best,omitempty"` // nil: nothing yet (±Inf)
-	Bad        int           `json:"bad_epochs"`
-	Stopped    bool          `json:"stopped"`
-	Task       string        `json:"task"`
+	History    []runlog.Epoch `json:"history"`
+	LossSum    float64        `json:"loss_sum"`
+	Correct    int            `json:"correct"`
+	SqErr      float64        `json:"sq_err"`
+	Seen       int            `json:"seen"`
+	PartialSec float64        `json:"partial_seconds"`
+	Best       *float64       `json:"best,omitempty"` // nil: nothing yet (±Inf)
+	Bad        int            `json:"bad_epochs"`
+	Stopped    bool           `json:"stopped"`
+	Task       string         `json:"task"`
 }
 
 // rngOwner is a module with its own random stream (nn.Dropout).
@@ -71,9 +73,9 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 		}
 		c.RNG[name] = b
 	}
-	ts := trainerState{History: t.history, LossSum: t.partial.lossSum, Correct: t.partial.correct,
-		SqErr: t.partial.sqErr, Seen: t.partial.n, PartialSec: t.partialSec,
-		Best: finite(t.best), Bad: t.bad, Stopped: t.stopped, Task: o.Task.String()}
+	ts := trainerState{History: t.history, LossSum: t.partial.LossSum, Correct: t.partial.Correct,
+		SqErr: t.partial.SqErr, Seen: t.partial.N, PartialSec: t.partialSec,
+		Best: metrics.Finite(t.best), Bad: t.bad, Stopped: t.stopped, Task: o.Task.String()}
 	if c.Trainer, err = json.Marshal(ts); err != nil {
 		return fmt.Errorf("checkpoint %s: trainer state: %w", path, err)
 	}
@@ -142,12 +144,12 @@ func (t *Trainer) restore(path string, c *modelfile.Checkpoint) error {
 	}
 	t.epoch, t.step, t.globalStep = c.Epoch, c.Step, c.GlobalStep
 	t.history = ts.History
-	t.partial = meter{task: o.Task, lossSum: ts.LossSum, correct: ts.Correct, sqErr: ts.SqErr, n: ts.Seen}
+	t.partial = metrics.Accumulator{Task: o.Task, LossSum: ts.LossSum, Correct: ts.Correct, SqErr: ts.SqErr, N: ts.Seen}
 	t.partialSec = ts.PartialSec
 	t.bad, t.stopped = ts.Bad, ts.Stopped
 	if ts.Best != nil {
 		t.best = *ts.Best
-	} else if higherIsBetter(o.EarlyStopping.Monitor) {
+	} else if runlog.HigherIsBetter(o.EarlyStopping.Monitor) {
 		t.best = math.Inf(-1)
 	} else {
 		t.best = math.Inf(1)

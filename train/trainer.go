@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -34,11 +37,19 @@ func MSE() LossFunc {
 	}
 }
 
-// Schedule gives the learning rate of an epoch (0-based) as a factor of
-// the optimizer's initial learning rate; see StepDecay, ExponentialDecay
-// and CosineDecay. It is a pure function of the epoch, so a resumed run
-// needs no schedule state.
-type Schedule func(epoch int) float64
+// EarlyStopping stops training when a monitored metric has not improved
+// for Patience epochs in a row.
+type EarlyStopping struct {
+	// Monitor names the metric, e.g. "val_loss" (the default when Patience
+	// is set) or "val_accuracy". Loss and RMSE improve downwards, accuracy
+	// upwards.
+	Monitor string
+	// Patience is the number of epochs without improvement tolerated; 0
+	// turns early stopping off.
+	Patience int
+	// MinDelta is the smallest change that counts as an improvement.
+	MinDelta float64
+}
 
 // Hooks are callbacks the trainer runs as it goes, for progress bars and
 // logs. Any may be nil. They run on the training goroutine: keep them
@@ -51,7 +62,7 @@ type Hooks struct {
 	Batch func(BatchEvent)
 	// EpochEnd runs after an epoch's evaluation; an error stops Fit and is
 	// returned by it.
-	EpochEnd func(EpochResult) error
+	EpochEnd func(runlog.Epoch) error
 }
 
 // BatchEvent describes a finished training step.
@@ -72,14 +83,17 @@ type Options struct {
 	Model nn.Layer
 	// Task picks the default loss and the metrics (Classification by
 	// default).
-	Task Task
+	Task metrics.Task
 	// Loss defaults to CrossEntropy for classification and MSE for
 	// regression.
 	Loss LossFunc
 	// Optimizer updates the model's parameters.
 	Optimizer optim.Optimizer
-	// Schedule, if set, sets the learning rate at the start of each epoch.
-	Schedule Schedule
+	// Schedule, if set, is a schedule over Optimizer counted in epochs
+	// (optim.NewStepLR, NewExponentialLR, NewCosineWithWarmup, ...): the
+	// trainer moves it to each epoch (Seek) before the epoch's first step,
+	// so a resumed run needs no schedule state.
+	Schedule *optim.Schedule
 	// ClipGradNorm, when positive, rescales the gradients after each
 	// backward pass so their global L2 norm is at most this value
 	// (optim.ClipGradNorm); a non-finite norm stops training with an error
@@ -100,23 +114,27 @@ type Options struct {
 	// at the end of every epoch, and when Fit is cancelled.
 	CheckpointPath  string
 	CheckpointEvery int
-	// Hooks report progress.
+	// Hooks report progress. They run on the main process only
+	// (Strategy.IsMain).
 	Hooks Hooks
+	// Strategy runs the per-step work that depends on how training is
+	// spread over processes; nil means Local (one process).
+	Strategy Strategy
 }
 
 // Trainer runs the training loop of a model: epochs of mini-batch steps,
 // evaluation after each epoch, metrics, early stopping and checkpoints
 // with resume. Build one with New, optionally LoadCheckpoint, then Fit.
 type Trainer struct {
-	opts   Options
-	baseLR []float64
+	opts  Options
+	setup bool // Strategy.Setup has run
 
 	// position: the next step to run is step of epoch (both 0-based)
 	epoch, step int
 	globalStep  int
-	partial     meter // the current epoch's training sums so far
+	partial     metrics.Accumulator // the current epoch's training sums so far
 	partialSec  float64
-	history     []EpochResult
+	history     []runlog.Epoch
 	best        float64 // best monitored value so far
 	bad         int     // epochs since it improved
 	stopped     bool    // early stopping fired
@@ -138,14 +156,14 @@ func New(opts Options) (*Trainer, error) {
 	}
 	ds := opts.Train.Dataset()
 	switch opts.Task {
-	case Classification:
+	case metrics.Classification:
 		if !ds.HasLabels() {
 			return nil, errors.New("train: classification needs class labels in the training data")
 		}
 		if opts.Loss == nil {
 			opts.Loss = CrossEntropy(nn.ClassOptions{})
 		}
-	case Regression:
+	case metrics.Regression:
 		if !ds.HasTargets() {
 			return nil, errors.New("train: regression needs numeric targets in the training data")
 		}
@@ -166,29 +184,27 @@ func New(opts Options) (*Trainer, error) {
 				es.Monitor = "train_loss"
 			}
 		}
-		if _, err := (EpochResult{Eval: &Metrics{}}).Monitored(es.Monitor); err != nil {
+		if err := runlog.CheckMonitor(es.Monitor); err != nil {
 			return nil, fmt.Errorf("train: early stopping: %w", err)
 		}
-		if opts.Eval == nil && !isTrainMetric(es.Monitor) {
+		if opts.Eval == nil && !runlog.IsTrainMetric(es.Monitor) {
 			return nil, fmt.Errorf("train: early stopping monitors %q but there is no evaluation data", es.Monitor)
 		}
 	}
-	t := &Trainer{opts: opts, partial: meter{task: opts.Task}}
-	t.best = math.Inf(1)
-	if higherIsBetter(es.Monitor) {
-		t.best = math.Inf(-1)
+	if opts.Strategy == nil {
+		opts.Strategy = Local{}
 	}
-	for g := range opts.Optimizer.NumGroups() {
-		t.baseLR = append(t.baseLR, opts.Optimizer.LR(g))
+	t := &Trainer{opts: opts, partial: metrics.Accumulator{Task: opts.Task}}
+	t.best = math.Inf(1)
+	if runlog.HigherIsBetter(es.Monitor) {
+		t.best = math.Inf(-1)
 	}
 	return t, nil
 }
 
-func isTrainMetric(name string) bool { return len(name) > 6 && name[:6] == "train_" }
-
 // History returns the results of the epochs run so far (including those
 // restored from a checkpoint).
-func (t *Trainer) History() []EpochResult { return append([]EpochResult(nil), t.history...) }
+func (t *Trainer) History() []runlog.Epoch { return append([]runlog.Epoch(nil), t.history...) }
 
 // Position returns the next epoch and step (0-based) Fit will run, and
 // the number of optimizer steps taken so far.
@@ -211,7 +227,14 @@ func (e *NonFiniteLossError) Error() string {
 // LoadCheckpoint it continues where the checkpoint left off. When ctx is
 // cancelled it writes a checkpoint (if a path is set) and returns an
 // error wrapping ctx.Err().
-func (t *Trainer) Fit(ctx context.Context) ([]EpochResult, error) {
+func (t *Trainer) Fit(ctx context.Context) ([]runlog.Epoch, error) {
+	if !t.setup {
+		if err := t.opts.Strategy.Setup(t.opts.Model, t.opts.Optimizer); err != nil {
+			return t.History(), fmt.Errorf("train: %w", err)
+		}
+		t.setup = true
+	}
+	main := t.opts.Strategy.IsMain()
 	for t.epoch < t.opts.Epochs && !t.stopped {
 		res, err := t.runEpoch(ctx)
 		if err != nil {
@@ -219,14 +242,14 @@ func (t *Trainer) Fit(ctx context.Context) ([]EpochResult, error) {
 		}
 		t.history = append(t.history, res)
 		t.epoch, t.step = t.epoch+1, 0
-		t.partial, t.partialSec = meter{task: t.opts.Task}, 0
+		t.partial, t.partialSec = metrics.Accumulator{Task: t.opts.Task}, 0
 		if es := t.opts.EarlyStopping; es.Patience > 0 {
 			v, err := res.Monitored(es.Monitor)
 			if err != nil {
 				return t.History(), fmt.Errorf("train: early stopping: %w", err)
 			}
 			better := v < t.best-es.MinDelta
-			if higherIsBetter(es.Monitor) {
+			if runlog.HigherIsBetter(es.Monitor) {
 				better = v > t.best+es.MinDelta
 			}
 			if better {
@@ -235,12 +258,12 @@ func (t *Trainer) Fit(ctx context.Context) ([]EpochResult, error) {
 				t.stopped = true
 			}
 		}
-		if t.opts.CheckpointPath != "" {
+		if t.opts.CheckpointPath != "" && main {
 			if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
 				return t.History(), err
 			}
 		}
-		if h := t.opts.Hooks.EpochEnd; h != nil {
+		if h := t.opts.Hooks.EpochEnd; h != nil && main {
 			if err := h(res); err != nil {
 				return t.History(), err
 			}
@@ -253,70 +276,77 @@ func (t *Trainer) Fit(ctx context.Context) ([]EpochResult, error) {
 func (t *Trainer) Stopped() bool { return t.stopped }
 
 // runEpoch trains one epoch from the current position and evaluates.
-func (t *Trainer) runEpoch(ctx context.Context) (EpochResult, error) {
+func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 	o := &t.opts
 	opt := o.Optimizer
+	st := o.Strategy
+	main := st.IsMain()
 	epoch := t.epoch
 	if o.Schedule != nil {
-		f := o.Schedule(epoch)
-		for g, lr := range t.baseLR {
-			opt.SetLR(g, lr*f)
-		}
+		o.Schedule.Seek(epoch)
 	}
-	nb := o.Train.Len()
-	if h := o.Hooks.EpochStart; h != nil {
+	nb, batches := st.Batches(o.Train, epoch, t.step)
+	if h := o.Hooks.EpochStart; h != nil && main {
 		h(epoch+1, nb)
 	}
 	o.Model.SetTraining(true)
+	params := o.Model.Parameters()
 	start := time.Now()
-	for k, b := range o.Train.EpochFrom(epoch, t.step) {
+	for k, b := range batches {
 		if err := ctx.Err(); err != nil {
 			t.partialSec += time.Since(start).Seconds()
-			return EpochResult{}, t.interrupted(err)
+			return runlog.Epoch{}, t.interrupted(err)
 		}
 		out := o.Model.Forward(b.X)
 		loss := o.Loss(out, b)
 		lv := loss.Item()
 		if math.IsNaN(lv) || math.IsInf(lv, 0) {
-			return EpochResult{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
+			return runlog.Epoch{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
 		}
 		opt.ZeroGrad()
 		loss.Backward()
-		if err := t.clip(); err != nil {
-			return EpochResult{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+		if err := st.AfterBackward(params); err != nil {
+			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+		}
+		if err := t.clip(params); err != nil {
+			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 		}
 		if err := opt.Step(); err != nil {
-			return EpochResult{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 		}
-		t.partial.add(lv, out, b)
+		modelfile.AddBatch(&t.partial, lv, out, b)
 		t.step = k + 1
 		t.globalStep++
-		if h := o.Hooks.Batch; h != nil {
+		if h := o.Hooks.Batch; h != nil && main {
 			h(BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
-				Samples: t.partial.n, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
+				Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
 		}
-		if o.CheckpointPath != "" && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
+		if o.CheckpointPath != "" && main && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
 			sec := time.Since(start).Seconds()
 			t.partialSec += sec
 			err := t.SaveCheckpoint(o.CheckpointPath)
 			t.partialSec -= sec
 			if err != nil {
-				return EpochResult{}, err
+				return runlog.Epoch{}, err
 			}
 		}
 	}
-	res := EpochResult{
+	sums := t.partial // this process's sums stay as they are for checkpoints
+	if err := st.ReduceMetrics(&sums); err != nil {
+		return runlog.Epoch{}, fmt.Errorf("train: epoch %d: %w", epoch+1, err)
+	}
+	res := runlog.Epoch{
 		Epoch:   epoch + 1,
-		Train:   t.partial.metrics(),
+		Train:   sums.Metrics(),
 		LR:      opt.LR(0),
 		Seconds: t.partialSec + time.Since(start).Seconds(),
 		Steps:   t.globalStep,
 	}
 	if o.Eval != nil {
 		es := time.Now()
-		m, err := Evaluate(o.Model, o.Eval, o.Task, o.Loss)
+		m, err := t.evaluate()
 		if err != nil {
-			return EpochResult{}, fmt.Errorf("train: evaluating after epoch %d: %w", epoch+1, err)
+			return runlog.Epoch{}, fmt.Errorf("train: evaluating after epoch %d: %w", epoch+1, err)
 		}
 		res.Eval = &m
 		res.EvalSeconds = time.Since(es).Seconds()
@@ -326,7 +356,7 @@ func (t *Trainer) runEpoch(ctx context.Context) (EpochResult, error) {
 
 // interrupted checkpoints a cancelled run and wraps the context error.
 func (t *Trainer) interrupted(cause error) error {
-	if t.opts.CheckpointPath != "" {
+	if t.opts.CheckpointPath != "" && t.opts.Strategy.IsMain() {
 		if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
 			return errors.Join(fmt.Errorf("train: interrupted at epoch %d, step %d: %w", t.epoch+1, t.step, cause), err)
 		}
@@ -335,65 +365,29 @@ func (t *Trainer) interrupted(cause error) error {
 	return fmt.Errorf("train: interrupted at epoch %d, step %d: %w", t.epoch+1, t.step, cause)
 }
 
-// Evaluate scores model on every batch of loader in evaluation mode, with
-// inputs marked NoGrad so no graph is recorded. A nil loss means the
-// task's default. The model is left in evaluation mode.
-func Evaluate(model nn.Layer, loader *data.Loader, task Task, loss LossFunc) (Metrics, error) {
-	if loss == nil {
-		switch task {
-		case Classification:
-			loss = CrossEntropy(nn.ClassOptions{})
-		case Regression:
-			loss = MSE()
-		}
+// evaluate scores the model on this process's share of the evaluation
+// data (the evaluation loop of package modelfile) and combines the sums
+// of all processes.
+func (t *Trainer) evaluate() (metrics.Metrics, error) {
+	o := &t.opts
+	if err := modelfile.CheckTargets(o.Eval.Dataset(), o.Task); err != nil {
+		return metrics.Metrics{}, err
 	}
-	ds := loader.Dataset()
-	if task == Classification && !ds.HasLabels() {
-		return Metrics{}, errors.New("evaluate: classification needs class labels in the data")
+	acc := metrics.Accumulator{Task: o.Task}
+	_, batches := o.Strategy.Batches(o.Eval, 0, 0)
+	modelfile.EvalBatches(&acc, o.Model, batches, o.Loss)
+	if err := o.Strategy.ReduceMetrics(&acc); err != nil {
+		return metrics.Metrics{}, err
 	}
-	if task == Regression && !ds.HasTargets() {
-		return Metrics{}, errors.New("evaluate: regression needs numeric targets in the data")
-	}
-	model.SetTraining(false)
-	m := meter{task: task}
-	for _, b := range loader.Epoch(0) {
-		out := model.Forward(b.X.NoGrad())
-		m.add(loss(out, b).Item(), out, b)
-	}
-	return m.metrics(), nil
-}
-
-// StepDecay multiplies the learning rate by gamma every stepSize epochs
-// (PyTorch's StepLR).
-func StepDecay(stepSize int, gamma float64) Schedule {
-	return func(epoch int) float64 { return math.Pow(gamma, float64(epoch/max(stepSize, 1))) }
-}
-
-// ExponentialDecay multiplies the learning rate by gamma every epoch
-// (PyTorch's ExponentialLR).
-func ExponentialDecay(gamma float64) Schedule {
-	return func(epoch int) float64 { return math.Pow(gamma, float64(epoch)) }
-}
-
-// CosineDecay anneals the learning rate from its initial value to
-// minFactor times it over tMax epochs along half a cosine (Loshchilov and
-// Hutter, "SGDR: Stochastic Gradient Descent with Warm Restarts", ICLR
-// 2017, without restarts; PyTorch's CosineAnnealingLR), staying at the
-// minimum afterwards.
-func CosineDecay(tMax int, minFactor float64) Schedule {
-	return func(epoch int) float64 {
-		e := min(epoch, tMax)
-		return minFactor + (1-minFactor)*(1+math.Cos(math.Pi*float64(e)/float64(max(tMax, 1))))/2
-	}
+	return acc.Metrics(), nil
 }
 
 // clip applies the configured gradient clipping to the model's parameters.
-func (t *Trainer) clip() error {
+func (t *Trainer) clip(params []*tensor.Tensor) error {
 	o := &t.opts
 	if o.ClipGradNorm <= 0 && o.ClipGradValue <= 0 {
 		return nil
 	}
-	params := o.Model.Parameters()
 	if o.ClipGradValue > 0 {
 		if err := optim.ClipGradValue(params, o.ClipGradValue); err != nil {
 			return err

@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -77,7 +79,7 @@ func TestFitIris(t *testing.T) {
 	trainT, testT := irisSplits(t, 1)
 	m := irisMLP(t, 1, false)
 	var batches, starts int
-	var ends []EpochResult
+	var ends []runlog.Epoch
 	tr, err := New(Options{
 		Model: m, Optimizer: adam(t, m, 0.01), Epochs: 40,
 		Train: loader(t, trainT, data.LoaderOptions{BatchSize: 16, Shuffle: true, Seed: 1}),
@@ -90,7 +92,7 @@ func TestFitIris(t *testing.T) {
 					t.Errorf("batch event %+v", e)
 				}
 			},
-			EpochEnd: func(r EpochResult) error { ends = append(ends, r); return nil },
+			EpochEnd: func(r runlog.Epoch) error { ends = append(ends, r); return nil },
 		},
 	})
 	if err != nil {
@@ -118,33 +120,6 @@ func TestFitIris(t *testing.T) {
 	}
 }
 
-// TestEvaluateMatchesManual checks Evaluate's loss and accuracy against a
-// direct computation over the whole table, and that it records no graph.
-func TestEvaluateMatchesManual(t *testing.T) {
-	_, testT := irisSplits(t, 2)
-	m := irisMLP(t, 3, false)
-	got, err := Evaluate(m, loader(t, testT, data.LoaderOptions{BatchSize: 7}), Classification, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := tensor.FromFloat32(testT.X, testT.Rows, testT.Cols).NoGrad()
-	out := m.Forward(x)
-	if !out.IsInference() {
-		t.Fatal("forward of a NoGrad input recorded a graph")
-	}
-	y := tensor.FromInt64(testT.Labels, testT.Rows)
-	wantLoss := nn.CrossEntropyLoss(out, y, nn.ClassOptions{}).Item()
-	wantAcc := out.ArgMax(1, false).Eq(y).To(tensor.Float64).MeanAll().Item()
-	if math.Abs(got.Loss-wantLoss) > 1e-5 || got.Accuracy != wantAcc || got.Samples != testT.Rows {
-		t.Fatalf("Evaluate = %+v, want loss %v accuracy %v", got, wantLoss, wantAcc)
-	}
-	for _, p := range m.Parameters() {
-		if p.Grad() != nil {
-			t.Fatal("evaluation produced gradients")
-		}
-	}
-}
-
 // linearTable returns y = 2·x1 − 3·x2 + 0.5 + noise·N(0,1) on n rows.
 func linearTable(n int, noise float64, seed uint64) *data.Table {
 	r := tensor.NewRNG(seed)
@@ -164,7 +139,7 @@ func TestFitLinearRegression(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr, err := New(Options{
-		Model: m, Task: Regression, Optimizer: opt, Epochs: 30,
+		Model: m, Task: metrics.Regression, Optimizer: opt, Epochs: 30,
 		Train: loader(t, linearTable(256, 0.1, 1), data.LoaderOptions{BatchSize: 32, Shuffle: true}),
 		Eval:  loader(t, linearTable(128, 0.1, 2), data.LoaderOptions{BatchSize: 128}),
 	})
@@ -192,7 +167,7 @@ func TestNonFiniteLossNamesEpochAndBatch(t *testing.T) {
 	tab.X[2*40] = float32(math.NaN()) // row 40 is in batch 3 of 4 (batch size 16, no shuffle)
 	m := mlp(t, 1, 2, nn.LayerSpec{Type: "linear", Out: 1})
 	opt, _ := optim.NewSGD(m.Parameters(), optim.SGDOptions{LR: 0.01})
-	tr, err := New(Options{Model: m, Task: Regression, Optimizer: opt, Epochs: 2,
+	tr, err := New(Options{Model: m, Task: metrics.Regression, Optimizer: opt, Epochs: 2,
 		Train: loader(t, tab, data.LoaderOptions{BatchSize: 16})})
 	if err != nil {
 		t.Fatal(err)
@@ -237,29 +212,21 @@ func TestEarlyStopping(t *testing.T) {
 	}
 }
 
+// TestSchedules checks that the trainer applies an optim schedule per
+// epoch (the schedules' values are pinned in package optim).
 func TestSchedules(t *testing.T) {
-	for _, test := range []struct {
-		name string
-		s    Schedule
-		want []float64
-	}{
-		{"step", StepDecay(2, 0.1), []float64{1, 1, 0.1, 0.1, 0.01}},
-		{"exp", ExponentialDecay(0.5), []float64{1, 0.5, 0.25, 0.125, 0.0625}},
-		{"cosine", CosineDecay(4, 0), []float64{1, (1 + math.Sqrt2/2) / 2, 0.5, (1 - math.Sqrt2/2) / 2, 0}},
-	} {
-		for e, w := range test.want {
-			if got := test.s(e); math.Abs(got-w) > 1e-12 {
-				t.Errorf("%s(%d) = %v, want %v", test.name, e, got, w)
-			}
-		}
-	}
 	// The trainer applies the schedule to the optimizer each epoch.
 	trainT, _ := irisSplits(t, 1)
 	m := irisMLP(t, 1, false)
 	var lrs []float64
-	tr, err := New(Options{Model: m, Optimizer: adam(t, m, 0.1), Epochs: 3, Schedule: StepDecay(1, 0.5),
+	opt := adam(t, m, 0.1)
+	sched, err := optim.NewStepLR(opt, 1, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(Options{Model: m, Optimizer: opt, Epochs: 3, Schedule: sched,
 		Train: loader(t, trainT, data.LoaderOptions{BatchSize: 64}),
-		Hooks: Hooks{EpochEnd: func(r EpochResult) error { lrs = append(lrs, r.LR); return nil }}})
+		Hooks: Hooks{EpochEnd: func(r runlog.Epoch) error { lrs = append(lrs, r.LR); return nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +325,7 @@ func TestCheckpointMismatch(t *testing.T) {
 }
 
 // sameMetrics compares metrics exactly, NaN equal to NaN.
-func sameMetrics(a, b Metrics) bool {
+func sameMetrics(a, b metrics.Metrics) bool {
 	eq := func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }
 	return eq(a.Loss, b.Loss) && eq(a.Accuracy, b.Accuracy) && eq(a.RMSE, b.RMSE) && a.Samples == b.Samples
 }

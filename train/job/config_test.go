@@ -183,3 +183,17 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestClipGradConfigRejectsNegative(t *testing.T) {
+	_, err := ParseConfig([]byte(`
+data: {source: iris}
+model: [{type: linear, out: 3}]
+loss: cross_entropy
+optimizer: {type: sgd, lr: 0.1, clip_grad_norm: -1}
+epochs: 1
+batch_size: 8
+`), "neg.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), "clip_grad_norm") {
+		t.Fatalf("negative clip_grad_norm: error %v, want one naming clip_grad_norm", err)
+	}
+}

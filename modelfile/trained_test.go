@@ -1,0 +1,146 @@
+package modelfile
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/tiny.safetensors")
+
+// regressionModel is y = 10·(a−1)/2 + b + 0.5 with a standardized (mean 1,
+// std 2) and b centred only (std 0).
+func regressionModel(t *testing.T) *Model {
+	t.Helper()
+	m := &Model{Spec: nn.Spec{Input: []int{2}, Layers: []nn.LayerSpec{{Type: "linear", Out: 1}}}, Task: metrics.Regression,
+		Columns: []string{"a", "b"}, Label: "y", Scaler: &data.Standardizer{Mean: []float64{1, 0}, Std: []float64{2, 0}}}
+	net, _, err := m.Spec.Build(tensor.NewRNG(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Net = net
+	lin := net.At(0).(*nn.Linear)
+	copy(lin.Weight.Float32s(), []float32{10, 1})
+	lin.Bias.Float32s()[0] = 0.5
+	return m
+}
+
+func TestRegressionModelPredict(t *testing.T) {
+	m := regressionModel(t)
+	path := filepath.Join(t.TempDir(), "reg.safetensors")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := &data.Table{Rows: 2, Cols: 2, X: []float32{3, 4, 1, -1}, Columns: []string{"a", "b"}}
+	p, err := got.Predict(tab, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ((3−1)/2)·10 + 4 + 0.5 = 14.5 and 0·10 − 1 + 0.5 = −0.5 (std 0: centred only).
+	if !slices.Equal(p.Values, []float32{14.5, -0.5}) || p.Table().LabelName != "prediction" {
+		t.Fatalf("predictions %v", p.Values)
+	}
+	// PredictRows gives the same without a table and leaves x alone.
+	x := []float32{3, 4, 1, -1}
+	q, err := got.PredictRows(x, 2)
+	if err != nil || !slices.Equal(q.Values, p.Values) || !slices.Equal(x, []float32{3, 4, 1, -1}) {
+		t.Fatalf("PredictRows: %v %v, x %v", q, err, x)
+	}
+	if _, err := got.PredictRows(x, 3); err == nil {
+		t.Fatal("PredictRows accepted 4 values for 3 rows")
+	}
+	// Evaluate on labelled rows: errors 0.5 and 0.5.
+	met, err := got.Evaluate(&data.Table{Rows: 2, Cols: 2, X: x, Columns: []string{"a", "b"}, Y: []float32{14, -1}}, 8)
+	if err != nil || met.Samples != 2 || met.RMSE != 0.5 {
+		t.Fatalf("Evaluate: %+v %v", met, err)
+	}
+}
+
+func TestPredictionWriters(t *testing.T) {
+	cls := &Predictions{Task: metrics.Classification, Classes: []string{"no", "yes"},
+		Class: []int64{1, 0}, Probs: []float32{0.25, 0.75, 0.5, 0.5}}
+	reg := &Predictions{Task: metrics.Regression, Values: []float32{1.5, -2}}
+	for _, test := range []struct {
+		name       string
+		p          *Predictions
+		csv, jsonl string
+	}{
+		{"classification", cls, "prediction,prob_no,prob_yes\nyes,0.25,0.75\nno,0.5,0.5\n",
+			`{"prediction":"yes","probabilities":{"no":0.25,"yes":0.75},"row":1}` + "\n" +
+				`{"prediction":"no","probabilities":{"no":0.5,"yes":0.5},"row":2}` + "\n"},
+		{"regression", reg, "prediction\n1.5\n-2\n",
+			`{"prediction":1.5,"row":1}` + "\n" + `{"prediction":-2,"row":2}` + "\n"},
+	} {
+		var c, j bytes.Buffer
+		if err := test.p.WriteCSV(&c); err != nil || c.String() != test.csv {
+			t.Errorf("%s CSV %v:\n%s", test.name, err, c.String())
+		}
+		if err := test.p.WriteJSONLines(&j); err != nil || j.String() != test.jsonl {
+			t.Errorf("%s JSON lines %v:\n%s", test.name, err, j.String())
+		}
+		dir := t.TempDir()
+		for _, name := range []string{"p.csv", "p.jsonl", "p.parquet"} {
+			if err := test.p.WriteFile(filepath.Join(dir, name)); err != nil {
+				t.Errorf("%s %s: %v", test.name, name, err)
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "p.csv")); string(b) != test.csv {
+			t.Errorf("%s p.csv:\n%s", test.name, b)
+		}
+		back, err := data.ReadParquet(filepath.Join(dir, "p.parquet"), data.ParquetOptions{Label: "prediction"})
+		if err != nil || back.Rows != 2 {
+			t.Errorf("%s p.parquet: %v", test.name, err)
+		}
+	}
+	if err := cls.WriteFile(filepath.Join(t.TempDir(), "p.txt")); err == nil || !strings.Contains(err.Error(), "unknown format") {
+		t.Errorf("p.txt: %v", err)
+	}
+}
+
+// TestTinyModelFile checks testdata/tiny.safetensors, the model the
+// package example loads, and rewrites it with -update:
+//
+//	go test ./modelfile -run TestTinyModelFile -update
+func TestTinyModelFile(t *testing.T) {
+	const path = "testdata/tiny.safetensors"
+	if *update {
+		// Two classes of points (x, y): "above" the line y = x or "below".
+		m := &Model{Spec: nn.Spec{Input: []int{2}, Layers: []nn.LayerSpec{{Type: "linear", Out: 2}}},
+			Task: metrics.Classification, Classes: []string{"below", "above"}, Columns: []string{"x", "y"}, Label: "side"}
+		net, _, err := m.Spec.Build(tensor.NewRNG(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Net = net
+		lin := net.At(0).(*nn.Linear)
+		copy(lin.Weight.Float32s(), []float32{4, -4, -4, 4})
+		copy(lin.Bias.Float32s(), []float32{0, 0})
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Save(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.PredictRows([]float32{0, 1, 1, 0}, 2)
+	if err != nil || !slices.Equal(p.Class, []int64{1, 0}) {
+		t.Fatalf("tiny model predicts %v, %v", p, err)
+	}
+}
