@@ -1,4 +1,4 @@
-package train
+package job
 
 import (
 	"bytes"
@@ -13,9 +13,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
 	"github.com/fathom-ml/fathom/tensor"
+	"github.com/fathom-ml/fathom/train"
 )
 
 // Config is a training job as a YAML file describes it (`fathom train
@@ -148,7 +150,7 @@ type OptimizerConfig struct {
 	Centered    bool      `yaml:"centered"`
 	LRDecay     float64   `yaml:"lr_decay"`
 	// ClipGradNorm and ClipGradValue clip gradients before every step
-	// (see Options); 0 means no clipping.
+	// (see train.Options); 0 means no clipping.
 	ClipGradNorm  float64 `yaml:"clip_grad_norm"`
 	ClipGradValue float64 `yaml:"clip_grad_value"`
 }
@@ -182,7 +184,7 @@ func (s *ScheduleConfig) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*plain)(s))
 }
 
-// EarlyStoppingConfig mirrors EarlyStopping.
+// EarlyStoppingConfig mirrors train.EarlyStopping.
 type EarlyStoppingConfig struct {
 	Monitor  string  `yaml:"monitor"`
 	Patience int     `yaml:"patience"`
@@ -491,12 +493,12 @@ func clearLines(n *yaml.Node) {
 }
 
 // task returns the task the loss implies.
-func (c *Config) task() (Task, error) {
+func (c *Config) task() (metrics.Task, error) {
 	switch strings.ToLower(strings.ReplaceAll(c.Loss.Type, "-", "_")) {
 	case "", "cross_entropy", "crossentropy", "ce":
-		return Classification, nil
+		return metrics.Classification, nil
 	case "mse", "l1", "mae", "huber", "smooth_l1":
-		return Regression, nil
+		return metrics.Regression, nil
 	}
 	return 0, fmt.Errorf("loss: unknown type %q (want cross_entropy, mse, l1, huber or smooth_l1)", c.Loss.Type)
 }
@@ -594,11 +596,11 @@ func (c *Config) optimizerKind() (string, error) {
 }
 
 // lossFunc builds the configured loss.
-func (c *Config) lossFunc() LossFunc {
+func (c *Config) lossFunc() train.LossFunc {
 	l := c.Loss
 	switch strings.ToLower(strings.ReplaceAll(l.Type, "-", "_")) {
 	case "mse":
-		return MSE()
+		return train.MSE()
 	case "l1", "mae":
 		return func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor {
 			return nn.L1Loss(out, b.Targets, nn.ReduceMean)
@@ -620,7 +622,7 @@ func (c *Config) lossFunc() LossFunc {
 			return nn.SmoothL1Loss(out, b.Targets, beta, nn.ReduceMean)
 		}
 	}
-	return CrossEntropy(nn.ClassOptions{LabelSmoothing: l.LabelSmoothing})
+	return train.CrossEntropy(nn.ClassOptions{LabelSmoothing: l.LabelSmoothing})
 }
 
 // newOptimizer builds the configured optimizer over params.
@@ -662,30 +664,37 @@ func (c *Config) newOptimizer(params []*tensor.Tensor) (optim.Optimizer, error) 
 	return opt, nil
 }
 
-// schedule builds the configured learning-rate schedule (nil for none).
-func (c *Config) schedule() Schedule {
+// newSchedule builds the configured learning-rate schedule over opt, in
+// epochs (nil for none): step and exponential are optim's StepLR and
+// ExponentialLR; cosine anneals from the optimizer's rate to eta_min over
+// t_max epochs (default: all of them) and stays there, which is optim's
+// CosineWithWarmup without warm-up.
+func (c *Config) newSchedule(opt optim.Optimizer) (*optim.Schedule, error) {
 	s := c.Schedule
 	gamma := s.Gamma
 	if gamma == 0 {
 		gamma = 0.1
 	}
+	var sched *optim.Schedule
+	var err error
 	switch s.Type {
 	case "step":
-		return StepDecay(s.StepSize, gamma)
+		sched, err = optim.NewStepLR(opt, s.StepSize, gamma)
 	case "exponential":
-		return ExponentialDecay(gamma)
+		sched, err = optim.NewExponentialLR(opt, gamma)
 	case "cosine":
 		tmax := s.TMax
 		if tmax == 0 {
 			tmax = c.Epochs
 		}
-		lr := c.Optimizer.LR
-		if lr == 0 {
-			lr = 1e-3 // the Adam default the optimizer will pick
-		}
-		return CosineDecay(tmax, s.EtaMin/lr)
+		sched, err = optim.NewCosineWithWarmup(opt, 0, tmax, s.EtaMin)
+	default:
+		return nil, nil
 	}
-	return nil
+	if err != nil {
+		return nil, &ConfigError{File: c.file, Msg: "schedule: " + err.Error()}
+	}
+	return sched, nil
 }
 
 // dataPath resolves a data path against the config's directory.

@@ -1,4 +1,4 @@
-package train
+package job
 
 import (
 	"errors"
@@ -109,7 +109,7 @@ func TestConfigErrors(t *testing.T) {
 // TestExamplesParse checks every example config, with and without the
 // --set epochs=1 the tests and users apply.
 func TestExamplesParse(t *testing.T) {
-	files, err := filepath.Glob("../examples/*.yaml")
+	files, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(files) < 4 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
@@ -166,7 +166,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("a: &x [1]\nb: *x\n"), "a.b.c=[1, {x: 2}]")
 	f.Add([]byte(""), "=")
 	for _, e := range []string{"iris", "linear-regression", "fashion-mlp", "fashion-cnn"} {
-		if b, err := os.ReadFile("../examples/" + e + ".yaml"); err == nil {
+		if b, err := os.ReadFile("../../examples/" + e + ".yaml"); err == nil {
 			f.Add(b, "data.shape=[1, 28, 28]")
 		}
 	}

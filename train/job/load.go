@@ -1,4 +1,4 @@
-package train
+package job
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/metrics"
 )
 
 // Splits are the tables of a run: Train for the optimizer, Eval scored
@@ -26,9 +27,9 @@ func (c *Config) LoadData() (*Splits, error) {
 		return nil, err
 	}
 	d := &c.Data
-	stratify := task == Classification
+	stratify := task == metrics.Classification
 	if d.Stratify != nil {
-		stratify = *d.Stratify && task == Classification
+		stratify = *d.Stratify && task == metrics.Classification
 	}
 	testFrac := 0.2
 	if d.Test != nil {
@@ -41,12 +42,12 @@ func (c *Config) LoadData() (*Splits, error) {
 	var all, test *data.Table
 	switch d.Source {
 	case "iris":
-		if task != Classification {
+		if task != metrics.Classification {
 			return nil, fmt.Errorf("data: iris is a classification data set, but loss %q is a regression loss", c.Loss.Type)
 		}
 		all, err = data.Iris()
 	case "fashion-mnist", "mnist":
-		if task != Classification {
+		if task != metrics.Classification {
 			return nil, fmt.Errorf("data: %s is a classification data set, but loss %q is a regression loss", d.Source, c.Loss.Type)
 		}
 		dir := c.dataPath(d.Path)
@@ -111,7 +112,7 @@ func (c *Config) LoadData() (*Splits, error) {
 	if s.Train.Rows == 0 {
 		return nil, fmt.Errorf("data: no training rows are left after holding out test %g and validation %g", testFrac, d.Validation)
 	}
-	if task == Classification && s.Test.Classes != nil && len(s.Test.Classes) != len(s.Train.Classes) {
+	if task == metrics.Classification && s.Test.Classes != nil && len(s.Test.Classes) != len(s.Train.Classes) {
 		return nil, fmt.Errorf("data: the test data has %d classes, the training data %d", len(s.Test.Classes), len(s.Train.Classes))
 	}
 	if d.Standardize {
@@ -130,10 +131,10 @@ func (c *Config) LoadData() (*Splits, error) {
 }
 
 // readTable reads a CSV or Parquet source file.
-func (c *Config) readTable(path string, task Task) (*data.Table, error) {
+func (c *Config) readTable(path string, task metrics.Task) (*data.Table, error) {
 	d := &c.Data
 	kind := data.LabelClass
-	if task == Regression {
+	if task == metrics.Regression {
 		kind = data.LabelNumeric
 	}
 	if d.Label == "" {

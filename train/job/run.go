@@ -1,4 +1,4 @@
-package train
+package job
 
 import (
 	"context"
@@ -9,14 +9,18 @@ import (
 	"slices"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
+	"github.com/fathom-ml/fathom/train"
 )
 
 // RunOptions adjust Run.
 type RunOptions struct {
 	// Hooks are called in addition to Run's own (metrics file updates).
-	Hooks Hooks
+	Hooks train.Hooks
 	// Log receives a few human-readable lines (data sizes, model summary,
 	// file locations); nil discards them.
 	Log io.Writer
@@ -24,10 +28,10 @@ type RunOptions struct {
 
 // Result is the outcome of Run.
 type Result struct {
-	Task   Task
-	Epochs []EpochResult
+	Task   metrics.Task
+	Epochs []runlog.Epoch
 	// Test holds the final model's metrics on the test split.
-	Test Metrics
+	Test metrics.Metrics
 	// SecondsPerEpoch is the median wall time of the training passes.
 	SecondsPerEpoch float64
 	// SamplesPerSecond is the training throughput at that median.
@@ -36,7 +40,7 @@ type Result struct {
 	Stopped bool
 	// Files written.
 	ModelPath, MetricsPath, PlotPath, CheckpointPath string
-	Model                                            *Model
+	Model                                            *modelfile.Model
 }
 
 // Run executes a training job: load and split the data, build the model,
@@ -66,9 +70,9 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Net: net, Spec: spec, Task: task, Classes: splits.Train.Classes, Columns: splits.Train.Columns,
+	m := &modelfile.Model{Net: net, Spec: spec, Task: task, Classes: splits.Train.Classes, Columns: splits.Train.Columns,
 		Label: splits.Train.LabelName, Scaler: splits.Scaler}
-	if err := m.checkOutput(out); err != nil {
+	if err := m.CheckOutput(out); err != nil {
 		line := 0
 		if n := len(c.modelLines); n > 0 {
 			line = c.modelLines[n-1]
@@ -134,11 +138,11 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	}
 	logf("model: %d parameters, input %v, output %v", net.NumParameters(), shape, out)
 
-	var tr *Trainer
+	var tr *train.Trainer
 	hooks := ro.Hooks
-	hooks.EpochEnd = func(r EpochResult) error {
+	hooks.EpochEnd = func(r runlog.Epoch) error {
 		if writeMetrics {
-			if err := WriteMetricsCSV(res.MetricsPath, task, tr.History()); err != nil {
+			if err := runlog.WriteMetricsCSV(res.MetricsPath, task, tr.History()); err != nil {
 				return err
 			}
 		}
@@ -147,10 +151,14 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		}
 		return nil
 	}
-	tr, err = New(Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: c.schedule(),
+	sched, err := c.newSchedule(opt)
+	if err != nil {
+		return nil, err
+	}
+	tr, err = train.New(train.Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: sched,
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, Epochs: c.Epochs,
-		EarlyStopping:  EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
+		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
 		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks})
 	if err != nil {
 		return nil, err
@@ -190,17 +198,17 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-		if res.Test, err = Evaluate(net, testL, task, c.lossFunc()); err != nil {
+		if res.Test, err = modelfile.Evaluate(net, testL, task, c.lossFunc()); err != nil {
 			return res, err
 		}
 	}
 	m.Info = map[string]any{"data": c.Data.Source, "epochs": len(hist), "seed": c.Seed,
-		"test_" + metricName(task): res.Test.get(metricName(task)), "test_loss": res.Test.Loss}
+		"test_" + task.Headline(): metricValue(res.Test, task.Headline()), "test_loss": res.Test.Loss}
 	if err := m.Save(res.ModelPath); err != nil {
 		return res, err
 	}
 	if writePlot {
-		if err := PlotCurves(res.PlotPath, task, hist, ""); err != nil {
+		if err := runlog.PlotCurves(res.PlotPath, task, hist, ""); err != nil {
 			return res, err
 		}
 	}
@@ -208,8 +216,9 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	return res, nil
 }
 
-// get returns a metric by name, NaN if unknown.
-func (m Metrics) get(name string) any {
+// metricValue returns a metric by name for a model file's info: nil
+// (JSON null) when unknown or not finite.
+func metricValue(m metrics.Metrics, name string) *float64 {
 	v, _ := m.Get(name)
-	return finite(v)
+	return metrics.Finite(v)
 }

@@ -1,4 +1,4 @@
-package train
+package job
 
 import (
 	"encoding/json"
@@ -11,10 +11,9 @@ import (
 	"testing"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
-	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/safetensors"
-	"github.com/fathom-ml/fathom/tensor"
 )
 
 // trainedIris trains the iris config briefly through Run and returns the
@@ -54,11 +53,11 @@ func TestRunWritesOutputs(t *testing.T) {
 
 func TestModelFileRoundTrip(t *testing.T) {
 	r := trainedIris(t)
-	m, err := LoadModel(r.ModelPath)
+	m, err := modelfile.Load(r.ModelPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Task != Classification || !slices.Equal(m.Classes, []string{"setosa", "versicolor", "virginica"}) ||
+	if m.Task != metrics.Classification || !slices.Equal(m.Classes, []string{"setosa", "versicolor", "virginica"}) ||
 		len(m.Columns) != 4 || m.Label != "species" || m.Scaler == nil || !slices.Equal(m.Spec.Input, []int{4}) {
 		t.Fatalf("loaded %+v", m)
 	}
@@ -80,7 +79,7 @@ func TestModelFileRoundTrip(t *testing.T) {
 	// Probabilities sum to one and the class is their arg-max.
 	for i := range 150 {
 		row := got.Probs[3*i : 3*i+3]
-		if s := row[0] + row[1] + row[2]; math.Abs(float64(s)-1) > 1e-5 || int64(argmax(row)) != got.Class[i] {
+		if s := row[0] + row[1] + row[2]; math.Abs(float64(s)-1) > 1e-5 || int64(metrics.Argmax(row)) != got.Class[i] {
 			t.Fatalf("row %d: probabilities %v, class %d", i, row, got.Class[i])
 		}
 	}
@@ -122,7 +121,7 @@ func TestLoadModelErrors(t *testing.T) {
 	dir := t.TempDir()
 	trunc := filepath.Join(dir, "trunc.safetensors")
 	os.WriteFile(trunc, raw[:len(raw)-100], 0o644)
-	if _, err := LoadModel(trunc); !errors.Is(err, safetensors.ErrFormat) || !strings.Contains(err.Error(), "trunc.safetensors") {
+	if _, err := modelfile.Load(trunc); !errors.Is(err, safetensors.ErrFormat) || !strings.Contains(err.Error(), "trunc.safetensors") {
 		t.Errorf("truncated: %v", err)
 	}
 	// An architecture whose layers do not fit the stored weights.
@@ -135,44 +134,14 @@ func TestLoadModelErrors(t *testing.T) {
 	if err := modelfile.WriteModel(wrong, a, f.Tensors, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadModel(wrong); err == nil || !strings.Contains(err.Error(), "size mismatch") {
+	if _, err := modelfile.Load(wrong); err == nil || !strings.Contains(err.Error(), "size mismatch") {
 		t.Errorf("mismatched weights: %v", err)
 	}
 	a.Model = json.RawMessage(`{"input":[4],"layers":[{"type":"linear","out":8},{"type":"relu"},{"type":"linear","out":5}]}`)
 	if err := modelfile.WriteModel(wrong, a, f.Tensors, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadModel(wrong); err == nil || !strings.Contains(err.Error(), "3 classes") {
+	if _, err := modelfile.Load(wrong); err == nil || !strings.Contains(err.Error(), "3 classes") {
 		t.Errorf("output/class mismatch: %v", err)
-	}
-}
-
-func TestRegressionModelPredict(t *testing.T) {
-	m := &Model{Spec: nn.Spec{Input: []int{2}, Layers: []nn.LayerSpec{{Type: "linear", Out: 1}}}, Task: Regression,
-		Columns: []string{"a", "b"}, Label: "y", Scaler: &data.Standardizer{Mean: []float64{1, 0}, Std: []float64{2, 0}}}
-	net, _, err := m.Spec.Build(tensor.NewRNG(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Net = net
-	lin := net.At(0).(*nn.Linear)
-	copy(lin.Weight.Float32s(), []float32{10, 1})
-	lin.Bias.Float32s()[0] = 0.5
-	path := filepath.Join(t.TempDir(), "reg.safetensors")
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	got, err := LoadModel(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab := &data.Table{Rows: 2, Cols: 2, X: []float32{3, 4, 1, -1}, Columns: []string{"a", "b"}}
-	p, err := got.Predict(tab, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// ((3−1)/2)·10 + 4 + 0.5 = 14.5 and 0·10 − 1 + 0.5 = −0.5 (std 0: centred only).
-	if !slices.Equal(p.Values, []float32{14.5, -0.5}) || p.Table().LabelName != "prediction" {
-		t.Fatalf("predictions %v", p.Values)
 	}
 }

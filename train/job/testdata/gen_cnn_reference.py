@@ -1,4 +1,4 @@
-"""Generates cnn_reference.json for train/cnn_reference_test.go.
+"""Generates cnn_reference.json for train/job/cnn_reference_test.go.
 
 The model is examples/fashion-cnn.yaml (conv 1->32 3x3 p1, ReLU, maxpool 2,
 conv 32->64 3x3 p1, ReLU, maxpool 2, flatten, linear 3136->128, ReLU,
