@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/tensor"
-	"github.com/fathom-ml/fathom/train"
 )
 
 // benchInferResult is one line of `fathom bench infer --json`.
@@ -62,7 +62,7 @@ func parseBatchList(s string) ([]int, error) {
 }
 
 func runBenchInfer(modelPath string, batches []int, passes int) error {
-	m, err := train.LoadModel(modelPath)
+	m, err := modelfile.Load(modelPath)
 	if err != nil {
 		return err
 	}

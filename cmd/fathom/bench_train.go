@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/train"
+	"github.com/fathom-ml/fathom/train/job"
 )
 
 // benchRecipes are the training recipes of `fathom bench train`: the same
@@ -135,7 +137,7 @@ func runBenchTrain(ctx context.Context, model string, epochs, threads int) error
 		return err
 	}
 	defer os.RemoveAll(out)
-	cfg, err := train.ParseConfig([]byte(recipe), "bench-"+model, []string{
+	cfg, err := job.ParseConfig([]byte(recipe), "bench-"+model, []string{
 		fmt.Sprintf("epochs=%d", epochs), "output.dir=" + out, "output.plot=false", "output.metrics=false"})
 	if err != nil {
 		return err
@@ -144,7 +146,7 @@ func runBenchTrain(ctx context.Context, model string, epochs, threads int) error
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ro := train.RunOptions{Hooks: train.Hooks{EpochEnd: func(r train.EpochResult) error {
+	ro := job.RunOptions{Hooks: train.Hooks{EpochEnd: func(r runlog.Epoch) error {
 		line := benchTrainEpoch{Model: model, Epoch: r.Epoch, Seconds: r.Seconds,
 			SamplesPerSec: float64(r.Train.Samples) / r.Seconds, TrainLoss: r.Train.Loss}
 		if r.Eval != nil {
@@ -157,7 +159,7 @@ func runBenchTrain(ctx context.Context, model string, epochs, threads int) error
 			model, r.Epoch, r.Seconds, line.SamplesPerSec, r.Train.Loss, line.TestAccuracy)
 		return nil
 	}}}
-	r, err := train.Run(ctx, cfg, ro)
+	r, err := job.Run(ctx, cfg, ro)
 	if err != nil {
 		return err
 	}

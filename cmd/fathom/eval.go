@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-ml/fathom/data"
-	"github.com/fathom-ml/fathom/train"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/modelfile"
+	"github.com/fathom-ml/fathom/train/job"
 )
 
 // evalResult is the `fathom eval` report (a JSON line with --json).
@@ -54,7 +56,7 @@ accuracy (classification) or RMSE (regression) on labelled data. SOURCE is
 }
 
 // evalTable loads the labelled rows (raw features) named by source.
-func evalTable(source, split string, m *train.Model) (*data.Table, error) {
+func evalTable(source, split string, m *modelfile.Model) (*data.Table, error) {
 	lower := strings.ToLower(source)
 	switch {
 	case source == "iris":
@@ -68,7 +70,7 @@ func evalTable(source, split string, m *train.Model) (*data.Table, error) {
 		}
 		return nil, fmt.Errorf("--split %q: want test or train", split)
 	case strings.HasSuffix(lower, ".yaml") || strings.HasSuffix(lower, ".yml"):
-		cfg, err := train.LoadConfig(source, []string{"data.standardize=false"})
+		cfg, err := job.LoadConfig(source, []string{"data.standardize=false"})
 		if err != nil {
 			return nil, err
 		}
@@ -78,12 +80,12 @@ func evalTable(source, split string, m *train.Model) (*data.Table, error) {
 		}
 		return s.Test, nil
 	}
-	return readModelInput(source, m, true)
+	return m.ReadInput(source, true)
 }
 
 // runEval is the body of `fathom eval`.
 func runEval(modelPath, source, split string, batch int, stdout io.Writer) error {
-	m, err := train.LoadModel(modelPath)
+	m, err := modelfile.Load(modelPath)
 	if err != nil {
 		return err
 	}
@@ -106,7 +108,7 @@ func runEval(modelPath, source, split string, batch int, stdout io.Writer) error
 	if jsonOut {
 		return printJSON(r)
 	}
-	if m.Task == train.Regression {
+	if m.Task == metrics.Regression {
 		fmt.Fprintf(stdout, "%s on %s (%d rows): loss %.4f, RMSE %.4g\n", modelPath, source, met.Samples, met.Loss, met.RMSE)
 	} else {
 		fmt.Fprintf(stdout, "%s on %s (%d rows): loss %.4f, accuracy %.4f\n", modelPath, source, met.Samples, met.Loss, met.Accuracy)

@@ -14,17 +14,20 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/train"
+	"github.com/fathom-ml/fathom/train/job"
 )
 
 // trainEpochLine is one `fathom train --json` line per epoch.
 type trainEpochLine struct {
-	Epoch   int            `json:"epoch"`
-	Train   train.Metrics  `json:"train"`
-	Eval    *train.Metrics `json:"eval,omitempty"`
-	LR      float64        `json:"lr"`
-	Seconds float64        `json:"seconds"`
-	Steps   int            `json:"steps"`
+	Epoch   int              `json:"epoch"`
+	Train   metrics.Metrics  `json:"train"`
+	Eval    *metrics.Metrics `json:"eval,omitempty"`
+	LR      float64          `json:"lr"`
+	Seconds float64          `json:"seconds"`
+	Steps   int              `json:"steps"`
 }
 
 func init() {
@@ -69,7 +72,7 @@ func isTerminal(w io.Writer) bool {
 
 // runTrain is the body of `fathom train`; stderr receives progress.
 func runTrain(ctx context.Context, path string, sets []string, quiet bool, stderr io.Writer) error {
-	cfg, err := train.LoadConfig(path, sets)
+	cfg, err := job.LoadConfig(path, sets)
 	if err != nil {
 		return err
 	}
@@ -83,12 +86,12 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 	if quiet {
 		log = nil
 	}
-	ro := train.RunOptions{Log: log}
+	ro := job.RunOptions{Log: log}
 	if !quiet && isTerminal(stderr) {
 		ro.Hooks = progressHooks(stderr, cfg.Epochs)
 	}
 	epochEnd := ro.Hooks.EpochEnd
-	ro.Hooks.EpochEnd = func(r train.EpochResult) error {
+	ro.Hooks.EpochEnd = func(r runlog.Epoch) error {
 		if epochEnd != nil {
 			if err := epochEnd(r); err != nil {
 				return err
@@ -102,7 +105,7 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 		}
 		return nil
 	}
-	res, err := train.Run(ctx, cfg, ro)
+	res, err := job.Run(ctx, cfg, ro)
 	if err != nil {
 		return err
 	}
@@ -119,7 +122,7 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 	if n := len(res.Epochs); n > 0 {
 		final["train_loss"] = finiteOrNil(res.Epochs[n-1].Train.Loss)
 	}
-	if res.Task == train.Regression {
+	if res.Task == metrics.Regression {
 		final["test_rmse"] = finiteOrNil(res.Test.RMSE)
 	} else {
 		final["test_accuracy"] = finiteOrNil(res.Test.Accuracy)
@@ -134,7 +137,7 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 		return printJSON(final)
 	}
 	metric := fmt.Sprintf("test accuracy %.4f", res.Test.Accuracy)
-	if res.Task == train.Regression {
+	if res.Task == metrics.Regression {
 		metric = fmt.Sprintf("test RMSE %.4g", res.Test.RMSE)
 	}
 	fmt.Printf("%s, test loss %.4f, %.3g s/epoch (%.0f samples/s); model: %s\n",
@@ -150,8 +153,8 @@ func finiteOrNil(v float64) any {
 }
 
 // epochSummary is the human line printed after each epoch.
-func epochSummary(r train.EpochResult, epochs int) string {
-	part := func(name string, m train.Metrics) string {
+func epochSummary(r runlog.Epoch, epochs int) string {
+	part := func(name string, m metrics.Metrics) string {
 		s := fmt.Sprintf("%s loss %.4f", name, m.Loss)
 		if !math.IsNaN(m.Accuracy) {
 			s += fmt.Sprintf(" acc %.4f", m.Accuracy)
@@ -198,7 +201,7 @@ func progressHooks(w io.Writer, epochs int) train.Hooks {
 			}
 			bar.Set(e.Batch)
 		},
-		EpochEnd: func(train.EpochResult) error {
+		EpochEnd: func(runlog.Epoch) error {
 			if bar != nil {
 				bar.Finish()
 				bar.Exit()

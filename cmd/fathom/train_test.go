@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/fathom-ml/fathom/data"
-	"github.com/fathom-ml/fathom/train"
+	"github.com/fathom-ml/fathom/train/job"
 )
 
 // captureStdout runs f with os.Stdout redirected and returns what it
@@ -86,11 +86,11 @@ func TestTrainIrisJSON(t *testing.T) {
 // trained model's predictions exactly.
 func TestPredictMatchesTraining(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := train.LoadConfig("../../examples/iris.yaml", []string{"epochs=10", "output.dir=" + dir})
+	cfg, err := job.LoadConfig("../../examples/iris.yaml", []string{"epochs=10", "output.dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := train.Run(context.Background(), cfg, train.RunOptions{})
+	res, err := job.Run(context.Background(), cfg, job.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,11 +214,11 @@ func TestBadInputs(t *testing.T) {
 // configs describing the same jobs.
 func TestBenchRecipesMatchExamples(t *testing.T) {
 	for model, file := range map[string]string{"mlp": "fashion-mlp.yaml", "cnn": "fashion-cnn.yaml"} {
-		bench, err := train.ParseConfig([]byte(benchRecipes[model]), model, nil)
+		bench, err := job.ParseConfig([]byte(benchRecipes[model]), model, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := train.LoadConfig("../../examples/"+file, nil)
+		ex, err := job.LoadConfig("../../examples/"+file, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

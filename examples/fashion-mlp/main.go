@@ -14,8 +14,11 @@ import (
 	"log"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 )
@@ -62,7 +65,7 @@ func main() {
 		Model: net, Optimizer: opt, Epochs: *epochs,
 		Train: loader(trainT, data.LoaderOptions{BatchSize: 64, Shuffle: true, Seed: 0}),
 		Eval:  loader(testT, data.LoaderOptions{BatchSize: 1000}),
-		Hooks: train.Hooks{EpochEnd: func(r train.EpochResult) error {
+		Hooks: train.Hooks{EpochEnd: func(r runlog.Epoch) error {
 			fmt.Printf("epoch %d: train loss %.4f, test accuracy %.4f, %.2f s\n", r.Epoch, r.Train.Loss, r.Eval.Accuracy, r.Seconds)
 			return nil
 		}},
@@ -73,7 +76,7 @@ func main() {
 	if _, err := tr.Fit(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	m := &train.Model{Net: net, Spec: spec, Task: train.Classification, Classes: trainT.Classes}
+	m := &modelfile.Model{Net: net, Spec: spec, Task: metrics.Classification, Classes: trainT.Classes}
 	if err := m.Save(*out); err != nil {
 		log.Fatal(err)
 	}
