@@ -1,0 +1,42 @@
+// Package job runs the training jobs of `fathom train`: a job is a YAML
+// file (Config) that names the data, the model's layers, the loss, the
+// optimizer and its schedule, the loop's settings and the output
+// directory. Run loads and splits the data (LoadData), builds the model,
+// optimizer, loss and schedule from the config, trains with a
+// train.Trainer, scores the test split and writes model.safetensors
+// (modelfile.Model), metrics.csv and curves.png (runlog).
+//
+//	data:                       # iris | fashion-mnist | mnist | csv | parquet | idx
+//	  source: csv
+//	  path: data/linear.csv     # relative to the config file
+//	  label: y
+//	  test: 0.2                 # held-out fraction when the source has no test split
+//	  validation: 0             # evaluated every epoch (default: the test split)
+//	  standardize: true
+//	  shape: [1, 28, 28]        # example shape for convolutions
+//	model:                      # nn layer specs; sizes are inferred
+//	  - {type: linear, out: 1}
+//	loss: mse                   # cross_entropy | mse | l1 | huber | smooth_l1
+//	optimizer: {type: sgd, lr: 0.1}   # sgd | adam | adamw | rmsprop | adagrad
+//	schedule: {type: step, step_size: 10, gamma: 0.5}   # step | exponential | cosine
+//	epochs: 100
+//	batch_size: 32
+//	seed: 1
+//	early_stopping: {monitor: val_loss, patience: 5}
+//	output: {dir: runs/linear, checkpoint_every: 100, resume: true}
+//
+// Every key is checked against these types: an unknown key, anywhere, is
+// a *ConfigError naming the file, line and key. LoadConfig applies
+// overrides such as "optimizer.lr=0.05" or "model.0.out=32" (values are
+// YAML), as `fathom train --set` does:
+//
+//	c, err := job.LoadConfig("examples/iris.yaml", []string{"epochs=10"})
+//	if err != nil { ... }
+//	res, err := job.Run(ctx, c, job.RunOptions{Log: os.Stderr})
+//	fmt.Println(res.Test.Accuracy, res.ModelPath)
+//
+// The schedules are package optim's, counted in epochs: step is StepLR,
+// exponential is ExponentialLR and cosine (t_max, default the epoch count;
+// eta_min) is CosineWithWarmup without warm-up, which stays at eta_min
+// after t_max.
+package job
