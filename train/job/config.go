@@ -575,6 +575,10 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("schedule.type: unknown schedule %q (want none, step, exponential or cosine)", c.Schedule.Type)
 	}
+	if c.Schedule.Gamma < 0 || c.Schedule.TMax < 0 || c.Schedule.EtaMin < 0 {
+		return fmt.Errorf("schedule: gamma, t_max and eta_min must not be negative, got %g, %d and %g",
+			c.Schedule.Gamma, c.Schedule.TMax, c.Schedule.EtaMin)
+	}
 	if c.EarlyStopping.Patience < 0 {
 		return fmt.Errorf("early_stopping.patience: must not be negative, got %d", c.EarlyStopping.Patience)
 	}

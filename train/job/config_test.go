@@ -2,6 +2,7 @@ package job
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,7 @@ func TestConfigErrors(t *testing.T) {
 		{"set into scalar", baseConfig, []string{"epochs.x=1"}, []string{"single value"}, 0},
 		{"set no equals", baseConfig, []string{"epochs"}, []string{"key=value"}, 0},
 		{"csv without path", strings.Replace(baseConfig, "source: iris", "source: csv", 1), nil, []string{"data.path is required"}, 0},
+		{"negative gamma", baseConfig, []string{"schedule.type=exponential", "schedule.gamma=-0.5"}, []string{"schedule: gamma"}, 0},
 	} {
 		_, err := ParseConfig([]byte(test.text), "base.yaml", test.sets)
 		var ce *ConfigError
@@ -195,5 +197,34 @@ batch_size: 8
 `), "neg.yaml", nil)
 	if err == nil || !strings.Contains(err.Error(), "clip_grad_norm") {
 		t.Fatalf("negative clip_grad_norm: error %v, want one naming clip_grad_norm", err)
+	}
+}
+
+// TestSchedules checks that each schedule: key sets the per-epoch learning
+// rates the trainer used before it took package optim's schedules.
+func TestSchedules(t *testing.T) {
+	for _, test := range []struct {
+		sets []string
+		want []float64 // per epoch, from lr 0.01
+	}{
+		{[]string{"schedule.type=step", "schedule.step_size=2", "schedule.gamma=0.5"}, []float64{0.01, 0.01, 0.005, 0.005, 0.0025}},
+		{[]string{"schedule.type=exponential", "schedule.gamma=0.5"}, []float64{0.01, 0.005, 0.0025, 0.00125, 0.000625}},
+		// Cosine over t_max=2 epochs, then held at eta_min.
+		{[]string{"schedule.type=cosine", "schedule.t_max=2", "schedule.eta_min=0.001"}, []float64{0.01, 0.0055, 0.001, 0.001, 0.001}},
+		{[]string{"schedule=none"}, []float64{0.01, 0.01, 0.01, 0.01, 0.01}},
+	} {
+		c, err := ParseConfig([]byte(baseConfig), "base.yaml", append(test.sets, "output.dir="+t.TempDir(), "output.plot=false"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(t.Context(), c, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range r.Epochs {
+			if math.Abs(e.LR-test.want[i]) > 1e-15 {
+				t.Errorf("%v: epoch %d lr %v, want %v", test.sets, i+1, e.LR, test.want[i])
+			}
+		}
 	}
 }
