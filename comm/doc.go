@@ -27,8 +27,9 @@
 //
 // # Collectives
 //
-// The core is generic over slices of float32, float64 and int64 (Number), so
-// a tensor wrapper only passes its flat storage:
+// The core is generic over slices of float32, float64 and int64 (Number);
+// package comm/tensorcomm runs them on a tensor's flat storage, so this
+// package depends on no tensor type:
 //
 //	AllReduce(g, x, op)        in place; op Sum, Avg, Max, Min, Prod
 //	AllReduceWith(g, x, op, a) with an explicit Algorithm

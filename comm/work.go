@@ -32,6 +32,11 @@ func (w *Work) Done() bool {
 	}
 }
 
+// DoneWork returns the handle of an operation that has already finished
+// with err: what a wrapper over the collectives (package comm/tensorcomm)
+// returns when it rejects its input before submitting anything.
+func DoneWork(err error) *Work { return doneWork(err) }
+
 func doneWork(err error) *Work {
 	w := &Work{done: make(chan struct{}), err: err}
 	close(w.done)
