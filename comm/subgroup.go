@@ -122,9 +122,9 @@ func (g *Group) Subgroup(ranks []int) (*Group, error) {
 	return sub, nil
 }
 
-// Split partitions g into disjoint subgroups, as MPI_Comm_split and
-// torch.distributed's split_group do: the ranks that pass the same color
-// form one subgroup, ordered by key, then by rank in g. It is a collective
+// Split partitions g into disjoint subgroups, as MPI_Comm_split (and
+// ncclCommSplit) do: the ranks that pass the same color form one subgroup,
+// ordered by key, then by rank in g. It is a collective
 // of g (an all-gather of colors and keys): every rank of g must call it. A
 // rank that passes a negative color joins no subgroup and gets nil, nil.
 func (g *Group) Split(color, key int) (*Group, error) {
