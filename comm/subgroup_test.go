@@ -114,8 +114,9 @@ func TestSubgroupConcurrent(t *testing.T) {
 	}
 }
 
-// runSums runs iters all-reduces of mixed sizes and algorithms on g, rank i
-// of group k with the given job ranks, checking each result.
+// runSums runs iters all-reduces of mixed sizes and algorithms, broadcasts
+// and all-gathers on g, rank i of group k with the given job ranks,
+// checking each result.
 func runSums(g *Group, members []int, i, k, iters int) error {
 	for it := 0; it < iters; it++ {
 		n := []int{1, 100, 70000, 300000}[it%4]
@@ -135,6 +136,24 @@ func runSums(g *Group, members []int, i, k, iters int) error {
 			}
 			if v != want {
 				return fmt.Errorf("group %v rank %d iteration %d (%v, %d elements): [%d] = %v, want %v", members, i, it, algo, n, j, v, want)
+			}
+		}
+		// a broadcast from a rotating root and an all-gather, checked too
+		root := it % len(members)
+		b := []int64{int64(100*k + i), int64(it)}
+		if err := Broadcast(g, b, root); err != nil {
+			return fmt.Errorf("group %d rank %d iteration %d: %w", k, i, it, err)
+		}
+		if b[0] != int64(100*k+root) || b[1] != int64(it) {
+			return fmt.Errorf("group %v rank %d iteration %d: broadcast from %d gave %v", members, i, it, root, b)
+		}
+		all := make([]int64, len(members))
+		if err := AllGather(g, all, []int64{int64(members[i])}); err != nil {
+			return fmt.Errorf("group %d rank %d iteration %d: %w", k, i, it, err)
+		}
+		for q, v := range all {
+			if v != int64(members[q]) {
+				return fmt.Errorf("group %v rank %d iteration %d: all-gather gave %v", members, i, it, all)
 			}
 		}
 	}
