@@ -520,16 +520,18 @@ func (g *Group) sizeError(peer, got, want int) error {
 		"(ranks called collectives with different lengths or in a different order)", peer, got, g.rank, want))
 }
 
-// Rank is this process's rank in [0, Size()).
+// Rank is this process's rank in [0, Size()) (in a subgroup, its rank
+// there; Members maps it to the job's RANK).
 func (g *Group) Rank() int { return g.rank }
 
-// Size is the number of ranks (WORLD_SIZE).
+// Size is the number of ranks (WORLD_SIZE; a subgroup's member count).
 func (g *Group) Size() int { return g.size }
 
 // LocalRank is LOCAL_RANK (-1 if the launcher did not set it).
 func (g *Group) LocalRank() int { return g.opts.LocalRank }
 
-// Options returns the options the group runs with (defaults filled in).
+// Options returns the options the group runs with (defaults filled in; a
+// subgroup's Rank and WorldSize are its own).
 func (g *Group) Options() Options { return g.opts }
 
 // Transport names the transport to peer ("tcp" or "shm"; "self" for this
