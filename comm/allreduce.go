@@ -19,7 +19,7 @@ func AllReduceAsync[T Number](g *Group, x []T, op ReduceOp) *Work {
 		return doneWork(fmt.Errorf("comm: AllReduce: invalid op %v", op))
 	}
 	algo := g.chooseAlgo(len(x)*elemSize[T](), AlgoAuto)
-	return g.submit("allreduce", -1, func(tag uint32) error { return allReduce(g, tag, x, op, algo) })
+	return g.submit("allreduce", -1, func(tag uint64) error { return allReduce(g, tag, x, op, algo) })
 }
 
 // AllReduceWith is AllReduce with an explicit algorithm. Every rank must
@@ -29,7 +29,7 @@ func AllReduceWith[T Number](g *Group, x []T, op ReduceOp, algo Algorithm) error
 		return fmt.Errorf("comm: AllReduce: invalid op %v", op)
 	}
 	algo = g.chooseAlgo(len(x)*elemSize[T](), algo)
-	return g.do("allreduce/"+algo.String(), -1, func(tag uint32) error { return allReduce(g, tag, x, op, algo) })
+	return g.do("allreduce/"+algo.String(), -1, func(tag uint64) error { return allReduce(g, tag, x, op, algo) })
 }
 
 // ChooseAlgorithm returns the algorithm AllReduceWith runs for a message of
@@ -48,7 +48,7 @@ func (g *Group) chooseAlgo(bytes int, algo Algorithm) Algorithm {
 	return AlgoRing
 }
 
-func allReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp, algo Algorithm) error {
+func allReduce[T Number](g *Group, tag uint64, x []T, op ReduceOp, algo Algorithm) error {
 	if g.size == 1 {
 		return nil // avg over one rank is the identity
 	}
@@ -81,7 +81,7 @@ const ringSegmentBytes = 1 << 20
 // reduces (or stores) them straight from the transport's buffer, and hands
 // each finished segment to the sender, since what a rank sends at step i+1
 // is exactly what it received at step i.
-func ringAllReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp) error {
+func ringAllReduce[T Number](g *Group, tag uint64, x []T, op ReduceOp) error {
 	size, n := g.size, len(x)
 	rs, ag := sched.RingReduceScatter(g.rank, size), sched.RingAllGather(g.rank, size)
 	steps := append(rs, ag...)
@@ -152,7 +152,7 @@ recv:
 // rdAllReduce is recursive doubling with fold-in/fold-out for non-powers of
 // two (Thakur, Rabenseifner & Gropp 2005): ceil(log2 N)(+2) rounds of whole
 // vectors, the fewest message latencies, for small messages.
-func rdAllReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp) error {
+func rdAllReduce[T Number](g *Group, tag uint64, x []T, op ReduceOp) error {
 	plan := sched.RecursiveDoubling(g.rank, g.size)
 	b := asBytes(x)
 	if plan.FoldSendTo >= 0 {
@@ -186,7 +186,7 @@ func rdAllReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp) error {
 // naiveAllReduce is the baseline: every rank sends its whole vector to rank
 // 0, which reduces them in rank order and sends the result back to each.
 // Rank 0's link carries 2(N-1)·K, N times the ring's 2(N-1)·K/N.
-func naiveAllReduce[T Number](g *Group, tag uint32, x []T, op ReduceOp) error {
+func naiveAllReduce[T Number](g *Group, tag uint64, x []T, op ReduceOp) error {
 	b := asBytes(x)
 	if g.rank != 0 {
 		if err := g.links[0].send(tag, b); err != nil {

@@ -8,14 +8,14 @@ import (
 
 // sendAsync starts a send on its own goroutine so that the caller can
 // receive at the same time (a full-duplex step).
-func sendAsync(l link, tag uint32, p []byte) <-chan error {
+func sendAsync(l link, tag uint64, p []byte) <-chan error {
 	ch := make(chan error, 1)
 	go func() { ch <- l.send(tag, p) }()
 	return ch
 }
 
 // exchange sends p to `to` while receiving into dst from `from`.
-func (g *Group) exchange(tag uint32, to int, p []byte, from int, dst []byte) error {
+func (g *Group) exchange(tag uint64, to int, p []byte, from int, dst []byte) error {
 	ch := sendAsync(g.links[to], tag, p)
 	err := g.links[from].recvInto(tag, dst)
 	if serr := <-ch; err == nil {
@@ -26,7 +26,7 @@ func (g *Group) exchange(tag uint32, to int, p []byte, from int, dst []byte) err
 
 // recvReduce receives len(dst) elements from peer and reduces them into dst
 // piece by piece, straight from the transport's buffer.
-func recvReduce[T Number](g *Group, tag uint32, from link, dst []T, op ReduceOp) error {
+func recvReduce[T Number](g *Group, tag uint64, from link, dst []T, op ReduceOp) error {
 	off := 0
 	return from.recvFunc(tag, len(dst)*elemSize[T](), func(p []byte) {
 		src := fromBytes[T](p)
@@ -56,7 +56,7 @@ func Broadcast[T Number](g *Group, x []T, root int) error {
 	if err := g.checkRoot(root); err != nil {
 		return err
 	}
-	return g.do("broadcast", -1, func(tag uint32) error { return broadcast(g, tag, x, root) })
+	return g.do("broadcast", -1, func(tag uint64) error { return broadcast(g, tag, x, root) })
 }
 
 // BroadcastAsync is the asynchronous Broadcast.
@@ -64,13 +64,13 @@ func BroadcastAsync[T Number](g *Group, x []T, root int) *Work {
 	if err := g.checkRoot(root); err != nil {
 		return doneWork(err)
 	}
-	return g.submit("broadcast", -1, func(tag uint32) error { return broadcast(g, tag, x, root) })
+	return g.submit("broadcast", -1, func(tag uint64) error { return broadcast(g, tag, x, root) })
 }
 
 // broadcast uses a binomial tree: ceil(log2 N) rounds, each forwarding the
 // whole message. Large messages are cut into pieces that flow down the tree
 // one after another, so the rounds overlap.
-func broadcast[T Number](g *Group, tag uint32, x []T, root int) error {
+func broadcast[T Number](g *Group, tag uint64, x []T, root int) error {
 	if g.size == 1 {
 		return nil
 	}
@@ -104,7 +104,7 @@ func AllGather[T Number](g *Group, out, in []T) error {
 	if len(out) != g.size*len(in) {
 		return fmt.Errorf("comm: AllGather: len(out)=%d, want %d×%d", len(out), g.size, len(in))
 	}
-	return g.do("allgather", -1, func(tag uint32) error { return allGather(g, tag, out, in) })
+	return g.do("allgather", -1, func(tag uint64) error { return allGather(g, tag, out, in) })
 }
 
 // AllGatherAsync is the asynchronous AllGather.
@@ -112,10 +112,10 @@ func AllGatherAsync[T Number](g *Group, out, in []T) *Work {
 	if len(out) != g.size*len(in) {
 		return doneWork(fmt.Errorf("comm: AllGather: len(out)=%d, want %d×%d", len(out), g.size, len(in)))
 	}
-	return g.submit("allgather", -1, func(tag uint32) error { return allGather(g, tag, out, in) })
+	return g.submit("allgather", -1, func(tag uint64) error { return allGather(g, tag, out, in) })
 }
 
-func allGather[T Number](g *Group, tag uint32, out, in []T) error {
+func allGather[T Number](g *Group, tag uint64, out, in []T) error {
 	m := len(in)
 	copy(out[g.rank*m:], in)
 	return ringAllGather(g, tag, out, func(c int) (int, int) { return c * m, (c + 1) * m })
@@ -123,7 +123,7 @@ func allGather[T Number](g *Group, tag uint32, out, in []T) error {
 
 // ringAllGather runs the all-gather half of the ring on x, where chunk c
 // spans bounds(c) and this rank already holds chunk rank.
-func ringAllGather[T Number](g *Group, tag uint32, x []T, bounds func(c int) (int, int)) error {
+func ringAllGather[T Number](g *Group, tag uint64, x []T, bounds func(c int) (int, int)) error {
 	next, prev := sched.Next(g.rank, g.size), sched.Prev(g.rank, g.size)
 	for _, st := range sched.RingAllGather(g.rank, g.size) {
 		ss, se := bounds(st.Send)
@@ -143,7 +143,7 @@ func ReduceScatter[T Number](g *Group, out, in []T, op ReduceOp) error {
 	if err := checkRS(g, out, in, op); err != nil {
 		return err
 	}
-	return g.do("reducescatter", -1, func(tag uint32) error { return reduceScatter(g, tag, out, in, op) })
+	return g.do("reducescatter", -1, func(tag uint64) error { return reduceScatter(g, tag, out, in, op) })
 }
 
 // ReduceScatterAsync is the asynchronous ReduceScatter.
@@ -151,7 +151,7 @@ func ReduceScatterAsync[T Number](g *Group, out, in []T, op ReduceOp) *Work {
 	if err := checkRS(g, out, in, op); err != nil {
 		return doneWork(err)
 	}
-	return g.submit("reducescatter", -1, func(tag uint32) error { return reduceScatter(g, tag, out, in, op) })
+	return g.submit("reducescatter", -1, func(tag uint64) error { return reduceScatter(g, tag, out, in, op) })
 }
 
 func checkRS[T Number](g *Group, out, in []T, op ReduceOp) error {
@@ -164,7 +164,7 @@ func checkRS[T Number](g *Group, out, in []T, op ReduceOp) error {
 	return nil
 }
 
-func reduceScatter[T Number](g *Group, tag uint32, out, in []T, op ReduceOp) error {
+func reduceScatter[T Number](g *Group, tag uint64, out, in []T, op ReduceOp) error {
 	m := len(out)
 	work := scratchOf[T](g, len(in))
 	copy(work, in)
@@ -180,7 +180,7 @@ func reduceScatter[T Number](g *Group, tag uint32, out, in []T, op ReduceOp) err
 
 // ringReduceScatter runs the reduce-scatter half of the ring on x in place:
 // afterwards chunk rank of x holds the reduction over all ranks.
-func ringReduceScatter[T Number](g *Group, tag uint32, x []T, op ReduceOp, bounds func(c int) (int, int)) error {
+func ringReduceScatter[T Number](g *Group, tag uint64, x []T, op ReduceOp, bounds func(c int) (int, int)) error {
 	next, prev := sched.Next(g.rank, g.size), sched.Prev(g.rank, g.size)
 	for _, st := range sched.RingReduceScatter(g.rank, g.size) {
 		ss, se := bounds(st.Send)
@@ -205,7 +205,7 @@ func Gather[T Number](g *Group, out, in []T, root int) error {
 	if err := checkGS(g, "Gather", out, in, root, len(out)); err != nil {
 		return err
 	}
-	return g.do("gather", -1, func(tag uint32) error { return gather(g, tag, out, in, root) })
+	return g.do("gather", -1, func(tag uint64) error { return gather(g, tag, out, in, root) })
 }
 
 // GatherAsync is the asynchronous Gather.
@@ -213,7 +213,7 @@ func GatherAsync[T Number](g *Group, out, in []T, root int) *Work {
 	if err := checkGS(g, "Gather", out, in, root, len(out)); err != nil {
 		return doneWork(err)
 	}
-	return g.submit("gather", -1, func(tag uint32) error { return gather(g, tag, out, in, root) })
+	return g.submit("gather", -1, func(tag uint64) error { return gather(g, tag, out, in, root) })
 }
 
 func checkGS[T Number](g *Group, name string, big, small []T, root, n int) error {
@@ -226,7 +226,7 @@ func checkGS[T Number](g *Group, name string, big, small []T, root, n int) error
 	return nil
 }
 
-func gather[T Number](g *Group, tag uint32, out, in []T, root int) error {
+func gather[T Number](g *Group, tag uint64, out, in []T, root int) error {
 	m := len(in)
 	if g.rank != root {
 		return g.links[root].send(tag, asBytes(in))
@@ -248,7 +248,7 @@ func Scatter[T Number](g *Group, out, in []T, root int) error {
 	if err := checkGS(g, "Scatter", out, out, root, len(in)); err != nil {
 		return err
 	}
-	return g.do("scatter", -1, func(tag uint32) error { return scatter(g, tag, out, in, root) })
+	return g.do("scatter", -1, func(tag uint64) error { return scatter(g, tag, out, in, root) })
 }
 
 // ScatterAsync is the asynchronous Scatter.
@@ -256,10 +256,10 @@ func ScatterAsync[T Number](g *Group, out, in []T, root int) *Work {
 	if err := checkGS(g, "Scatter", out, out, root, len(in)); err != nil {
 		return doneWork(err)
 	}
-	return g.submit("scatter", -1, func(tag uint32) error { return scatter(g, tag, out, in, root) })
+	return g.submit("scatter", -1, func(tag uint64) error { return scatter(g, tag, out, in, root) })
 }
 
-func scatter[T Number](g *Group, tag uint32, out, in []T, root int) error {
+func scatter[T Number](g *Group, tag uint64, out, in []T, root int) error {
 	m := len(out)
 	if g.rank != root {
 		return g.links[root].recvInto(tag, asBytes(out))
@@ -280,15 +280,15 @@ func scatter[T Number](g *Group, tag uint32, out, in []T, root int) error {
 // Barrier returns once every rank has entered it (dissemination barrier:
 // ceil(log2 N) rounds of empty messages).
 func Barrier(g *Group) error {
-	return g.do("barrier", -1, func(tag uint32) error { return barrier(g, tag) })
+	return g.do("barrier", -1, func(tag uint64) error { return barrier(g, tag) })
 }
 
 // BarrierAsync is the asynchronous Barrier.
 func BarrierAsync(g *Group) *Work {
-	return g.submit("barrier", -1, func(tag uint32) error { return barrier(g, tag) })
+	return g.submit("barrier", -1, func(tag uint64) error { return barrier(g, tag) })
 }
 
-func barrier(g *Group, tag uint32) error {
+func barrier(g *Group, tag uint64) error {
 	to, from := sched.Dissemination(g.rank, g.size)
 	for k := range to {
 		if err := g.exchange(tag, to[k], nil, from[k], nil); err != nil {
@@ -320,7 +320,7 @@ func Send[T Number](g *Group, x []T, dst, tag int) error {
 	if err := checkP2P(g, dst, tag); err != nil {
 		return err
 	}
-	return g.do("send", tag, func(t uint32) error { return g.links[dst].send(t, asBytes(x)) })
+	return g.do("send", tag, func(t uint64) error { return g.links[dst].send(t, asBytes(x)) })
 }
 
 // SendAsync is the asynchronous Send. Note that operations of a group run in
@@ -329,7 +329,7 @@ func SendAsync[T Number](g *Group, x []T, dst, tag int) *Work {
 	if err := checkP2P(g, dst, tag); err != nil {
 		return doneWork(err)
 	}
-	return g.submit("send", tag, func(t uint32) error { return g.links[dst].send(t, asBytes(x)) })
+	return g.submit("send", tag, func(t uint64) error { return g.links[dst].send(t, asBytes(x)) })
 }
 
 // Recv receives into x the next message from rank src with the given tag;
@@ -339,7 +339,7 @@ func Recv[T Number](g *Group, x []T, src, tag int) error {
 	if err := checkP2P(g, src, tag); err != nil {
 		return err
 	}
-	return g.do("recv", tag, func(t uint32) error { return g.links[src].recvInto(t, asBytes(x)) })
+	return g.do("recv", tag, func(t uint64) error { return g.links[src].recvInto(t, asBytes(x)) })
 }
 
 // RecvAsync is the asynchronous Recv.
@@ -347,5 +347,5 @@ func RecvAsync[T Number](g *Group, x []T, src, tag int) *Work {
 	if err := checkP2P(g, src, tag); err != nil {
 		return doneWork(err)
 	}
-	return g.submit("recv", tag, func(t uint32) error { return g.links[src].recvInto(t, asBytes(x)) })
+	return g.submit("recv", tag, func(t uint64) error { return g.links[src].recvInto(t, asBytes(x)) })
 }

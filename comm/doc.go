@@ -27,8 +27,9 @@
 //
 // # Collectives
 //
-// The core is generic over slices of float32, float64 and int64 (Number), so
-// a tensor wrapper only passes its flat storage:
+// The core is generic over slices of float32, float64 and int64 (Number);
+// package comm/tensorcomm runs them on a tensor's flat storage, so this
+// package depends on no tensor type:
 //
 //	AllReduce(g, x, op)        in place; op Sum, Avg, Max, Min, Prod
 //	AllReduceWith(g, x, op, a) with an explicit Algorithm
@@ -49,6 +50,31 @@
 // arrive before their Recv is posted are buffered in memory (one copy), up to
 // Options.MaxEarlyBytes per peer (1 GiB); past that the job aborts with
 // ErrProtocol naming the peer and tag.
+//
+// # Subgroups
+//
+// g.Subgroup(ranks) returns the group of some ranks of g, as
+// torch.distributed's new_group: rank ranks[i] of g is rank i of the
+// subgroup, and every collective above (every all-reduce algorithm
+// included) runs among the members only. g.Split(color, key) is the
+// collective form (MPI_Comm_split): ranks of equal color form a subgroup,
+// ordered by key. For ZeRO shards, parameter-server groups or pipeline
+// stages:
+//
+//	stage, err := g.Subgroup([]int{0, 2}) // on ranks 0 and 2 only
+//	err = comm.AllReduce(stage, grad, comm.Avg)
+//
+// Only members call Subgroup (a non-member gets ErrNotMember; a bad list
+// ErrBadRanks); members that make several subgroups with the same list make
+// them in the same order. Creating one exchanges nothing: a subgroup
+// reuses its parent's TCP and shared-memory links, and every message header
+// carries the id of its group (derived from the parent's id and the member
+// list), so a subgroup, its parent and its siblings never take each
+// other's messages, and each has its own operation queue: their collectives
+// may run concurrently. A subgroup shares the job's fate (a lost rank
+// aborts every group, with errors naming job ranks); closing the group New
+// built closes its subgroups. Group.Members maps subgroup ranks to job
+// ranks.
 //
 // # All-reduce algorithms
 //

@@ -62,10 +62,16 @@ func (e *abortError) Is(target error) bool { return target == ErrAborted }
 
 // opError wraps the failure of one collective with the rank and op name.
 type opError struct {
-	Rank int
-	Op   string
-	Err  error
+	Rank  int
+	Group string // "" for the group New built, else "subgroup [job ranks]"
+	Op    string
+	Err   error
 }
 
-func (e *opError) Error() string { return fmt.Sprintf("comm: rank %d: %s: %v", e.Rank, e.Op, e.Err) }
+func (e *opError) Error() string {
+	if e.Group != "" {
+		return fmt.Sprintf("comm: rank %d of %s: %s: %v", e.Rank, e.Group, e.Op, e.Err)
+	}
+	return fmt.Sprintf("comm: rank %d: %s: %v", e.Rank, e.Op, e.Err)
+}
 func (e *opError) Unwrap() error { return e.Err }

@@ -59,6 +59,21 @@ type Group struct {
 	scratch     []byte        // reused by the operation that holds execMu
 	shmYieldFor time.Duration // how long a shared-memory wait yields before sleeping
 	bg          sync.WaitGroup
+
+	// A subgroup (subgroup.go) has its own ranks, operation queue and tag
+	// space (gid) and shares everything else with the group New built, its
+	// root: links, store, abort state. A root is its own root, with gid 0
+	// and nil members.
+	root    *Group
+	gid     uint32
+	members []int // the root rank of each rank of a subgroup
+
+	subMu   sync.Mutex        // root only: guards the fields below
+	subs    []*Group          // every subgroup made from this root, in creation order
+	subIDs  map[uint32][]int  // their ids and members, to refuse id collisions
+	subMade map[string]uint32 // how many subgroups of one parent and member list exist
+	// subsClosed: Close has closed the subgroups; no more may be made.
+	subsClosed bool
 }
 
 type accepted struct {
@@ -120,6 +135,7 @@ func New(ctx context.Context, o Options) (_ *Group, err error) {
 		opts: o, rank: o.Rank, size: o.WorldSize,
 		ops: make(chan *Work, 4096), opsDone: make(chan struct{}),
 	}
+	g.root = g
 	if g.size == 1 {
 		go g.worker()
 		return g, nil
@@ -504,16 +520,18 @@ func (g *Group) sizeError(peer, got, want int) error {
 		"(ranks called collectives with different lengths or in a different order)", peer, got, g.rank, want))
 }
 
-// Rank is this process's rank in [0, Size()).
+// Rank is this process's rank in [0, Size()) (in a subgroup, its rank
+// there; Members maps it to the job's RANK).
 func (g *Group) Rank() int { return g.rank }
 
-// Size is the number of ranks (WORLD_SIZE).
+// Size is the number of ranks (WORLD_SIZE; a subgroup's member count).
 func (g *Group) Size() int { return g.size }
 
 // LocalRank is LOCAL_RANK (-1 if the launcher did not set it).
 func (g *Group) LocalRank() int { return g.opts.LocalRank }
 
-// Options returns the options the group runs with (defaults filled in).
+// Options returns the options the group runs with (defaults filled in; a
+// subgroup's Rank and WorldSize are its own).
 func (g *Group) Options() Options { return g.opts }
 
 // Transport names the transport to peer ("tcp" or "shm"; "self" for this
@@ -525,23 +543,30 @@ func (g *Group) Transport(peer int) string {
 	return g.links[peer].name()
 }
 
-// Err returns the error that aborted the group, or nil.
-func (g *Group) Err() error { return g.abortError() }
+// Err returns the error that aborted the group, or nil. A subgroup is
+// aborted with its root.
+func (g *Group) Err() error { return g.root.abortError() }
 
 // Close waits for pending operations, then (unless the group was aborted)
 // waits until every rank has called Close, so no rank tears down a
 // connection another still reads from, and releases everything. Rank 0 stops
-// the store last.
+// the store last. Closing a group closes its subgroups first; closing a
+// subgroup only ends its operation queue (its links are the root's).
 func (g *Group) Close() error {
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
+	if g.root != g {
+		g.closeQueue()
 		return nil
 	}
-	g.closed = true
-	g.mu.Unlock()
-	close(g.ops)
-	<-g.opsDone
+	g.subMu.Lock()
+	subs := g.subs
+	g.subsClosed = true
+	g.subMu.Unlock()
+	for i := len(subs) - 1; i >= 0; i-- {
+		subs[i].closeQueue()
+	}
+	if !g.closeQueue() {
+		return nil
+	}
 	var err error
 	if g.size > 1 {
 		g.closing.Store(true)
@@ -551,6 +576,21 @@ func (g *Group) Close() error {
 	}
 	g.teardown()
 	return err
+}
+
+// closeQueue refuses new operations and waits for the queued ones. It
+// reports whether this call closed the queue.
+func (g *Group) closeQueue() bool {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return false
+	}
+	g.closed = true
+	g.mu.Unlock()
+	close(g.ops)
+	<-g.opsDone
+	return true
 }
 
 func (g *Group) closeBarrier() error {

@@ -16,28 +16,33 @@ import (
 // pair arrive in the order they were sent; each carries a tag. A receive for
 // tag T consumes the next message with tag T; messages with other tags that
 // arrive first are buffered (a copy) until someone asks for them.
+//
+// A link's tag is 64 bits: the id of the group the message belongs to in
+// the high 32 (0 for the group New built; see Subgroup) and the tag within
+// that group in the low 32, so the groups sharing a link never take each
+// other's messages.
 type link interface {
 	// send writes one message; it returns when the payload may be reused.
-	send(tag uint32, p []byte) error
+	send(tag uint64, p []byte) error
 	// recvInto receives a message of exactly len(dst) bytes into dst.
-	recvInto(tag uint32, dst []byte) error
+	recvInto(tag uint64, dst []byte) error
 	// recvFunc receives a message of n bytes and hands it to sink in
 	// consecutive pieces whose lengths are multiples of 8 (except the last).
-	recvFunc(tag uint32, n int, sink func(p []byte)) error
+	recvFunc(tag uint64, n int, sink func(p []byte)) error
 	close() error
 	name() string
 }
 
-const hdrLen = 16 // tag u32 | reserved u32 | length u64
+const hdrLen = 16 // tag u32 | group id u32 | length u64
 
 // pieceBytes is the unit in which a received message is handed to a
 // reduction: small enough to stay in cache, large enough to amortise calls.
 const pieceBytes = 256 << 10
 
 // unexpected buffers messages that arrived before their receive was posted.
-type unexpected map[uint32][][]byte
+type unexpected map[uint64][][]byte
 
-func (u unexpected) take(tag uint32) ([]byte, bool) {
+func (u unexpected) take(tag uint64) ([]byte, bool) {
 	q := u[tag]
 	if len(q) == 0 {
 		return nil, false
@@ -57,53 +62,74 @@ func (u unexpected) take(tag uint32) ([]byte, bool) {
 // before their receive is posted, up to Options.MaxEarlyBytes in all, so a
 // peer that sends what nobody asks for (or a corrupt length) gets a
 // protocol error instead of exhausting this process's memory.
+//
+// Several receives may wait on one inbox at once when groups sharing the
+// link (a group and its subgroups) run collectives concurrently. One of them
+// at a time owns the stream and reads from it without holding mu; the
+// others wait on cond and take their message as soon as the owner has kept
+// it, so a receive never waits for another's message to arrive.
 type inbox struct {
 	g    *Group
 	peer int
 
 	mu         sync.Mutex
-	hdr        [hdrLen]byte
+	cond       sync.Cond // on mu: a message was kept, or the stream's owner left
+	reading    bool      // a receive owns the stream
 	early      unexpected
 	earlyBytes int64
 
+	hdr [hdrLen]byte // used by the stream's owner
+
 	// read hands the next n bytes of the stream to sink in pieces whose
 	// lengths are multiples of 8 (except the last); readInto reads the next
-	// len(dst) bytes into dst. Their errors are final.
+	// len(dst) bytes into dst. Their errors are final. Only the stream's
+	// owner calls them.
 	read     func(n int, sink func(p []byte)) error
 	readInto func(dst []byte) error
 }
 
-// next reads headers until the message with tag is at the head of the
-// stream, keeping others; it returns that message's length.
-func (b *inbox) next(tag uint32) (int, error) {
+// next reads messages from the stream, keeping the ones with other tags,
+// until the message with tag is at its head; rest reads that one, which
+// must be n bytes long. The caller owns the stream.
+func (b *inbox) next(tag uint64, n int, rest func() error) error {
 	for {
 		if err := b.readInto(b.hdr[:]); err != nil {
-			return 0, err
+			return err
 		}
-		t := binary.LittleEndian.Uint32(b.hdr[0:])
-		n := binary.LittleEndian.Uint64(b.hdr[8:])
-		if n > 1<<40 {
-			return 0, b.g.protocolError(fmt.Errorf("rank %d sent a header claiming %d bytes", b.peer, n))
+		t := wireTag(b.hdr[:])
+		m := binary.LittleEndian.Uint64(b.hdr[8:])
+		if m > 1<<40 {
+			return b.g.protocolError(fmt.Errorf("rank %d sent a header claiming %d bytes", b.peer, m))
 		}
 		if t == tag {
-			return int(n), nil
+			if int(m) != n {
+				return b.g.sizeError(b.peer, int(m), n)
+			}
+			return rest()
 		}
-		if limit := int64(b.g.opts.MaxEarlyBytes); b.earlyBytes+int64(n) > limit {
-			return 0, b.g.protocolError(fmt.Errorf("rank %d sent a %d-byte message (tag %d) that no receive on rank %d has asked for, "+
+		b.mu.Lock()
+		held := b.earlyBytes
+		b.mu.Unlock()
+		if limit := int64(b.g.opts.MaxEarlyBytes); held+int64(m) > limit {
+			return b.g.protocolError(fmt.Errorf("rank %d sent a %d-byte message (%s) that no receive on rank %d has asked for, "+
 				"with %d bytes of such messages held already; the limit is %d (Options.MaxEarlyBytes, FATHOM_MAX_EARLY_BYTES): "+
-				"ranks called collectives in a different order", b.peer, n, t, b.g.rank, b.earlyBytes, limit))
+				"ranks called collectives in a different order", b.peer, m, tagString(t), b.g.rank, held, limit))
 		}
-		buf := alignedBytes(int(n))
+		buf := alignedBytes(int(m))
 		if err := b.readInto(buf); err != nil {
-			return 0, err
+			return err
 		}
+		b.mu.Lock()
 		b.early[t] = append(b.early[t], buf)
-		b.earlyBytes += int64(n)
+		b.earlyBytes += int64(m)
+		b.cond.Broadcast()
+		b.mu.Unlock()
 	}
 }
 
-// takeEarly returns the oldest kept message with tag, if any.
-func (b *inbox) takeEarly(tag uint32) ([]byte, bool) {
+// takeEarly returns the oldest kept message with tag, if any. The caller
+// holds mu.
+func (b *inbox) takeEarly(tag uint64) ([]byte, bool) {
 	m, ok := b.early.take(tag)
 	if ok {
 		b.earlyBytes -= int64(len(m))
@@ -113,34 +139,68 @@ func (b *inbox) takeEarly(tag uint32) ([]byte, bool) {
 
 // recv receives the next message with tag, which must be n bytes long: a
 // kept one is handed to early, one at the head of the stream is read by rest.
-func (b *inbox) recv(tag uint32, n int, early func([]byte), rest func() error) error {
+func (b *inbox) recv(tag uint64, n int, early func([]byte), rest func() error) error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if m, ok := b.takeEarly(tag); ok {
-		if len(m) != n {
-			return b.g.sizeError(b.peer, len(m), n)
+	if b.cond.L == nil {
+		b.cond.L = &b.mu
+	}
+	for {
+		if m, ok := b.takeEarly(tag); ok {
+			b.mu.Unlock()
+			if len(m) != n {
+				return b.g.sizeError(b.peer, len(m), n)
+			}
+			early(m)
+			return nil
 		}
-		early(m)
-		return nil
+		if !b.reading {
+			break
+		}
+		b.cond.Wait()
 	}
-	got, err := b.next(tag)
-	if err != nil {
-		return err
-	}
-	if got != n {
-		return b.g.sizeError(b.peer, got, n)
-	}
-	return rest()
+	b.reading = true
+	b.mu.Unlock()
+	err := b.next(tag, n, rest)
+	b.mu.Lock()
+	b.reading = false
+	b.cond.Broadcast()
+	b.mu.Unlock()
+	return err
 }
 
 // recvFunc implements link.recvFunc.
-func (b *inbox) recvFunc(tag uint32, n int, sink func([]byte)) error {
+func (b *inbox) recvFunc(tag uint64, n int, sink func([]byte)) error {
 	return b.recv(tag, n, sink, func() error { return b.read(n, sink) })
 }
 
 // recvInto implements link.recvInto.
-func (b *inbox) recvInto(tag uint32, dst []byte) error {
+func (b *inbox) recvInto(tag uint64, dst []byte) error {
 	return b.recv(tag, len(dst), func(m []byte) { copy(dst, m) }, func() error { return b.readInto(dst) })
+}
+
+// putHeader writes the frame header of a message of n bytes with tag.
+func putHeader(h []byte, tag uint64, n int) {
+	binary.LittleEndian.PutUint32(h[0:], uint32(tag))
+	binary.LittleEndian.PutUint32(h[4:], uint32(tag>>32))
+	binary.LittleEndian.PutUint64(h[8:], uint64(n))
+}
+
+// wireTag reads the tag of a frame header.
+func wireTag(h []byte) uint64 {
+	return uint64(binary.LittleEndian.Uint32(h[4:]))<<32 | uint64(binary.LittleEndian.Uint32(h[0:]))
+}
+
+// tagString describes a link tag for error messages.
+func tagString(tag uint64) string {
+	t := uint32(tag)
+	what := fmt.Sprintf("tag %d", t)
+	if t&(1<<31) != 0 {
+		what = fmt.Sprintf("collective %d", t&(1<<31-1))
+	}
+	if gid := uint32(tag >> 32); gid != 0 {
+		return fmt.Sprintf("%s of subgroup %#x", what, gid)
+	}
+	return what
 }
 
 // tcpLink is a link over one TCP connection (Nagle off). Sends write the
@@ -154,7 +214,7 @@ type tcpLink struct {
 	whdr [hdrLen]byte
 	wvec [2][]byte
 
-	piece []byte // read buffer (used under inbox.mu)
+	piece []byte // read buffer (used by the owner of the inbox stream)
 }
 
 func newTCPLink(g *Group, peer int, c *net.TCPConn) *tcpLink {
@@ -166,11 +226,10 @@ func newTCPLink(g *Group, peer int, c *net.TCPConn) *tcpLink {
 
 func (l *tcpLink) name() string { return "tcp" }
 
-func (l *tcpLink) send(tag uint32, p []byte) error {
+func (l *tcpLink) send(tag uint64, p []byte) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	binary.LittleEndian.PutUint32(l.whdr[0:], tag)
-	binary.LittleEndian.PutUint64(l.whdr[8:], uint64(len(p)))
+	putHeader(l.whdr[:], tag, len(p))
 	l.wvec[0], l.wvec[1] = l.whdr[:], p
 	bufs := net.Buffers(l.wvec[:])
 	_, err := bufs.WriteTo(l.conn)

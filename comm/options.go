@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fathom-ml/fathom/comm/store"
+	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
 // Transport selects how ranks exchange data.
@@ -121,65 +122,38 @@ type Options struct {
 // FromEnv reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT, FATHOM_JOB_TOKEN, FATHOM_BIND_ADDR, FATHOM_SHM (0 = TCP only),
 // FATHOM_SHM_BYTES, FATHOM_MAX_EARLY_BYTES and FATHOM_TIMEOUT (a Go
-// duration). Missing RANK and WORLD_SIZE mean a single-process job (rank 0
-// of 1).
+// duration); the names and their parsing are package internal/distenv's.
+// Missing RANK and WORLD_SIZE mean a single-process job (rank 0 of 1).
 func FromEnv() (Options, error) {
-	o := Options{WorldSize: 1, LocalRank: -1, LocalWorldSize: -1, MasterAddr: "127.0.0.1", MasterPort: 29500}
-	geti := func(name string, dst *int) error {
-		v, ok := os.LookupEnv(name)
-		if !ok || v == "" {
-			return nil
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return fmt.Errorf("comm: environment %s=%q is not an integer", name, v)
-		}
-		*dst = n
-		return nil
+	e, err := distenv.FromOS()
+	o := Options{
+		Rank: e.Rank, WorldSize: e.WorldSize, LocalRank: e.LocalRank, LocalWorldSize: e.LocalWorldSize,
+		MasterAddr: e.MasterAddr, MasterPort: e.MasterPort, Token: []byte(e.JobToken), BindAddr: e.BindAddr,
+		ShmRingBytes: e.SHMBytes, MaxEarlyBytes: e.MaxEarlyBytes, Timeout: e.Timeout,
 	}
-	for _, e := range []struct {
-		name string
-		dst  *int
-	}{
-		{"RANK", &o.Rank}, {"WORLD_SIZE", &o.WorldSize}, {"LOCAL_RANK", &o.LocalRank},
-		{"LOCAL_WORLD_SIZE", &o.LocalWorldSize}, {"MASTER_PORT", &o.MasterPort}, {"FATHOM_SHM_BYTES", &o.ShmRingBytes},
-		{"FATHOM_MAX_EARLY_BYTES", &o.MaxEarlyBytes},
-	} {
-		if err := geti(e.name, e.dst); err != nil {
-			return o, err
-		}
-	}
-	if v := os.Getenv("MASTER_ADDR"); v != "" {
-		o.MasterAddr = v
-	}
-	o.Token = []byte(os.Getenv("FATHOM_JOB_TOKEN"))
-	o.BindAddr = os.Getenv("FATHOM_BIND_ADDR")
-	if os.Getenv("FATHOM_SHM") == "0" {
+	if e.NoSHM {
 		o.Transport = TransportTCP
 	}
-	if v := os.Getenv("FATHOM_TIMEOUT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return o, fmt.Errorf("comm: environment FATHOM_TIMEOUT=%q: %v", v, err)
-		}
-		o.Timeout = d
+	if err != nil {
+		return o, fmt.Errorf("comm: %w", err)
 	}
 	return o, o.check()
 }
 
 func (o *Options) check() error {
 	if o.WorldSize < 1 {
-		return fmt.Errorf("comm: WORLD_SIZE %d < 1", o.WorldSize)
+		return fmt.Errorf("comm: %s %d < 1", distenv.WorldSize, o.WorldSize)
 	}
 	if o.Rank < 0 || o.Rank >= o.WorldSize {
-		return fmt.Errorf("comm: RANK %d out of range for WORLD_SIZE %d", o.Rank, o.WorldSize)
+		return fmt.Errorf("comm: %s %d out of range for %s %d", distenv.Rank, o.Rank, distenv.WorldSize, o.WorldSize)
 	}
 	if o.WorldSize > 1 && o.NewStore == nil && (o.MasterPort <= 0 || o.MasterPort > 65535) {
-		return fmt.Errorf("comm: MASTER_PORT %d out of range", o.MasterPort)
+		return fmt.Errorf("comm: %s %d out of range", distenv.MasterPort, o.MasterPort)
 	}
 	if o.WorldSize > 1 && len(o.Token) == 0 {
-		return fmt.Errorf("comm: rank %d: FATHOM_JOB_TOKEN is not set; every rank of a job needs the same secret "+
-			"(`fathom run` generates one; under torchrun export FATHOM_JOB_TOKEN=$(head -c 32 /dev/urandom | base64) before launching)", o.Rank)
+		return fmt.Errorf("comm: rank %d: %s is not set; every rank of a job needs the same secret "+
+			"(`fathom run` generates one; under torchrun export %s=$(head -c 32 /dev/urandom | base64) before launching)",
+			o.Rank, distenv.JobToken, distenv.JobToken)
 	}
 	return nil
 }
@@ -205,7 +179,7 @@ func (o *Options) defaults() {
 		o.Logger = slog.Default()
 	}
 	if o.MasterAddr == "" {
-		o.MasterAddr = "127.0.0.1"
+		o.MasterAddr = distenv.DefaultMasterAddr
 	}
 }
 
@@ -220,7 +194,7 @@ func (o *Options) bindIP() (string, error) {
 	// the local address the kernel would use to reach the master
 	c, err := net.Dial("udp", net.JoinHostPort(o.MasterAddr, strconv.Itoa(max(o.MasterPort, 1))))
 	if err != nil {
-		return "", fmt.Errorf("comm: no route to MASTER_ADDR %s to choose a bind address (set FATHOM_BIND_ADDR): %v", o.MasterAddr, err)
+		return "", fmt.Errorf("comm: no route to %s %s to choose a bind address (set %s): %v", distenv.MasterAddr, o.MasterAddr, distenv.BindAddr, err)
 	}
 	defer c.Close()
 	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil

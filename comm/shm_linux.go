@@ -2,7 +2,6 @@ package comm
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -164,11 +163,10 @@ func (l *shmLink) readInto(dst []byte) error {
 	return l.read(len(dst), func(p []byte) { off += copy(dst[off:], p) })
 }
 
-func (l *shmLink) send(tag uint32, p []byte) error {
+func (l *shmLink) send(tag uint64, p []byte) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	binary.LittleEndian.PutUint32(l.whdr[0:], tag)
-	binary.LittleEndian.PutUint64(l.whdr[8:], uint64(len(p)))
+	putHeader(l.whdr[:], tag, len(p))
 	if err := l.write(l.whdr[:]); err != nil {
 		return err
 	}

@@ -10,8 +10,8 @@ import (
 // several (DDP buckets) and wait for them later while computing.
 type Work struct {
 	name string
-	tag  uint32
-	fn   func(tag uint32) error
+	tag  uint64
+	fn   func(tag uint64) error
 	done chan struct{}
 	err  error
 }
@@ -32,6 +32,11 @@ func (w *Work) Done() bool {
 	}
 }
 
+// DoneWork returns the handle of an operation that has already finished
+// with err: what a wrapper over the collectives (package comm/tensorcomm)
+// returns when it rejects its input before submitting anything.
+func DoneWork(err error) *Work { return doneWork(err) }
+
 func doneWork(err error) *Work {
 	w := &Work{done: make(chan struct{}), err: err}
 	close(w.done)
@@ -42,19 +47,27 @@ func doneWork(err error) *Work {
 // collectives from user point-to-point tags.
 func collTag(seq uint32) uint32 { return 1<<31 | seq&(1<<31-1) }
 
+// linkTag returns the link tag of the operation with sequence number seq,
+// or of a point-to-point message with userTag >= 0: the group's id in the
+// high 32 bits, the tag within the group in the low 32.
+func (g *Group) linkTag(seq uint32, userTag int) uint64 {
+	t := collTag(seq)
+	if userTag >= 0 {
+		t = uint32(userTag)
+	}
+	return uint64(g.gid)<<32 | uint64(t)
+}
+
 // submit queues fn as the next operation of the group.
-func (g *Group) submit(name string, userTag int, fn func(tag uint32) error) *Work {
+func (g *Group) submit(name string, userTag int, fn func(tag uint64) error) *Work {
 	w := &Work{name: name, fn: fn, done: make(chan struct{})}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		return doneWork(&opError{Rank: g.rank, Op: name, Err: ErrClosed})
+		return doneWork(g.opError(name, ErrClosed))
 	}
 	g.seq++
-	w.tag = collTag(g.seq)
-	if userTag >= 0 {
-		w.tag = uint32(userTag)
-	}
+	w.tag = g.linkTag(g.seq, userTag)
 	g.pending++
 	g.mu.Unlock()
 	g.ops <- w
@@ -64,17 +77,14 @@ func (g *Group) submit(name string, userTag int, fn func(tag uint32) error) *Wor
 // do runs fn synchronously: inline on the caller's goroutine when nothing is
 // queued (saves a goroutine hand-off per small collective), otherwise behind
 // the queued operations.
-func (g *Group) do(name string, userTag int, fn func(tag uint32) error) error {
+func (g *Group) do(name string, userTag int, fn func(tag uint64) error) error {
 	g.mu.Lock()
 	if g.pending > 0 || g.closed {
 		g.mu.Unlock()
 		return g.submit(name, userTag, fn).Wait()
 	}
 	g.seq++
-	w := &Work{name: name, tag: collTag(g.seq), fn: fn}
-	if userTag >= 0 {
-		w.tag = uint32(userTag)
-	}
+	w := &Work{name: name, tag: g.linkTag(g.seq, userTag), fn: fn}
 	g.pending++
 	g.execMu.Lock() // free: no operation is pending
 	g.mu.Unlock()
@@ -99,16 +109,18 @@ func (g *Group) worker() {
 	}
 }
 
-// run executes one operation under the group's timeout.
+// run executes one operation under the group's timeout. Aborts are the
+// root's: a subgroup shares its links and its fate.
 func (g *Group) run(w *Work) {
-	if g.aborted.Load() {
-		w.err = &opError{Rank: g.rank, Op: w.name, Err: g.abortError()}
+	root := g.root
+	if root.aborted.Load() {
+		w.err = g.opError(w.name, root.abortError())
 		return
 	}
 	var timer *time.Timer
 	if g.size > 1 {
 		timer = time.AfterFunc(g.opts.Timeout, func() {
-			g.abort(fmt.Errorf("%w: rank %d spent more than %v in %s", ErrTimeout, g.rank, g.opts.Timeout, w.name), true)
+			root.abort(fmt.Errorf("%w: %s spent more than %v in %s", ErrTimeout, g.who(), g.opts.Timeout, w.name), true)
 		})
 	}
 	err := w.fn(w.tag)
@@ -116,13 +128,30 @@ func (g *Group) run(w *Work) {
 		timer.Stop()
 	}
 	if err != nil {
-		w.err = &opError{Rank: g.rank, Op: w.name, Err: err}
-		if g.server != nil {
+		w.err = g.opError(w.name, err)
+		if root.server != nil {
 			// this process hosts the store and may exit on this error:
 			// first let the abort reach every rank waiting for it
-			g.server.WaitIdle(time.Second)
+			root.server.WaitIdle(time.Second)
 		}
 	}
+}
+
+func (g *Group) opError(op string, err error) error {
+	e := &opError{Rank: g.rank, Op: op, Err: err}
+	if g.members != nil {
+		e.Group = fmt.Sprint("subgroup ", g.members)
+	}
+	return e
+}
+
+// who names this rank in messages: "rank 2", or "rank 1 of subgroup [1 3]"
+// (the subgroup listed by the ranks of the job).
+func (g *Group) who() string {
+	if g.members == nil {
+		return fmt.Sprintf("rank %d", g.rank)
+	}
+	return fmt.Sprintf("rank %d of subgroup %v", g.rank, g.members)
 }
 
 // scratchBytes returns a reused 8-byte-aligned buffer of n bytes; only the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/launch"
 	"gopkg.in/yaml.v3"
 )
@@ -163,17 +164,17 @@ func TestIndexedJobManifest(t *testing.T) {
 	// The job token comes from a Secret, never from a literal value.
 	found := false
 	for _, e := range c.Env {
-		if e.Name != launch.EnvJobToken {
+		if e.Name != distenv.JobToken {
 			continue
 		}
 		found = true
 		if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
 			e.ValueFrom.SecretKeyRef.Name == "" || e.ValueFrom.SecretKeyRef.Key == "" {
-			t.Errorf("%s must come from a secretKeyRef", launch.EnvJobToken)
+			t.Errorf("%s must come from a secretKeyRef", distenv.JobToken)
 		}
 	}
 	if !found {
-		t.Errorf("container env lacks %s", launch.EnvJobToken)
+		t.Errorf("container env lacks %s", distenv.JobToken)
 	}
 
 	// The command line is one `fathom run` that launch.ParseArgs accepts,

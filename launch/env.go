@@ -1,33 +1,17 @@
 package launch
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
-// Names of the environment variables a worker receives. The first six are
-// the ones torchrun and the Kubernetes training operators set, so a fathom
-// worker runs unchanged under them.
-const (
-	EnvRank           = "RANK"             // global rank, node_rank*N + local_rank
-	EnvWorldSize      = "WORLD_SIZE"       // M*N
-	EnvLocalRank      = "LOCAL_RANK"       // rank within this node, [0, N)
-	EnvLocalWorldSize = "LOCAL_WORLD_SIZE" // N
-	EnvMasterAddr     = "MASTER_ADDR"      // host of rank 0's rendezvous
-	EnvMasterPort     = "MASTER_PORT"      // its port
-	EnvGroupRank      = "GROUP_RANK"       // node rank (torchrun's name)
-	EnvNodeRank       = "NODE_RANK"        // node rank
-	EnvGroupWorldSize = "GROUP_WORLD_SIZE" // M (torchrun's name)
-	EnvRestartCount   = "FATHOM_RESTART_COUNT"
-	EnvMaxRestarts    = "FATHOM_MAX_RESTARTS"
-	EnvJobToken       = "FATHOM_JOB_TOKEN" // the job's shared secret
-	EnvGOMAXPROCS     = "GOMAXPROCS"
-	EnvOMPNumThreads  = "OMP_NUM_THREADS"
-)
+// The names of the environment variables a worker receives are package
+// internal/distenv's (distenv.Rank, distenv.JobToken, ...), shared with the
+// collective layer that reads them.
 
 // Topology is the rank layout of a job: NNodes launchers, each starting
 // NProcPerNode workers; this launcher is node NodeRank.
@@ -61,21 +45,21 @@ func (w Worker) Rank() int { return w.Topology.Rank(w.LocalRank) }
 // in a fixed order. The job token is not among them.
 func (w Worker) Vars() []string {
 	vars := []string{
-		EnvRank + "=" + strconv.Itoa(w.Rank()),
-		EnvWorldSize + "=" + strconv.Itoa(w.WorldSize()),
-		EnvLocalRank + "=" + strconv.Itoa(w.LocalRank),
-		EnvLocalWorldSize + "=" + strconv.Itoa(w.NProcPerNode),
-		EnvMasterAddr + "=" + w.MasterAddr,
-		EnvMasterPort + "=" + strconv.Itoa(w.MasterPort),
-		EnvGroupRank + "=" + strconv.Itoa(w.NodeRank),
-		EnvNodeRank + "=" + strconv.Itoa(w.NodeRank),
-		EnvGroupWorldSize + "=" + strconv.Itoa(w.NNodes),
-		EnvRestartCount + "=" + strconv.Itoa(w.RestartCount),
-		EnvMaxRestarts + "=" + strconv.Itoa(w.MaxRestarts),
+		distenv.Rank + "=" + strconv.Itoa(w.Rank()),
+		distenv.WorldSize + "=" + strconv.Itoa(w.WorldSize()),
+		distenv.LocalRank + "=" + strconv.Itoa(w.LocalRank),
+		distenv.LocalWorldSize + "=" + strconv.Itoa(w.NProcPerNode),
+		distenv.MasterAddr + "=" + w.MasterAddr,
+		distenv.MasterPort + "=" + strconv.Itoa(w.MasterPort),
+		distenv.GroupRank + "=" + strconv.Itoa(w.NodeRank),
+		distenv.NodeRank + "=" + strconv.Itoa(w.NodeRank),
+		distenv.GroupWorldSize + "=" + strconv.Itoa(w.NNodes),
+		distenv.RestartCount + "=" + strconv.Itoa(w.RestartCount),
+		distenv.MaxRestarts + "=" + strconv.Itoa(w.MaxRestarts),
 	}
 	if w.Threads > 0 {
 		t := strconv.Itoa(w.Threads)
-		vars = append(vars, EnvGOMAXPROCS+"="+t, EnvOMPNumThreads+"="+t)
+		vars = append(vars, distenv.GOMAXPROCS+"="+t, distenv.OMPNumThreads+"="+t)
 	}
 	return vars
 }
@@ -83,7 +67,7 @@ func (w Worker) Vars() []string {
 // Environ returns the full environment of the worker: base with every
 // variable of Vars and the job token set (replacing any earlier value).
 func (w Worker) Environ(base []string, token string) []string {
-	return mergeEnv(base, append(w.Vars(), EnvJobToken+"="+token)...)
+	return mergeEnv(base, append(w.Vars(), distenv.JobToken+"="+token)...)
 }
 
 // mergeEnv returns base without the keys that overrides set, followed by
@@ -109,29 +93,21 @@ func envKey(kv string) string {
 
 // lookupEnv returns the value of key in env; the last entry wins, as in
 // os/exec.
-func lookupEnv(env []string, key string) (string, bool) {
-	val, found := "", false
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			val, found = v, true
-		}
-	}
-	return val, found
-}
+func lookupEnv(env []string, key string) (string, bool) { return distenv.Lookup(env)(key) }
 
 // JobToken returns the job's secret: FATHOM_JOB_TOKEN from env if it is set
-// and not empty (so every node of a job shares it), otherwise a new token of
-// 32 random bytes from crypto/rand, hex-encoded. generated says which.
-// The token must never be logged or printed.
+// and not empty (so every node of a job shares it), otherwise a new token
+// from distenv.NewJobToken (32 random bytes, hex-encoded). generated says
+// which. The token must never be logged or printed.
 func JobToken(env []string) (token string, generated bool, err error) {
-	if t, ok := lookupEnv(env, EnvJobToken); ok && t != "" {
+	if t, ok := lookupEnv(env, distenv.JobToken); ok && t != "" {
 		return t, false, nil
 	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", false, fmt.Errorf("launch: generate job token: %w", err)
+	t, err := distenv.NewJobToken()
+	if err != nil {
+		return "", false, fmt.Errorf("launch: %w", err)
 	}
-	return hex.EncodeToString(b[:]), true, nil
+	return t, true, nil
 }
 
 // FreePort asks the kernel for a free TCP port on host and returns it. The

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
 func TestTopologyRanks(t *testing.T) {
@@ -84,7 +86,7 @@ func TestWorkerEnvironOverridesBase(t *testing.T) {
 			t.Errorf("key %s appears %d times in %q", k, c, env)
 		}
 	}
-	for key, want := range map[string]string{"RANK": "1", "PATH": "/bin", "HOME": "/root", EnvJobToken: "secret", "WORLD_SIZE": "2"} {
+	for key, want := range map[string]string{"RANK": "1", "PATH": "/bin", "HOME": "/root", distenv.JobToken: "secret", "WORLD_SIZE": "2"} {
 		if got, _ := lookupEnv(env, key); got != want {
 			t.Errorf("%s = %q, want %q", key, got, want)
 		}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
 // The process tests start the test binary itself as the worker: with
@@ -41,18 +43,18 @@ func helperMain(args []string) {
 		fmt.Fprintln(os.Stderr, "helper: timed out")
 		os.Exit(99)
 	}()
-	rank, _ := strconv.Atoi(os.Getenv(EnvRank))
+	rank, _ := strconv.Atoi(os.Getenv(distenv.Rank))
 	argInt := func(i int) int { n, _ := strconv.Atoi(args[i]); return n }
 	switch mode := args[0]; mode {
 	case "env":
 		// Print the distributed variables (never the token) and, given a
 		// directory, write the token to a file there for the test to read.
-		for _, k := range []string{EnvRank, EnvWorldSize, EnvLocalRank, EnvLocalWorldSize, EnvMasterAddr, EnvMasterPort,
-			EnvGroupRank, EnvNodeRank, EnvGroupWorldSize, EnvRestartCount, EnvMaxRestarts, EnvGOMAXPROCS, EnvOMPNumThreads, "LAUNCH_TEST_BASE"} {
+		for _, k := range []string{distenv.Rank, distenv.WorldSize, distenv.LocalRank, distenv.LocalWorldSize, distenv.MasterAddr, distenv.MasterPort,
+			distenv.GroupRank, distenv.NodeRank, distenv.GroupWorldSize, distenv.RestartCount, distenv.MaxRestarts, distenv.GOMAXPROCS, distenv.OMPNumThreads, "LAUNCH_TEST_BASE"} {
 			fmt.Printf("%s=%s\n", k, os.Getenv(k))
 		}
 		if len(args) > 1 {
-			tok := os.Getenv(EnvJobToken)
+			tok := os.Getenv(distenv.JobToken)
 			os.WriteFile(filepath.Join(args[1], "token-"+strconv.Itoa(rank)), []byte(tok), 0o600)
 		}
 	case "lines": // lines K: K lines on stdout and on stderr, interleaved
@@ -94,7 +96,7 @@ func helperMain(args []string) {
 		fmt.Println("ready")
 		time.Sleep(helperTimeout)
 	case "restart": // restart K: rank 1 fails while FATHOM_RESTART_COUNT < K
-		count, _ := strconv.Atoi(os.Getenv(EnvRestartCount))
+		count, _ := strconv.Atoi(os.Getenv(distenv.RestartCount))
 		fmt.Printf("count=%d\n", count)
 		if rank == 1 && count < argInt(1) {
 			fmt.Fprintln(os.Stderr, "failing at count", count)

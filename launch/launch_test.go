@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
 // parseEnvOutput maps rank -> key -> value from "[r] KEY=VALUE" lines.
@@ -361,7 +363,7 @@ func TestRunJobToken(t *testing.T) {
 	t.Run("generated", func(t *testing.T) {
 		dir := t.TempDir()
 		cfg, out := helperConfig(t, 3, "env", dir)
-		cfg.Env = mergeEnv(cfg.Env, EnvJobToken+"=") // empty: treated as absent
+		cfg.Env = mergeEnv(cfg.Env, distenv.JobToken+"=") // empty: treated as absent
 		res, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -379,7 +381,7 @@ func TestRunJobToken(t *testing.T) {
 		dir := t.TempDir()
 		const secret = "inherited-secret-0123456789"
 		cfg, out := helperConfig(t, 2, "env", dir)
-		cfg.Env = append(cfg.Env, EnvJobToken+"="+secret)
+		cfg.Env = append(cfg.Env, distenv.JobToken+"="+secret)
 		res, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -395,7 +397,7 @@ func TestRunJobToken(t *testing.T) {
 	t.Run("not in failure output", func(t *testing.T) {
 		const secret = "failure-secret-9876543210"
 		cfg, out := helperConfig(t, 2, "fail", "0", "3")
-		cfg.Env = append(cfg.Env, EnvJobToken+"="+secret)
+		cfg.Env = append(cfg.Env, distenv.JobToken+"="+secret)
 		res, err := Run(context.Background(), cfg)
 		if err == nil {
 			t.Fatal("Run succeeded")

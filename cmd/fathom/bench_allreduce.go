@@ -2,23 +2,19 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
-	"os/exec"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/launch"
 )
 
 // allreduceResult is one `fathom bench allreduce` measurement (rank 0 prints
@@ -72,7 +68,7 @@ median over iterations is the latency. algbw = size/latency, busbw = algbw ×
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.local > 0 {
-				return arSpawnLocal(f.local, f.timeout)
+				return arSpawnLocal(cmd.Context(), f.local)
 			}
 			return arRun(cmd.Context(), f)
 		},
@@ -278,70 +274,49 @@ func arSizeof[T comm.Number](v T) uintptr {
 	return 8
 }
 
-// arSpawnLocal starts n copies of this binary (minus --local) as the ranks
-// of a local job: a free MASTER_PORT on 127.0.0.1 and a fresh job token.
-// Rank 0's stdout becomes ours; every rank's stderr is passed through.
-func arSpawnLocal(n int, timeout time.Duration) error {
+// arSpawnLocal runs this binary, minus --local, as the n ranks of a local
+// job through package launch (what `fathom run -n N` does): MASTER_ADDR
+// 127.0.0.1, a free MASTER_PORT, and the job token launch inherits from
+// FATHOM_JOB_TOKEN or generates. Output lines are not prefixed with the
+// rank, so rank 0's results read as they do under `fathom run`; SIGINT and
+// SIGTERM are forwarded to the workers.
+func arSpawnLocal(ctx context.Context, n int) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	var args []string
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	cfg := launch.DefaultConfig()
+	cfg.Command = append([]string{exe}, arWorkerArgs(os.Args[1:])...)
+	cfg.NProcPerNode = n
+	cfg.NoPrefix = true
+	cfg.Signals = sigs
+	if _, err := launch.Run(ctx, cfg); err != nil {
+		return fmt.Errorf("bench allreduce --local %d: %w", n, err)
+	}
+	return nil
+}
+
+// arWorkerArgs returns the command line of a --local worker: args without
+// --local and its value.
+func arWorkerArgs(args []string) []string {
+	var out []string
 	skip := false
-	for _, a := range os.Args[1:] {
+	for _, a := range args {
 		switch {
 		case skip:
 			skip = false
 		case a == "--local" || a == "-local":
 			skip = true
-		case strings.HasPrefix(a, "--local="):
+		case strings.HasPrefix(a, "--local=") || strings.HasPrefix(a, "-local="):
 		default:
-			args = append(args, a)
+			out = append(out, a)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	tok := make([]byte, 24)
-	rand.Read(tok)
-	token := os.Getenv("FATHOM_JOB_TOKEN")
-	if token == "" {
-		token = hex.EncodeToString(tok)
-	}
-	cmds := make([]*exec.Cmd, n)
-	for r := 0; r < n; r++ {
-		c := exec.Command(exe, args...)
-		c.Env = append(os.Environ(), "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n),
-			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(n),
-			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "FATHOM_JOB_TOKEN="+token)
-		c.Stderr = os.Stderr
-		c.Stdout = io.Discard
-		if r == 0 {
-			c.Stdout = os.Stdout
-		}
-		if err := c.Start(); err != nil {
-			for _, p := range cmds[:r] {
-				p.Process.Kill()
-			}
-			return err
-		}
-		cmds[r] = c
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r, c := range cmds {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[r] = c.Wait() }()
-	}
-	wg.Wait()
-	var all []error
-	for r, e := range errs {
-		if e != nil {
-			all = append(all, fmt.Errorf("rank %d: %w", r, e))
-		}
-	}
-	return errors.Join(all...)
+	return out
 }

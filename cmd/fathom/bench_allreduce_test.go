@@ -1,6 +1,17 @@
 package main
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestArParseSize(t *testing.T) {
 	for _, test := range []struct {
@@ -23,6 +34,55 @@ func TestArParseSize(t *testing.T) {
 		got, err := arParseSize(test.in)
 		if (err == nil) != test.ok || got != test.want {
 			t.Errorf("arParseSize(%q) = %d, %v; want %d (ok=%v)", test.in, got, err, test.want, test.ok)
+		}
+	}
+}
+
+func TestArWorkerArgs(t *testing.T) {
+	for _, test := range []struct{ in, want []string }{
+		{[]string{"bench", "allreduce", "--local", "2", "--size", "4KB"}, []string{"bench", "allreduce", "--size", "4KB"}},
+		{[]string{"bench", "allreduce", "--local=4", "--json"}, []string{"bench", "allreduce", "--json"}},
+		{[]string{"--json", "bench", "allreduce", "-local", "3"}, []string{"--json", "bench", "allreduce"}},
+		{[]string{"bench", "allreduce"}, []string{"bench", "allreduce"}},
+	} {
+		if got := arWorkerArgs(test.in); !slices.Equal(got, test.want) {
+			t.Errorf("arWorkerArgs(%q) = %q, want %q", test.in, got, test.want)
+		}
+	}
+}
+
+// TestBenchAllreduceLocal builds the fathom binary and runs
+// `bench allreduce --local 2` end to end: two workers started through
+// package launch on loopback, one JSON line per size from rank 0 only.
+func TestBenchAllreduceLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts processes")
+	}
+	exe := filepath.Join(t.TempDir(), "fathom")
+	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "bench", "allreduce", "--local", "2", "--size", "4KB,64KB",
+		"--iters", "3", "--warmup", "1", "--transport", "tcp", "--json")
+	cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("bench allreduce --local 2: %v\nstderr:\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want 2 JSON lines (rank 0, one per size), got %d:\n%s", len(lines), stdout.String())
+	}
+	for i, size := range []int{4 << 10, 64 << 10} {
+		var res allreduceResult
+		if err := json.Unmarshal([]byte(lines[i]), &res); err != nil {
+			t.Fatalf("line %d %q: %v", i, lines[i], err)
+		}
+		if res.Size != size || res.World != 2 || res.Iters != 3 || !res.Correct || res.Transport != "tcp" || res.LatencyUs <= 0 {
+			t.Errorf("line %d: %+v, want size %d, world 2, 3 iterations, tcp, correct", i, res, size)
 		}
 	}
 }

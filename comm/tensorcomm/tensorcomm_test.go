@@ -1,9 +1,11 @@
-package comm
+package tensorcomm
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -11,14 +13,14 @@ import (
 // single-process answer on 3 ranks, for every supported dtype.
 func TestTensorCollectives(t *testing.T) {
 	const n = 3
-	gs := newGroups(t, n, TransportTCP, nil)
+	gs := commtest.Groups(t, n, comm.TransportTCP, nil)
 	for _, dt := range []tensor.DType{tensor.Float32, tensor.Float64, tensor.Int64} {
 		// rank r holds r+1 at every position of a 2x3 tensor.
 		ts := make([]*tensor.Tensor, n)
 		for r := range ts {
 			ts[r] = tensor.Full(dt, float64(r+1), 2, 3)
 		}
-		mustAll(t, "AllReduceTensor", onAll(gs, func(g *Group) error { return AllReduceTensor(g, ts[g.Rank()], Sum) }))
+		commtest.MustAll(t, "AllReduceTensor", commtest.OnAll(gs, func(g *comm.Group) error { return AllReduceTensor(g, ts[g.Rank()], comm.Sum) }))
 		for r, x := range ts {
 			for i := 0; i < 2; i++ {
 				for j := 0; j < 3; j++ {
@@ -31,14 +33,14 @@ func TestTensorCollectives(t *testing.T) {
 		for r := range ts {
 			ts[r] = tensor.Full(dt, float64(10*r), 4)
 		}
-		mustAll(t, "BroadcastTensor", onAll(gs, func(g *Group) error { return BroadcastTensor(g, ts[g.Rank()], 2) }))
+		commtest.MustAll(t, "BroadcastTensor", commtest.OnAll(gs, func(g *comm.Group) error { return BroadcastTensor(g, ts[g.Rank()], 2) }))
 		for r, x := range ts {
 			if v := x.At(3); v != 20 {
 				t.Fatalf("%v BroadcastTensor: rank %d got %v, want 20", dt, r, v)
 			}
 		}
 		outs := make([]*tensor.Tensor, n)
-		mustAll(t, "AllGatherTensor", onAll(gs, func(g *Group) error {
+		commtest.MustAll(t, "AllGatherTensor", commtest.OnAll(gs, func(g *comm.Group) error {
 			var err error
 			outs[g.Rank()], err = AllGatherTensor(g, tensor.Full(dt, float64(g.Rank()), 2))
 			return err
@@ -57,13 +59,13 @@ func TestTensorCollectives(t *testing.T) {
 }
 
 func TestTensorCollectivesRejectBadInput(t *testing.T) {
-	gs := newGroups(t, 1, TransportTCP, nil)
+	gs := commtest.Groups(t, 1, comm.TransportTCP, nil)
 	g := gs[0]
 	nc := tensor.Zeros(tensor.Float32, 3, 4).Transpose(0, 1)
-	if err := AllReduceTensor(g, nc, Sum); err == nil || !strings.Contains(err.Error(), "not contiguous") {
+	if err := AllReduceTensor(g, nc, comm.Sum); err == nil || !strings.Contains(err.Error(), "not contiguous") {
 		t.Errorf("non-contiguous: %v", err)
 	}
-	if err := AllReduceTensor(g, tensor.Zeros(tensor.Int32, 3), Sum); err == nil || !strings.Contains(err.Error(), "int32") {
+	if err := AllReduceTensor(g, tensor.Zeros(tensor.Int32, 3), comm.Sum); err == nil || !strings.Contains(err.Error(), "int32") {
 		t.Errorf("int32: %v", err)
 	}
 }
