@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -205,9 +204,7 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 				return fail("padding %v may be at most half the kernel %v", [2]int(s.Padding), k)
 			}
 		}
-		g := kernel.Window2d{H: in[1], W: in[2], KH: k[0], KW: k[1], StrideH: st[0], StrideW: st[1],
-			PadH: s.Padding[0], PadW: s.Padding[1], DilH: dil[0], DilW: dil[1], Ceil: s.CeilMode}
-		oh, ow := g.OutH(), g.OutW()
+		oh, ow := tensor.Pool2dOutSize(in[1], in[2], k, st, s.Padding, dil, s.CeilMode)
 		if oh < 1 || ow < 1 {
 			return fail("kernel %v does not fit an input of %d×%d", k, in[1], in[2])
 		}

@@ -123,10 +123,13 @@
 // # Custom ops
 //
 // CustomOp records an op whose forward the caller computed (a fused kernel
-// outside this package) with its own backward function; package nn builds
-// its fused cross-entropy, LayerNorm and BatchNorm on it. LinearRelu and
-// Conv2dOpts.Relu fuse the most common activation into the layer before
-// it.
+// outside this package) with its own backward function. The fused ops of
+// this package that package nn's layers and losses run are built on it:
+// LayerNorm, BatchNorm (training mode, with the batch statistics) and the
+// cross-entropy from logits (CrossEntropyRows, CrossEntropySum), each
+// tested against the composite of primitive ops it replaces. LinearRelu
+// and Conv2dOpts.Relu fuse the most common activation into the layer
+// before it.
 //
 // # Memory
 //
