@@ -210,3 +210,41 @@ func (l *LayerNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 func (l *LayerNorm) describe() string {
 	return fmt.Sprintf("LayerNorm(%v, eps=%g, affine=%v)", l.Shape, l.Eps, l.Weight != nil)
 }
+
+func init() {
+	registerLayer("batchnorm1d", []string{"in", "eps", "momentum", "affine", "track_running_stats"}, buildBatchNorm)
+	registerLayer("batchnorm2d", []string{"in", "eps", "momentum", "affine", "track_running_stats"}, buildBatchNorm)
+	registerLayer("layernorm", []string{"in", "eps", "affine"}, buildLayerNorm)
+}
+
+// buildBatchNorm builds batchnorm1d and batchnorm2d.
+func buildBatchNorm(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if b.typ == "batchnorm2d" {
+		if err := b.image(); err != nil {
+			return b.fail("%v", err)
+		}
+	} else if len(in) != 1 && len(in) != 2 {
+		return b.fail("input must be [C] or [C, L], got %v", in)
+	}
+	if err := b.checkIn(in[0], "channels"); err != nil {
+		return b.fail("%v", err)
+	}
+	c := BatchNormConfig{Features: in[0], Eps: s.Eps, Momentum: s.Momentum,
+		NoAffine: s.Affine != nil && !*s.Affine, NoTrackRunningStats: s.TrackRunningStats != nil && !*s.TrackRunningStats}
+	if b.typ == "batchnorm2d" {
+		return NewBatchNorm2dWith(c), b.same(), nil
+	}
+	return NewBatchNorm1dWith(c), b.same(), nil
+}
+
+func buildLayerNorm(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if len(in) == 0 {
+		return b.fail("input has no feature dim")
+	}
+	if err := b.checkIn(in[len(in)-1], "features"); err != nil {
+		return b.fail("%v", err)
+	}
+	return NewLayerNormWith(LayerNormConfig{Shape: []int{in[len(in)-1]}, Eps: s.Eps, NoAffine: s.Affine != nil && !*s.Affine}), b.same(), nil
+}
