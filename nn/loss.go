@@ -315,11 +315,10 @@ func crossEntropyCoefficients(target *tensor.Tensor, rest []int, m, c int, o Cla
 	co := &ceCoef{}
 	if !target.DType().IsFloat() {
 		idx, wt, wsum, cw := classTargets("CrossEntropyLoss", target, rest, c, o)
-		co.Class, co.div = idx, wsum
-		co.Weight = make([]float64, len(idx))
+		co.Class, co.Weight, co.div = idx, wt, wsum
 		co.Skip = make([]bool, len(idx))
 		for i, y := range idx {
-			co.Weight[i] = (1 - eps) * wt[i]
+			co.Weight[i] *= 1 - eps // wt is ours: scaled in place
 			co.Skip[i] = o.Ignore && y == int64(o.IgnoreIndex)
 		}
 		if eps != 0 {

@@ -111,6 +111,9 @@
 //     MaxDim/MinDim (values and indices), ArgMax, ArgMin; Softmax and
 //     LogSoftmax along a dim.
 //   - linear algebra: MatMul (torch.matmul semantics), Linear, Dot, Outer.
+//   - fused normalization and loss (differentiable): LayerNorm, BatchNorm
+//     (batch statistics), CrossEntropyRows and CrossEntropySum (from
+//     logits, with CrossEntropyTargets).
 //   - in place (no autograd): AddInPlace, SubInPlace, MulInPlace,
 //     DivInPlace, AddScalarInPlace, MulScalarInPlace, AxpyInPlace,
 //     AddcmulInPlace, AddcdivInPlace, ClampInPlace, CopyFrom, Fill, Zero,
