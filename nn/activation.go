@@ -175,3 +175,70 @@ func Activation(name string) (Layer, error) {
 	}
 	return nil, fmt.Errorf("unknown activation %q (want relu, gelu, tanh, sigmoid, silu, elu, leaky_relu, softplus or identity)", name)
 }
+
+func init() {
+	for _, a := range []struct {
+		typ string
+		new func() Layer
+	}{
+		{"relu", func() Layer { return NewReLU() }},
+		{"sigmoid", func() Layer { return NewSigmoid() }},
+		{"tanh", func() Layer { return NewTanh() }},
+		{"silu", func() Layer { return NewSiLU() }},
+	} {
+		registerLayer(a.typ, nil, func(b *layerBuild) (Layer, []int, error) { return a.new(), b.same(), nil })
+	}
+	registerAlias("swish", "silu")
+	registerLayer("leakyrelu", []string{"slope"}, func(b *layerBuild) (Layer, []int, error) {
+		slope := 0.01
+		if b.spec.Slope != nil {
+			slope = *b.spec.Slope
+		}
+		return NewLeakyReLU(slope), b.same(), nil
+	})
+	registerLayer("elu", []string{"alpha"}, func(b *layerBuild) (Layer, []int, error) {
+		a := b.spec.Alpha
+		if a == 0 {
+			a = 1
+		}
+		return NewELU(a), b.same(), nil
+	})
+	registerLayer("softplus", []string{"beta", "threshold"}, func(b *layerBuild) (Layer, []int, error) {
+		sp := NewSoftplus()
+		if b.spec.Beta != 0 {
+			sp.Beta = b.spec.Beta
+		}
+		if b.spec.Threshold != 0 {
+			sp.Threshold = b.spec.Threshold
+		}
+		return sp, b.same(), nil
+	})
+	registerLayer("gelu", []string{"approximate"}, func(b *layerBuild) (Layer, []int, error) {
+		switch b.spec.Approximate {
+		case "", "none", "tanh":
+		default:
+			return b.fail("approximate=%q, want none or tanh", b.spec.Approximate)
+		}
+		return &GELU{Approximate: b.spec.Approximate}, b.same(), nil
+	})
+	registerLayer("softmax", []string{"dim"}, buildSoftmax)
+	registerLayer("logsoftmax", []string{"dim"}, buildSoftmax)
+}
+
+// buildSoftmax builds softmax and logsoftmax.
+func buildSoftmax(b *layerBuild) (Layer, []int, error) {
+	in := b.in
+	d := -1
+	if b.spec.Dim != nil {
+		d = *b.spec.Dim
+	}
+	// The spec's shapes have no batch dim; dim counts in the batched
+	// tensor, so 0 (the batch) is refused.
+	if d == 0 || d > len(in) || d < -len(in) {
+		return b.fail("dim=%d is outside the example dims (1..%d or -%d..-1)", d, len(in), len(in))
+	}
+	if b.typ == "softmax" {
+		return NewSoftmax(d), b.same(), nil
+	}
+	return NewLogSoftmax(d), b.same(), nil
+}

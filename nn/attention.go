@@ -295,3 +295,42 @@ func (t *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, o AttentionOpt
 func (t *TransformerEncoderLayer) describe() string {
 	return fmt.Sprintf("TransformerEncoderLayer(d_model=%d, heads=%d, ff=%d, norm_first=%v)", t.dModel, t.heads, t.ff, t.NormFirst)
 }
+
+func init() {
+	registerLayer("transformerencoderlayer", []string{"heads", "ff", "p", "activation", "norm_first", "eps"}, buildTransformerEncoderLayer)
+	registerAlias("transformerencoder", "transformerencoderlayer")
+	registerAlias("transformer", "transformerencoderlayer")
+}
+
+// buildTransformerEncoderLayer builds a batch-first encoder layer over
+// inputs [L, E].
+func buildTransformerEncoderLayer(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if len(in) != 2 {
+		return b.fail("input must be [L, E] (sequence length, embedding size), got %v", in)
+	}
+	if s.Heads <= 0 {
+		return b.fail("field \"heads\" is required")
+	}
+	if in[1]%s.Heads != 0 {
+		return b.fail("embedding size %d is not divisible by heads=%d", in[1], s.Heads)
+	}
+	if product(in[1], max(s.FF, 2048)) > maxParams {
+		return b.fail("a feed-forward weight of %d×%d is too large", max(s.FF, 2048), in[1])
+	}
+	p := 0.1
+	if s.P != nil {
+		p = *s.P
+	}
+	if p < 0 || p > 1 {
+		return b.fail("p=%g is outside [0, 1]", p)
+	}
+	switch s.Activation {
+	case "", "relu", "gelu":
+	default:
+		return b.fail("activation=%q, want relu or gelu", s.Activation)
+	}
+	return NewTransformerEncoderLayer(b.rng, TransformerEncoderLayerConfig{
+		DModel: in[1], Heads: s.Heads, FF: s.FF, Dropout: p, Activation: s.Activation,
+		Eps: s.Eps, BatchFirst: true, NormFirst: s.NormFirst}), b.same(), nil
+}

@@ -163,3 +163,63 @@ func (f *Flatten) Forward(x *tensor.Tensor) *tensor.Tensor { return x.Flatten(f.
 func (f *Flatten) describe() string {
 	return fmt.Sprintf("Flatten(start_dim=%d, end_dim=%d)", f.StartDim, f.EndDim)
 }
+
+func init() {
+	registerLayer("flatten", nil, func(b *layerBuild) (Layer, []int, error) {
+		n := 1
+		for _, d := range b.in {
+			n *= d
+		}
+		return NewFlatten(), []int{n}, nil
+	})
+	registerLayer("identity", nil, func(b *layerBuild) (Layer, []int, error) { return NewIdentity(), b.same(), nil })
+	registerLayer("residual", []string{"layers", "proj"}, buildResidual)
+}
+
+// buildResidual builds the body (its layers named "<path>.layers[i]") and,
+// when the body changes the shape and proj is set, a projection.
+func buildResidual(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if len(s.Layers) == 0 {
+		return b.fail("field \"layers\" (the residual body) is required")
+	}
+	body, out, err := buildSeq(b.path+".layers", s.Layers, in, b.rng)
+	if err != nil {
+		return nil, nil, err
+	}
+	if slices.Equal(out, in) {
+		if s.Proj {
+			return b.fail("proj is set but the body keeps the shape %v", in)
+		}
+		return NewResidual(body, nil), out, nil
+	}
+	if !s.Proj {
+		return b.fail("the body maps %v to %v; set proj: true to add a projection to the shortcut", in, out)
+	}
+	proj, err := projection(in, out, b.rng)
+	if err != nil {
+		return b.fail("%v", err)
+	}
+	return NewResidual(body, proj), out, nil
+}
+
+// projection returns the shortcut layer mapping shape in to out: a Linear
+// for feature vectors, a 1×1 convolution (strided to the output's spatial
+// size) for images.
+func projection(in, out []int, rng *tensor.RNG) (Layer, error) {
+	switch {
+	case len(in) == 1 && len(out) == 1:
+		return NewLinear(rng, in[0], out[0]), nil
+	case len(in) == 3 && len(out) == 3:
+		if in[1]%out[1] != 0 || in[2]%out[2] != 0 {
+			return nil, fmt.Errorf("cannot project %v to %v with a strided 1×1 convolution", in, out)
+		}
+		st := IntPair{in[1] / out[1], in[2] / out[2]}
+		c := Conv2dConfig{In: in[0], Out: out[0], Kernel: Pair(1), Stride: st}
+		if oh, ow, _ := c.OutSize(in[1], in[2]); oh != out[1] || ow != out[2] {
+			return nil, fmt.Errorf("cannot project %v to %v with a strided 1×1 convolution", in, out)
+		}
+		return NewConv2dWith(rng, c), nil
+	}
+	return nil, fmt.Errorf("cannot project %v to %v (projections map [F] to [F'] or [C, H, W] to [C', H', W'])", in, out)
+}

@@ -247,3 +247,107 @@ func (e *Embedding) describe() string {
 	}
 	return fmt.Sprintf("Embedding(%d, %d)", e.Num, e.Dim)
 }
+
+func init() {
+	registerLayer("conv2d", []string{"in", "out", "kernel", "stride", "padding", "dilation", "groups", "bias"}, buildConv2d)
+	registerLayer("maxpool2d", []string{"kernel", "stride", "padding", "dilation", "ceil_mode"}, buildPool2d)
+	registerLayer("avgpool2d", []string{"kernel", "stride", "padding", "ceil_mode", "count_include_pad"}, buildPool2d)
+	registerLayer("adaptiveavgpool2d", []string{"size"}, buildAdaptiveAvgPool2d)
+	registerLayer("embedding", []string{"num", "out", "padding_idx"}, buildEmbedding)
+}
+
+func buildConv2d(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if err := b.image(); err != nil {
+		return b.fail("%v", err)
+	}
+	if err := b.checkIn(in[0], "channels"); err != nil {
+		return b.fail("%v", err)
+	}
+	if err := b.needOut(); err != nil {
+		return b.fail("%v", err)
+	}
+	if s.Kernel.IsZero() {
+		return b.fail("field \"kernel\" is required")
+	}
+	g := max(s.Groups, 1)
+	if in[0]%g != 0 || s.Out%g != 0 {
+		return b.fail("input channels %d and out=%d must be divisible by groups=%d", in[0], s.Out, g)
+	}
+	if product(s.Out, in[0]/g, s.Kernel[0], s.Kernel[1]) > maxParams {
+		return b.fail("a weight of %d×%d×%d×%d is too large", s.Out, in[0]/g, s.Kernel[0], s.Kernel[1])
+	}
+	c := Conv2dConfig{In: in[0], Out: s.Out, Kernel: s.Kernel, Stride: s.Stride, Padding: s.Padding, Dilation: s.Dilation, Groups: g, NoBias: !b.bias()}
+	oh, ow, err := c.OutSize(in[1], in[2])
+	if err != nil {
+		return b.fail("%v", err)
+	}
+	return NewConv2dWith(b.rng, c), []int{s.Out, oh, ow}, nil
+}
+
+// buildPool2d builds maxpool2d and avgpool2d.
+func buildPool2d(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if err := b.image(); err != nil {
+		return b.fail("%v", err)
+	}
+	if s.Kernel.IsZero() {
+		return b.fail("field \"kernel\" is required")
+	}
+	k := [2]int(s.Kernel)
+	st := [2]int(s.Stride)
+	if s.Stride.IsZero() {
+		st = k
+	}
+	dil := [2]int{max(s.Dilation[0], 1), max(s.Dilation[1], 1)}
+	for i := range 2 {
+		if k[i] <= 0 || st[i] <= 0 {
+			return b.fail("kernel and stride must be positive, got kernel %v, stride %v", k, st)
+		}
+		if 2*s.Padding[i] > k[i] {
+			return b.fail("padding %v may be at most half the kernel %v", [2]int(s.Padding), k)
+		}
+	}
+	oh, ow := tensor.Pool2dOutSize(in[1], in[2], k, st, s.Padding, dil, s.CeilMode)
+	if oh < 1 || ow < 1 {
+		return b.fail("kernel %v does not fit an input of %d×%d", k, in[1], in[2])
+	}
+	out := []int{in[0], oh, ow}
+	if b.typ == "maxpool2d" {
+		return &MaxPool2d{Kernel: k, Stride: st, Padding: s.Padding, Dilation: dil, CeilMode: s.CeilMode}, out, nil
+	}
+	return &AvgPool2d{Kernel: k, Stride: st, Padding: s.Padding, CeilMode: s.CeilMode,
+		CountIncludePad: s.CountIncludePad == nil || *s.CountIncludePad}, out, nil
+}
+
+func buildAdaptiveAvgPool2d(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if err := b.image(); err != nil {
+		return b.fail("%v", err)
+	}
+	if s.Size[0] <= 0 || s.Size[1] <= 0 {
+		return b.fail("field \"size\" is required and must be positive")
+	}
+	return NewAdaptiveAvgPool2d(s.Size[0], s.Size[1]), []int{in[0], s.Size[0], s.Size[1]}, nil
+}
+
+func buildEmbedding(b *layerBuild) (Layer, []int, error) {
+	s := b.spec
+	if s.Num <= 0 {
+		return b.fail("field \"num\" (number of rows) is required")
+	}
+	if err := b.needOut(); err != nil {
+		return b.fail("%v", err)
+	}
+	if product(s.Num, s.Out) > maxParams {
+		return b.fail("a table of %d×%d is too large", s.Num, s.Out)
+	}
+	c := EmbeddingConfig{Num: s.Num, Dim: s.Out}
+	if s.PaddingIdx != nil {
+		if *s.PaddingIdx < -s.Num || *s.PaddingIdx >= s.Num {
+			return b.fail("padding_idx=%d is outside [-%d, %d)", *s.PaddingIdx, s.Num, s.Num)
+		}
+		c.HasPadding, c.PaddingIdx = true, *s.PaddingIdx
+	}
+	return NewEmbeddingWith(b.rng, c), append(b.same(), s.Out), nil
+}

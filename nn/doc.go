@@ -49,10 +49,11 @@
 // (Forward(x) *tensor.Tensor), which Sequential chains. Sequential runs a
 // Linear or Conv2d followed by a ReLU as one fused op (same values and
 // gradients, no intermediate tensor); LayerNorm and training-mode
-// BatchNorm are fused kernels with their own backward, tested against
-// their composite forms. Modules with other
-// inputs have their own typed methods, e.g. MultiheadAttention.Forward(q,
-// k, v, AttentionOptions) and TransformerEncoderLayer.ForwardMasked.
+// BatchNorm run the fused ops tensor.LayerNorm and tensor.BatchNorm, which
+// have their own backward and are tested against their composite forms.
+// Modules with other inputs have their own typed methods, e.g.
+// MultiheadAttention.Forward(q, k, v, AttentionOptions) and
+// TransformerEncoderLayer.ForwardMasked.
 //
 // # Layers
 //
@@ -90,8 +91,9 @@
 // follow PyTorch's formulas exactly, including class weights, ignored
 // targets, label smoothing, probability targets and pos_weight; each
 // function documents its formula. CrossEntropyLoss computes the loss and
-// its gradient in one pass over the logits; it is tested against the
-// composite log_softmax form.
+// its gradient in one pass over the logits (tensor.CrossEntropyRows and
+// tensor.CrossEntropySum); it is tested against the composite log_softmax
+// form.
 //
 //	loss := nn.CrossEntropyLoss(model.Forward(x), labels, nn.ClassOptions{LabelSmoothing: 0.1})
 //	loss.Backward()

@@ -76,3 +76,16 @@ func dropoutMask(rng *tensor.RNG, dt tensor.DType, p float64, shape []int) *tens
 }
 
 func (d *Dropout) describe() string { return fmt.Sprintf("Dropout(p=%g)", d.P) }
+
+func init() { registerLayer("dropout", []string{"p"}, buildDropout) }
+
+func buildDropout(b *layerBuild) (Layer, []int, error) {
+	p := b.spec.P
+	if p == nil {
+		return b.fail("field \"p\" is required")
+	}
+	if *p < 0 || *p > 1 {
+		return b.fail("p=%g is outside [0, 1]", *p)
+	}
+	return NewDropout(b.rng, *p), b.same(), nil
+}

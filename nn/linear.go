@@ -53,3 +53,22 @@ func (l *Linear) Forward(x *tensor.Tensor) *tensor.Tensor {
 func (l *Linear) describe() string {
 	return fmt.Sprintf("Linear(in=%d, out=%d, bias=%v)", l.In, l.Out, l.Bias != nil)
 }
+
+func init() { registerLayer("linear", []string{"in", "out", "bias"}, buildLinear) }
+
+func buildLinear(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if len(in) == 0 {
+		return b.fail("input has no feature dim")
+	}
+	if err := b.checkIn(in[len(in)-1], "features"); err != nil {
+		return b.fail("%v", err)
+	}
+	if err := b.needOut(); err != nil {
+		return b.fail("%v", err)
+	}
+	if product(in[len(in)-1], s.Out) > maxParams {
+		return b.fail("a weight of %d×%d is too large", s.Out, in[len(in)-1])
+	}
+	return NewLinearWith(b.rng, LinearConfig{In: in[len(in)-1], Out: s.Out, NoBias: !b.bias()}), b.last(s.Out), nil
+}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -291,8 +290,8 @@ func reduceClass(l *tensor.Tensor, rest []int, wsum float64, r Reduction) *tenso
 //     mean divides by the number of positions N·d1⋯dk.
 //
 // Both run as one fused pass that computes the loss and its gradient
-// (p − a/A form, see crossEntropyFused), except probability targets that
-// require grad, which take the composite path.
+// (tensor.CrossEntropyRows and tensor.CrossEntropySum), except
+// probability targets that require grad, which take the composite path.
 func CrossEntropyLoss(logits, target *tensor.Tensor, o ClassOptions) *tensor.Tensor {
 	if target.DType().IsFloat() && target.RequiresGrad() {
 		return crossEntropyComposite(logits, target, o)
@@ -300,33 +299,12 @@ func CrossEntropyLoss(logits, target *tensor.Tensor, o ClassOptions) *tensor.Ten
 	return crossEntropyFused(logits, target, o)
 }
 
-// ceCoef describes ℓ_i = −Σ_c a[i, c]·p[i, c] for the 2-D view [M, C]:
-// densely for probability targets, and for class-index targets as
-// a[i, c] = valid_i·smooth[c] + (1 − ε)·wt_i·[c = y_i] without a matrix.
+// ceCoef holds the coefficients of ℓ_i = −Σ_c a[i, c]·p[i, c] for the
+// 2-D view [M, C] (densely for probability targets, per target class for
+// class-index targets) and the mean's divisor.
 type ceCoef struct {
-	c     int
-	dense []float64 // [M·C] for probability targets, else nil
-
-	idx       []int64
-	wt        []float64 // w[y_i], 0 when ignored
-	valid     []bool
-	hard      float64   // 1 − ε
-	smooth    []float64 // ε/C·w[c] per class, nil when ε = 0
-	smoothSum float64   // Σ_c smooth[c]
-	div       float64   // the mean's divisor
-}
-
-// row writes a[i, ·] into buf (for the composite path).
-func (co *ceCoef) row(i int, buf []float64) {
-	if co.dense != nil {
-		copy(buf, co.dense[i*co.c:(i+1)*co.c])
-		return
-	}
-	clear(buf)
-	if co.valid[i] {
-		copy(buf, co.smooth)
-		buf[co.idx[i]] += co.hard * co.wt[i]
-	}
+	tensor.CrossEntropyTargets
+	div float64
 }
 
 func crossEntropyCoefficients(target *tensor.Tensor, rest []int, m, c int, o ClassOptions) *ceCoef {
@@ -334,23 +312,23 @@ func crossEntropyCoefficients(target *tensor.Tensor, rest []int, m, c int, o Cla
 	if eps < 0 || eps > 1 {
 		panic(fmt.Sprintf("nn: CrossEntropyLoss: label smoothing %g is outside [0, 1]", eps))
 	}
-	co := &ceCoef{c: c}
+	co := &ceCoef{}
 	if !target.DType().IsFloat() {
 		idx, wt, wsum, cw := classTargets("CrossEntropyLoss", target, rest, c, o)
-		co.idx, co.wt, co.div, co.hard = idx, wt, wsum, 1-eps
-		co.valid = make([]bool, len(idx))
+		co.Class, co.Weight, co.div = idx, wt, wsum
+		co.Skip = make([]bool, len(idx))
 		for i, y := range idx {
-			co.valid[i] = !(o.Ignore && y == int64(o.IgnoreIndex))
+			co.Weight[i] *= 1 - eps // wt is ours: scaled in place
+			co.Skip[i] = o.Ignore && y == int64(o.IgnoreIndex)
 		}
 		if eps != 0 {
-			co.smooth = make([]float64, c)
-			for k := range co.smooth {
+			co.Smooth = make([]float64, c)
+			for k := range co.Smooth {
 				w := 1.0
 				if cw != nil {
 					w = cw[k]
 				}
-				co.smooth[k] = eps / float64(c) * w
-				co.smoothSum += co.smooth[k]
+				co.Smooth[k] = eps / float64(c) * w
 			}
 		}
 		return co
@@ -371,71 +349,22 @@ func crossEntropyCoefficients(target *tensor.Tensor, rest []int, m, c int, o Cla
 	t2, _, _ := classesLast("CrossEntropyLoss", target)
 	tv := t2.Values()
 	cw := classWeights("CrossEntropyLoss", o.Weight, c)
-	co.dense = make([]float64, m*c)
+	co.Dense = make([]float64, m*c)
 	for i := range m {
 		for k := range c {
 			w := 1.0
 			if cw != nil {
 				w = cw[k]
 			}
-			co.dense[i*c+k] = w * ((1-eps)*tv[i*c+k] + eps/float64(c))
+			co.Dense[i*c+k] = w * ((1-eps)*tv[i*c+k] + eps/float64(c))
 		}
 	}
 	co.div = float64(m)
 	return co
 }
 
-// ceRows turns, row by row, log-probabilities logp into the losses ℓ_i
-// and the probabilities held in g into the gradient gs·∂ℓ_i/∂x[i, ·]:
-// with A_i = Σ_c a[i, c], ℓ_i = −Σ_c a[i, c]·logp[i, c] and
-// ∂ℓ_i/∂x[i, k] = softmax(x)[i, k]·A_i − a[i, k], because
-// ∂logp[i, c]/∂x[i, k] = δ_ck − softmax(x)[i, k].
-func ceRows[T float32 | float64](logp, g []T, m int, co *ceCoef, gs float64, loss []float64) {
-	c := co.c
-	for i := range m {
-		lr, gr := logp[i*c:(i+1)*c], g[i*c:(i+1)*c]
-		if co.dense != nil {
-			ar := co.dense[i*c : (i+1)*c]
-			var l, sa float64
-			for k, ak := range ar {
-				if ak != 0 {
-					l -= ak * float64(lr[k])
-				}
-				sa += ak
-			}
-			loss[i] = l
-			for k := range gr {
-				gr[k] = T((float64(gr[k])*sa - ar[k]) * gs)
-			}
-			continue
-		}
-		if !co.valid[i] {
-			loss[i] = 0
-			clear(gr)
-			continue
-		}
-		y, hw := co.idx[i], co.hard*co.wt[i]
-		l := -hw * float64(lr[y])
-		sa := hw + co.smoothSum
-		if co.smooth != nil {
-			for k, sk := range co.smooth {
-				l -= sk * float64(lr[k])
-				gr[k] = T((float64(gr[k])*sa - sk) * gs)
-			}
-		} else {
-			f := T(sa * gs)
-			for k := range gr {
-				gr[k] *= f
-			}
-		}
-		gr[y] -= T(hw * gs)
-		loss[i] = l
-	}
-}
-
 // crossEntropyFused computes the loss and its gradient in one pass over
-// the logits (ceRows) and attaches the gradient to the graph with
-// attachGrad.
+// the logits with tensor.CrossEntropyRows or tensor.CrossEntropySum.
 func crossEntropyFused(logits, target *tensor.Tensor, o ClassOptions) *tensor.Tensor {
 	dt := logits.DType()
 	if dt != tensor.Float32 && dt != tensor.Float64 {
@@ -444,58 +373,13 @@ func crossEntropyFused(logits, target *tensor.Tensor, o ClassOptions) *tensor.Te
 	x2, rest, c := classesLast("CrossEntropyLoss", logits)
 	m := x2.Size(0)
 	co := crossEntropyCoefficients(target, rest, m, c, o)
-	gs := 1.0 // gradient scale: 1/div for the mean
-	if o.Reduction == ReduceMean {
-		gs = 1 / co.div
-	}
-	xc := x2.Detach().Contiguous()
-	loss := make([]float64, m)
-	var grad *tensor.Tensor
-	switch dt {
-	case tensor.Float32:
-		x := xc.Float32s()
-		logp := make([]float32, m*c)
-		g := make([]float32, m*c)
-		kernel.LogSoftmaxRowsF32(logp, x, m, c)
-		kernel.ExpF32(g, logp)
-		ceRows(logp, g, m, co, gs, loss)
-		grad = tensor.FromFloat32(g, m, c)
-	case tensor.Float64:
-		x := xc.Float64s()
-		logp := make([]float64, m*c)
-		g := make([]float64, m*c)
-		for i := range m {
-			xr, lr, gr := x[i*c:(i+1)*c], logp[i*c:(i+1)*c], g[i*c:(i+1)*c]
-			mx := math.Inf(-1)
-			for _, v := range xr {
-				mx = math.Max(mx, v)
-			}
-			var s float64
-			for _, v := range xr {
-				s += math.Exp(v - mx)
-			}
-			lse := mx + math.Log(s)
-			for k, v := range xr {
-				lr[k] = v - lse
-				gr[k] = math.Exp(lr[k])
-			}
-		}
-		ceRows(logp, g, m, co, gs, loss)
-		grad = tensor.FromFloat64(g, m, c)
-	}
 	switch o.Reduction {
 	case ReduceNone:
-		val := tensor.FromFloat64(loss, m).To(dt)
-		return attachGrad(x2, grad, val, true).Reshape(rest...)
-	case ReduceSum, ReduceMean:
-		var s float64
-		for _, l := range loss {
-			s += l
-		}
-		if o.Reduction == ReduceMean {
-			s /= co.div
-		}
-		return attachGrad(x2, grad, tensor.Scalar(s, dt), false)
+		return tensor.CrossEntropyRows(x2, &co.CrossEntropyTargets).Reshape(rest...)
+	case ReduceSum:
+		return tensor.CrossEntropySum(x2, &co.CrossEntropyTargets, 1)
+	case ReduceMean:
+		return tensor.CrossEntropySum(x2, &co.CrossEntropyTargets, co.div)
 	}
 	panic(fmt.Sprintf("nn: unknown reduction %d", int(o.Reduction)))
 }
@@ -526,27 +410,11 @@ func crossEntropyComposite(logits, target *tensor.Tensor, o ClassOptions) *tenso
 		co := crossEntropyCoefficients(target, rest, m, c, o)
 		a := make([]float64, m*c)
 		for i := range m {
-			co.row(i, a[i*c:(i+1)*c])
+			co.Row(i, a[i*c:(i+1)*c])
 		}
 		at := tensor.FromFloat64(a, m, c).To(logp.DType())
 		l = logp.Mul(at).Sum([]int{1}, false).Neg()
 		div = co.div
 	}
 	return reduceClass(l, rest, div, o.Reduction)
-}
-
-// attachGrad returns value (a scalar, or [M] when perRow), recorded as a
-// tensor.CustomOp whose gradient with respect to x [M, C] is g·G (g the
-// incoming gradient, broadcast per row when perRow). G was computed with
-// the loss and is saved; a seed of exactly 1 returns it as is.
-func attachGrad(x, grad, value *tensor.Tensor, perRow bool) *tensor.Tensor {
-	return tensor.CustomOp("CrossEntropyLoss", value, func(g *tensor.Tensor) []*tensor.Tensor {
-		if perRow {
-			return []*tensor.Tensor{grad.Mul(g.Reshape(-1, 1))}
-		}
-		if s := g.Item(); s != 1 {
-			return []*tensor.Tensor{grad.MulScalar(s)}
-		}
-		return []*tensor.Tensor{grad}
-	}, x)
 }

@@ -112,10 +112,8 @@ func (b *BatchNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	for i := 1; i < len(bshape); i++ {
 		bshape[i] = 1
 	}
-	dims := []int{0}
 	n := shape[0]
 	for d := 2; d < len(shape); d++ {
-		dims = append(dims, d)
 		n *= shape[d]
 	}
 	useBatch := b.Training() || b.RunningMean == nil
@@ -134,14 +132,7 @@ func (b *BatchNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if n <= 1 && b.Training() {
 		panic(fmt.Sprintf("nn: BatchNorm%dd: expected more than 1 value per channel when training, got input %v", b.spatialDims, shape))
 	}
-	var y, mean, v *tensor.Tensor
-	if fusedNormOK(x, b.Weight, b.Bias) {
-		var ms, vs []float64
-		y, ms, vs = batchNormFused(x, b.Weight, b.Bias, b.Eps)
-		mean, v = tensor.FromFloat64(ms), tensor.FromFloat64(vs)
-	} else {
-		y, mean, v = batchNormComposite(x, b.Weight, b.Bias, dims, bshape, b.Eps)
-	}
+	y, mean, v := tensor.BatchNorm(x, b.Weight, b.Bias, b.Eps)
 	if b.Training() && b.RunningMean != nil {
 		b.NumBatchesTracked.AddScalarInPlace(1)
 		f := b.Momentum
@@ -149,30 +140,12 @@ func (b *BatchNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 			f = 1 / b.NumBatchesTracked.Item()
 		}
 		dt := b.RunningMean.DType()
-		bm := mean.Detach().Reshape(b.Features).To(dt)
-		bv := v.Detach().Reshape(b.Features).MulScalar(float64(n) / float64(n-1)).To(dt)
+		bm := mean.To(dt)
+		bv := v.MulScalar(float64(n) / float64(n-1)).To(dt)
 		b.RunningMean.MulScalarInPlace(1-f).AxpyInPlace(f, bm)
 		b.RunningVar.MulScalarInPlace(1-f).AxpyInPlace(f, bv)
 	}
 	return y
-}
-
-// batchNormComposite is the training-mode batch norm built from primitive
-// ops: the reference for batchNormFused and the path for other dtypes. It
-// returns the output and the batch mean and biased variance (shaped to
-// broadcast).
-func batchNormComposite(x, w, b *tensor.Tensor, dims, bshape []int, eps float64) (y, mean, v *tensor.Tensor) {
-	mean = x.Mean(dims, true)
-	xc := x.Sub(mean)
-	v = xc.Square().Mean(dims, true) // biased: divided by n
-	y = xc.Mul(v.AddScalar(eps).Rsqrt())
-	if w != nil {
-		y = y.Mul(w.Reshape(bshape...))
-	}
-	if b != nil {
-		y = y.Add(b.Reshape(bshape...))
-	}
-	return y, mean, v
 }
 
 func (b *BatchNorm) describe() string {
@@ -231,35 +204,47 @@ func (l *LayerNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if len(shape) < k || !slices.Equal(shape[len(shape)-k:], l.Shape) {
 		panic(fmt.Sprintf("nn: LayerNorm(%v): input %v does not end in the normalized shape", l.Shape, shape))
 	}
-	if fusedNormOK(x, l.Weight, l.Bias) {
-		d := 1
-		for _, s := range l.Shape {
-			d *= s
-		}
-		return layerNormFused(x, l.Weight, l.Bias, d, l.Eps)
-	}
-	return layerNormComposite(x, l.Weight, l.Bias, k, l.Eps)
-}
-
-// layerNormComposite is LayerNorm over the last k dims built from
-// primitive ops: the reference for layerNormFused and the path for other
-// dtypes.
-func layerNormComposite(x, w, b *tensor.Tensor, k int, eps float64) *tensor.Tensor {
-	dims := make([]int, k)
-	for i := range dims {
-		dims[i] = x.Dim() - k + i
-	}
-	xc := x.Sub(x.Mean(dims, true))
-	y := xc.Mul(xc.Square().Mean(dims, true).AddScalar(eps).Rsqrt())
-	if w != nil {
-		y = y.Mul(w)
-	}
-	if b != nil {
-		y = y.Add(b)
-	}
-	return y
+	return tensor.LayerNorm(x, l.Weight, l.Bias, k, l.Eps)
 }
 
 func (l *LayerNorm) describe() string {
 	return fmt.Sprintf("LayerNorm(%v, eps=%g, affine=%v)", l.Shape, l.Eps, l.Weight != nil)
+}
+
+func init() {
+	registerLayer("batchnorm1d", []string{"in", "eps", "momentum", "affine", "track_running_stats"}, buildBatchNorm)
+	registerLayer("batchnorm2d", []string{"in", "eps", "momentum", "affine", "track_running_stats"}, buildBatchNorm)
+	registerLayer("layernorm", []string{"in", "eps", "affine"}, buildLayerNorm)
+}
+
+// buildBatchNorm builds batchnorm1d and batchnorm2d.
+func buildBatchNorm(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if b.typ == "batchnorm2d" {
+		if err := b.image(); err != nil {
+			return b.fail("%v", err)
+		}
+	} else if len(in) != 1 && len(in) != 2 {
+		return b.fail("input must be [C] or [C, L], got %v", in)
+	}
+	if err := b.checkIn(in[0], "channels"); err != nil {
+		return b.fail("%v", err)
+	}
+	c := BatchNormConfig{Features: in[0], Eps: s.Eps, Momentum: s.Momentum,
+		NoAffine: s.Affine != nil && !*s.Affine, NoTrackRunningStats: s.TrackRunningStats != nil && !*s.TrackRunningStats}
+	if b.typ == "batchnorm2d" {
+		return NewBatchNorm2dWith(c), b.same(), nil
+	}
+	return NewBatchNorm1dWith(c), b.same(), nil
+}
+
+func buildLayerNorm(b *layerBuild) (Layer, []int, error) {
+	s, in := b.spec, b.in
+	if len(in) == 0 {
+		return b.fail("input has no feature dim")
+	}
+	if err := b.checkIn(in[len(in)-1], "features"); err != nil {
+		return b.fail("%v", err)
+	}
+	return NewLayerNormWith(LayerNormConfig{Shape: []int{in[len(in)-1]}, Eps: s.Eps, NoAffine: s.Affine != nil && !*s.Affine}), b.same(), nil
 }

@@ -131,40 +131,13 @@ func (p *IntPair) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // LayerTypes lists the layer types a Spec may use and the fields each
-// accepts (besides "type").
-var LayerTypes = map[string][]string{
-	"linear":                  {"in", "out", "bias"},
-	"conv2d":                  {"in", "out", "kernel", "stride", "padding", "dilation", "groups", "bias"},
-	"maxpool2d":               {"kernel", "stride", "padding", "dilation", "ceil_mode"},
-	"avgpool2d":               {"kernel", "stride", "padding", "ceil_mode", "count_include_pad"},
-	"adaptiveavgpool2d":       {"size"},
-	"batchnorm1d":             {"in", "eps", "momentum", "affine", "track_running_stats"},
-	"batchnorm2d":             {"in", "eps", "momentum", "affine", "track_running_stats"},
-	"layernorm":               {"in", "eps", "affine"},
-	"dropout":                 {"p"},
-	"flatten":                 {},
-	"identity":                {},
-	"relu":                    {},
-	"leakyrelu":               {"slope"},
-	"elu":                     {"alpha"},
-	"sigmoid":                 {},
-	"tanh":                    {},
-	"softplus":                {"beta", "threshold"},
-	"silu":                    {},
-	"gelu":                    {"approximate"},
-	"softmax":                 {"dim"},
-	"logsoftmax":              {"dim"},
-	"embedding":               {"num", "out", "padding_idx"},
-	"residual":                {"layers", "proj"},
-	"transformerencoderlayer": {"heads", "ff", "p", "activation", "norm_first", "eps"},
-}
+// accepts (besides "type"). Each layer's file registers its types (see
+// registerLayer) when the package is initialized; read it, don't change it.
+var LayerTypes = map[string][]string{}
 
-// typeAliases maps other accepted spellings to LayerTypes keys.
-var typeAliases = map[string]string{
-	"swish":              "silu",
-	"transformerencoder": "transformerencoderlayer",
-	"transformer":        "transformerencoderlayer",
-}
+// typeAliases maps other accepted spellings to LayerTypes keys (see
+// registerAlias).
+var typeAliases = map[string]string{}
 
 // canonicalType returns the LayerTypes key for a spec type name.
 func canonicalType(t string) (string, bool) {

@@ -111,6 +111,9 @@
 //     MaxDim/MinDim (values and indices), ArgMax, ArgMin; Softmax and
 //     LogSoftmax along a dim.
 //   - linear algebra: MatMul (torch.matmul semantics), Linear, Dot, Outer.
+//   - fused normalization and loss (differentiable): LayerNorm, BatchNorm
+//     (batch statistics), CrossEntropyRows and CrossEntropySum (from
+//     logits, with CrossEntropyTargets).
 //   - in place (no autograd): AddInPlace, SubInPlace, MulInPlace,
 //     DivInPlace, AddScalarInPlace, MulScalarInPlace, AxpyInPlace,
 //     AddcmulInPlace, AddcdivInPlace, ClampInPlace, CopyFrom, Fill, Zero,
@@ -123,10 +126,13 @@
 // # Custom ops
 //
 // CustomOp records an op whose forward the caller computed (a fused kernel
-// outside this package) with its own backward function; package nn builds
-// its fused cross-entropy, LayerNorm and BatchNorm on it. LinearRelu and
-// Conv2dOpts.Relu fuse the most common activation into the layer before
-// it.
+// outside this package) with its own backward function. The fused ops of
+// this package that package nn's layers and losses run are built on it:
+// LayerNorm, BatchNorm (training mode, with the batch statistics) and the
+// cross-entropy from logits (CrossEntropyRows, CrossEntropySum), each
+// tested against the composite of primitive ops it replaces. LinearRelu
+// and Conv2dOpts.Relu fuse the most common activation into the layer
+// before it.
 //
 // # Memory
 //

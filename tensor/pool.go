@@ -44,6 +44,22 @@ func poolWindow(op string, h, w int, k, stride, pad, dil [2]int, ceilMode bool) 
 	return g
 }
 
+// Pool2dOutSize returns the output height and width of MaxPool2d and
+// AvgPool2d for an input plane h×w and the same window arguments (a zero
+// stride means the kernel size, a zero dilation means 1). It checks
+// nothing: a size below 1 means the window does not fit.
+func Pool2dOutSize(h, w int, kernelSize, stride, padding, dilation [2]int, ceilMode bool) (oh, ow int) {
+	g := kernel.Window2d{H: h, W: w, KH: kernelSize[0], KW: kernelSize[1], StrideH: stride[0], StrideW: stride[1],
+		PadH: padding[0], PadW: padding[1], DilH: max(dilation[0], 1), DilW: max(dilation[1], 1), Ceil: ceilMode}
+	if g.StrideH == 0 {
+		g.StrideH = kernelSize[0]
+	}
+	if g.StrideW == 0 {
+		g.StrideW = kernelSize[1]
+	}
+	return g.OutH(), g.OutW()
+}
+
 // pooledShape returns x's shape with the last two dims replaced.
 func pooledShape(x *Tensor, oh, ow int) []int {
 	s := append([]int(nil), x.shape...)

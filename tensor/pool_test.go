@@ -245,3 +245,31 @@ func TestPoolCeilModeMatchesPyTorch(t *testing.T) {
 	wantValues(t, "avg2x2", tensor.AvgPool2d(y, [2]int{2, 2}, [2]int{}, [2]int{}, true, true), []int{1, 1, 3, 4},
 		[]float64{4, 6, 8, 9.5, 18, 20, 22, 23.5, 28.5, 30.5, 32.5, 34})
 }
+
+// TestPool2dOutSize checks the size helper against the outputs of
+// MaxPool2d and AvgPool2d, and that a window too large gives a size below 1.
+func TestPool2dOutSize(t *testing.T) {
+	x := tensor.Zeros(tensor.Float32, 1, 2, 9, 7)
+	for _, c := range []struct {
+		k, s, p, d [2]int
+		ceil       bool
+	}{
+		{[2]int{2, 2}, [2]int{}, [2]int{}, [2]int{}, false},
+		{[2]int{3, 2}, [2]int{2, 1}, [2]int{1, 1}, [2]int{1, 1}, false},
+		{[2]int{3, 3}, [2]int{2, 2}, [2]int{1, 0}, [2]int{}, true},
+		{[2]int{2, 3}, [2]int{3, 2}, [2]int{}, [2]int{2, 2}, true},
+	} {
+		oh, ow := tensor.Pool2dOutSize(9, 7, c.k, c.s, c.p, c.d, c.ceil)
+		if got := tensor.MaxPool2d(x, c.k, c.s, c.p, c.d, c.ceil).Shape(); got[2] != oh || got[3] != ow {
+			t.Errorf("%+v: Pool2dOutSize %d×%d, MaxPool2d gives %v", c, oh, ow, got)
+		}
+		if c.d == ([2]int{}) {
+			if got := tensor.AvgPool2d(x, c.k, c.s, c.p, c.ceil, true).Shape(); got[2] != oh || got[3] != ow {
+				t.Errorf("%+v: Pool2dOutSize %d×%d, AvgPool2d gives %v", c, oh, ow, got)
+			}
+		}
+	}
+	if oh, ow := tensor.Pool2dOutSize(9, 7, [2]int{10, 2}, [2]int{}, [2]int{}, [2]int{}, false); oh >= 1 && ow >= 1 {
+		t.Errorf("a 10-high window fits a 9-high plane: %d×%d", oh, ow)
+	}
+}

@@ -1,10 +1,10 @@
-package nn
+package tensor
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/fathom-ml/fathom/internal/parallel"
-	"github.com/fathom-ml/fathom/tensor"
 )
 
 // normGrain is the least number of elements a task of the fused norms
@@ -21,24 +21,117 @@ const normGrain = 1 << 14
 //
 // where the means run over each normalized group (a row for LayerNorm, a
 // channel over batch and positions for BatchNorm). Both are recorded with
-// tensor.CustomOp and tested against the composites they replace
+// CustomOp and tested against the composites they replace
 // (layerNormComposite, batchNormComposite).
 
-// normFloat is the element type of the fused norms.
-type normFloat interface{ float32 | float64 }
+// LayerNorm normalizes x over its last k dims,
+// y = (x − E[x]) / √(Var[x] + eps) · w + b with the biased variance (Ba,
+// Kiros & Hinton, "Layer Normalization", 2016), as
+// torch.nn.functional.layer_norm. w and b are optional (nil) and have the
+// shape of those k dims. Float32 and float64 inputs whose parameters share
+// their dtype run the fused kernel; other dtypes compose primitive ops.
+func LayerNorm(x, w, b *Tensor, k int, eps float64) *Tensor {
+	if k < 1 || k > len(x.shape) {
+		panic(fmt.Sprintf("tensor: LayerNorm over the last %d dims of an input %v", k, x.shape))
+	}
+	if !fusedNormOK(x, w, b) {
+		return layerNormComposite(x, w, b, k, eps)
+	}
+	d := numelOf(x.shape[len(x.shape)-k:])
+	checkNormParams("LayerNorm", w, b, d)
+	return layerNormFused(x, w, b, d, eps)
+}
+
+// BatchNorm normalizes x [N, C, ...] per channel over the batch and the
+// remaining dims with the batch statistics,
+// y = (x − E[x]) / √(Var[x] + eps) · w + b with the biased variance (Ioffe
+// & Szegedy, "Batch Normalization", ICML 2015): the training mode of
+// torch.nn.functional.batch_norm. w and b are optional (nil), of shape
+// [C]. It also returns the batch mean and biased variance per channel, as
+// [C] tensors outside the graph (for running statistics): Float64 from the
+// fused kernel (float32 and float64 inputs whose parameters share their
+// dtype), x's dtype from the composite of primitive ops that other dtypes
+// run.
+func BatchNorm(x, w, b *Tensor, eps float64) (y, mean, variance *Tensor) {
+	if len(x.shape) < 2 {
+		panic(fmt.Sprintf("tensor: BatchNorm needs an input [N, C, ...], got %v", x.shape))
+	}
+	c := x.shape[1]
+	if fusedNormOK(x, w, b) {
+		checkNormParams("BatchNorm", w, b, c)
+		y, ms, vs := batchNormFused(x, w, b, eps)
+		return y, FromFloat64(ms), FromFloat64(vs)
+	}
+	// Per-channel tensors broadcast as [C, 1, ...].
+	dims := []int{0}
+	bshape := []int{c}
+	for d := 2; d < len(x.shape); d++ {
+		dims = append(dims, d)
+		bshape = append(bshape, 1)
+	}
+	y, mean, variance = batchNormComposite(x, w, b, dims, bshape, eps)
+	return y, mean.Detach().Reshape(c), variance.Detach().Reshape(c)
+}
+
+// checkNormParams panics unless the affine parameters present have n
+// elements, the group size the fused kernels index them with.
+func checkNormParams(op string, w, b *Tensor, n int) {
+	for _, p := range []*Tensor{w, b} {
+		if p != nil && p.Numel() != n {
+			panic(fmt.Sprintf("tensor: %s: parameter of shape %v, want %d elements", op, p.shape, n))
+		}
+	}
+}
+
+// layerNormComposite is LayerNorm over the last k dims built from
+// primitive ops: the reference for layerNormFused and the path for other
+// dtypes.
+func layerNormComposite(x, w, b *Tensor, k int, eps float64) *Tensor {
+	dims := make([]int, k)
+	for i := range dims {
+		dims[i] = x.Dim() - k + i
+	}
+	xc := x.Sub(x.Mean(dims, true))
+	y := xc.Mul(xc.Square().Mean(dims, true).AddScalar(eps).Rsqrt())
+	if w != nil {
+		y = y.Mul(w)
+	}
+	if b != nil {
+		y = y.Add(b)
+	}
+	return y
+}
+
+// batchNormComposite is the training-mode batch norm built from primitive
+// ops: the reference for batchNormFused and the path for other dtypes. It
+// returns the output and the batch mean and biased variance (shaped to
+// broadcast).
+func batchNormComposite(x, w, b *Tensor, dims, bshape []int, eps float64) (y, mean, v *Tensor) {
+	mean = x.Mean(dims, true)
+	xc := x.Sub(mean)
+	v = xc.Square().Mean(dims, true) // biased: divided by n
+	y = xc.Mul(v.AddScalar(eps).Rsqrt())
+	if w != nil {
+		y = y.Mul(w.Reshape(bshape...))
+	}
+	if b != nil {
+		y = y.Add(b.Reshape(bshape...))
+	}
+	return y, mean, v
+}
 
 // fusedNormOK reports whether the fused path handles x with the optional
 // affine parameters: float32 or float64, all of one dtype.
-func fusedNormOK(x, w, b *tensor.Tensor) bool {
+func fusedNormOK(x, w, b *Tensor) bool {
 	dt := x.DType()
-	if dt != tensor.Float32 && dt != tensor.Float64 {
+	if dt != Float32 && dt != Float64 {
 		return false
 	}
 	return (w == nil || w.DType() == dt) && (b == nil || b.DType() == dt)
 }
 
-// values returns the contiguous elements of t (no graph) as []T.
-func values[T normFloat](t *tensor.Tensor) []T {
+// normValues returns the contiguous elements of t (no graph) as []T.
+func normValues[T float](t *Tensor) []T {
 	c := t.Detach().Contiguous()
 	var zero T
 	if _, ok := any(zero).(float32); ok {
@@ -47,18 +140,18 @@ func values[T normFloat](t *tensor.Tensor) []T {
 	return any(c.Float64s()).([]T)
 }
 
-// wrap views s as a tensor of the given shape.
-func wrap[T normFloat](s []T, shape []int) *tensor.Tensor {
+// normWrap views s as a tensor of the given shape.
+func normWrap[T float](s []T, shape []int) *Tensor {
 	if v, ok := any(s).([]float32); ok {
-		return tensor.FromFloat32(v, shape...)
+		return FromFloat32(v, shape...)
 	}
-	return tensor.FromFloat64(any(s).([]float64), shape...)
+	return FromFloat64(any(s).([]float64), shape...)
 }
 
 // affineInputs lists x and the non-nil affine parameters, the inputs of
 // the custom op in order.
-func affineInputs(x, w, b *tensor.Tensor) []*tensor.Tensor {
-	in := []*tensor.Tensor{x}
+func affineInputs(x, w, b *Tensor) []*Tensor {
+	in := []*Tensor{x}
 	if w != nil {
 		in = append(in, w)
 	}
@@ -69,22 +162,22 @@ func affineInputs(x, w, b *tensor.Tensor) []*tensor.Tensor {
 }
 
 // layerNormFused normalizes x over its last d elements per row.
-func layerNormFused(x, w, b *tensor.Tensor, d int, eps float64) *tensor.Tensor {
-	if x.DType() == tensor.Float32 {
+func layerNormFused(x, w, b *Tensor, d int, eps float64) *Tensor {
+	if x.DType() == Float32 {
 		return layerNormT[float32](x, w, b, d, eps)
 	}
 	return layerNormT[float64](x, w, b, d, eps)
 }
 
-func layerNormT[T normFloat](x, w, b *tensor.Tensor, d int, eps float64) *tensor.Tensor {
+func layerNormT[T float](x, w, b *Tensor, d int, eps float64) *Tensor {
 	shape := x.Shape()
-	xs := values[T](x)
+	xs := normValues[T](x)
 	var ws, bs []T
 	if w != nil {
-		ws = values[T](w)
+		ws = normValues[T](w)
 	}
 	if b != nil {
-		bs = values[T](b)
+		bs = normValues[T](b)
 	}
 	rows := 0
 	if d > 0 {
@@ -110,8 +203,8 @@ func layerNormT[T normFloat](x, w, b *tensor.Tensor, d int, eps float64) *tensor
 			}
 		}
 	})
-	return tensor.CustomOp("LayerNorm", wrap(ys, shape), func(g *tensor.Tensor) []*tensor.Tensor {
-		gs := values[T](g)
+	return CustomOp("LayerNorm", normWrap(ys, shape), func(g *Tensor) []*Tensor {
+		gs := normValues[T](g)
 		var dx, dw, db []T
 		if x.RequiresGrad() {
 			dx = make([]T, len(xs))
@@ -146,22 +239,22 @@ func layerNormT[T normFloat](x, w, b *tensor.Tensor, d int, eps float64) *tensor
 		if wantB {
 			db64 = sumParts(partB, d)
 		}
-		out := []*tensor.Tensor{nil}
+		out := []*Tensor{nil}
 		if dx != nil {
-			out[0] = wrap(dx, shape)
+			out[0] = normWrap(dx, shape)
 		}
 		if w != nil {
 			out = append(out, nil)
 			if dw64 != nil {
 				dw = convertFloats[T](dw64)
-				out[len(out)-1] = wrap(dw, w.Shape())
+				out[len(out)-1] = normWrap(dw, w.Shape())
 			}
 		}
 		if b != nil {
 			out = append(out, nil)
 			if db64 != nil {
 				db = convertFloats[T](db64)
-				out[len(out)-1] = wrap(db, b.Shape())
+				out[len(out)-1] = normWrap(db, b.Shape())
 			}
 		}
 		return out
@@ -171,7 +264,7 @@ func layerNormT[T normFloat](x, w, b *tensor.Tensor, d int, eps float64) *tensor
 // meanRstd returns the mean of xs and 1/√(biased variance + eps), summed
 // in float64 in two passes (the second over x − μ, which stays accurate
 // when the mean is large).
-func meanRstd[T normFloat](xs []T, eps float64) (mu, rstd float64) {
+func meanRstd[T float](xs []T, eps float64) (mu, rstd float64) {
 	var s float64
 	for _, v := range xs {
 		s += float64(v)
@@ -185,7 +278,7 @@ func meanRstd[T normFloat](xs []T, eps float64) (mu, rstd float64) {
 	return mu, 1 / math.Sqrt(q/float64(len(xs))+eps)
 }
 
-func convertFloats[T normFloat](s []float64) []T {
+func convertFloats[T float](s []float64) []T {
 	out := make([]T, len(s))
 	for i, v := range s {
 		out[i] = T(v)
@@ -197,14 +290,14 @@ func convertFloats[T normFloat](s []float64) []T {
 // positions with batch statistics, and returns the output together with
 // the batch mean and biased variance per channel (for the running
 // statistics).
-func batchNormFused(x, w, b *tensor.Tensor, eps float64) (y *tensor.Tensor, mean, variance []float64) {
-	if x.DType() == tensor.Float32 {
+func batchNormFused(x, w, b *Tensor, eps float64) (y *Tensor, mean, variance []float64) {
+	if x.DType() == Float32 {
 		return batchNormT[float32](x, w, b, eps)
 	}
 	return batchNormT[float64](x, w, b, eps)
 }
 
-func batchNormT[T normFloat](x, w, b *tensor.Tensor, eps float64) (*tensor.Tensor, []float64, []float64) {
+func batchNormT[T float](x, w, b *Tensor, eps float64) (*Tensor, []float64, []float64) {
 	shape := x.Shape()
 	n, c := shape[0], shape[1]
 	s := 1
@@ -212,13 +305,13 @@ func batchNormT[T normFloat](x, w, b *tensor.Tensor, eps float64) (*tensor.Tenso
 		s *= v
 	}
 	m := float64(n * s) // elements per channel
-	xs := values[T](x)
+	xs := normValues[T](x)
 	var ws, bs []T
 	if w != nil {
-		ws = values[T](w)
+		ws = normValues[T](w)
 	}
 	if b != nil {
-		bs = values[T](b)
+		bs = normValues[T](b)
 	}
 	// plane(i, ch) is the run of S elements of image i in channel ch.
 	plane := func(v []T, i, ch int) []T { return v[(i*c+ch)*s : (i*c+ch+1)*s] }
@@ -267,8 +360,8 @@ func batchNormT[T normFloat](x, w, b *tensor.Tensor, eps float64) (*tensor.Tenso
 			}
 		}
 	})
-	y := tensor.CustomOp("BatchNorm", wrap(ys, shape), func(g *tensor.Tensor) []*tensor.Tensor {
-		gs := values[T](g)
+	y := CustomOp("BatchNorm", normWrap(ys, shape), func(g *Tensor) []*Tensor {
+		gs := normValues[T](g)
 		sg, sgx := make([]float64, c), make([]float64, c) // Σ g and Σ g·x̂ per channel
 		forChannels(func(ch int) {
 			mu, rs := mean[ch], rstd[ch]
@@ -280,7 +373,7 @@ func batchNormT[T normFloat](x, w, b *tensor.Tensor, eps float64) (*tensor.Tenso
 				}
 			}
 		})
-		out := []*tensor.Tensor{nil}
+		out := []*Tensor{nil}
 		if x.RequiresGrad() {
 			dx := make([]T, len(xs))
 			forChannels(func(ch int) {
@@ -299,19 +392,19 @@ func batchNormT[T normFloat](x, w, b *tensor.Tensor, eps float64) (*tensor.Tenso
 					}
 				}
 			})
-			out[0] = wrap(dx, shape)
+			out[0] = normWrap(dx, shape)
 		}
 		if w != nil {
-			var dw *tensor.Tensor
+			var dw *Tensor
 			if w.RequiresGrad() {
-				dw = wrap(convertFloats[T](sgx), w.Shape())
+				dw = normWrap(convertFloats[T](sgx), w.Shape())
 			}
 			out = append(out, dw)
 		}
 		if b != nil {
-			var db *tensor.Tensor
+			var db *Tensor
 			if b.RequiresGrad() {
-				db = wrap(convertFloats[T](sg), b.Shape())
+				db = normWrap(convertFloats[T](sg), b.Shape())
 			}
 			out = append(out, db)
 		}
@@ -323,7 +416,7 @@ func batchNormT[T normFloat](x, w, b *tensor.Tensor, eps float64) (*tensor.Tenso
 // layerNormBackRows computes, for rows [lo, hi), the input gradient into
 // dx (unless nil) and adds the rows' ∂w and ∂b into dw64 and db64 (unless
 // nil).
-func layerNormBackRows[T normFloat](xs, gs, ws, dx []T, dw64, db64, mean, rstd []float64, d, lo, hi int) {
+func layerNormBackRows[T float](xs, gs, ws, dx []T, dw64, db64, mean, rstd []float64, d, lo, hi int) {
 	for r := lo; r < hi; r++ {
 		xr, gr := xs[r*d:(r+1)*d], gs[r*d:(r+1)*d]
 		mu, rs := mean[r], rstd[r]
