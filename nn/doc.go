@@ -104,18 +104,18 @@
 // names: "0.weight", "norm.running_mean", "self_attn.in_proj_weight");
 // LoadStateDict copies them back in place after checking every key and
 // shape, and returns a *StateDictError naming all missing, unexpected and
-// mismatched keys. SaveSafetensors and LoadSafetensors store them in
-// safetensors files (package modelfile) that PyTorch reads and writes;
-// TensorEntry and EntryTensor convert single tensors.
+// mismatched keys. Package modelfile stores them in safetensors files
+// that PyTorch reads and writes; nn itself knows nothing of files.
 //
 // # Specs
 //
 // A Spec describes a Sequential model as data, the model section of a
-// YAML or JSON config and the architecture stored next to the weights. It
+// training config (train/job decodes its YAML) and the architecture stored
+// as JSON next to the weights. It
 // names only output sizes; Build infers every input size from the example
 // shape and reports what does not chain:
 //
-//	spec, err := nn.DecodeSpecYAML(data) // strict: unknown fields are errors
+//	spec, err := nn.DecodeSpecJSON(data) // strict: unknown fields are errors
 //	model, outShape, err := spec.Build(tensor.NewRNG(seed))
 //	// model.layers[3] (linear): input has 3136 features but in=3000
 //

@@ -53,16 +53,17 @@ func Example() {
 }
 
 func ExampleBuild() {
-	spec, err := nn.DecodeSpecYAML([]byte(`
-input: [1, 28, 28]
-layers:
-  - {type: conv2d, out: 32, kernel: 3, padding: 1}
-  - {type: relu}
-  - {type: maxpool2d, kernel: 2}
-  - {type: flatten}
-  - {type: dropout, p: 0.2}
-  - {type: linear, out: 10}
-`))
+	spec, err := nn.DecodeSpecJSON([]byte(`{
+  "input": [1, 28, 28],
+  "layers": [
+    {"type": "conv2d", "out": 32, "kernel": 3, "padding": 1},
+    {"type": "relu"},
+    {"type": "maxpool2d", "kernel": 2},
+    {"type": "flatten"},
+    {"type": "dropout", "p": 0.2},
+    {"type": "linear", "out": 10}
+  ]
+}`))
 	if err != nil {
 		panic(err)
 	}

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Spec describes a model as data: the model section of a training config
@@ -115,18 +114,15 @@ func (p IntPair) MarshalYAML() (any, error) {
 	return []int{p[0], p[1]}, nil
 }
 
-// UnmarshalYAML reads a number or a two-element sequence.
-func (p *IntPair) UnmarshalYAML(n *yaml.Node) error {
-	var v int
-	if n.Kind == yaml.ScalarNode && n.Decode(&v) == nil {
-		*p = IntPair{v, v}
-		return nil
+// UnmarshalText reads one integer, used for both sizes. YAML decoders
+// call it for a scalar ("kernel: 3") and read a two-element sequence
+// ("kernel: [3, 5]") into the array itself, so nn needs no YAML package.
+func (p *IntPair) UnmarshalText(b []byte) error {
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("want an integer or [height, width], got %q", b)
 	}
-	var a []int
-	if n.Kind != yaml.SequenceNode || n.Decode(&a) != nil || len(a) != 2 {
-		return fmt.Errorf("line %d: want an integer or [height, width]", n.Line)
-	}
-	*p = IntPair{a[0], a[1]}
+	*p = IntPair{v, v}
 	return nil
 }
 
@@ -174,18 +170,6 @@ func DecodeSpecJSON(data []byte) (Spec, error) {
 	}
 	if dec.More() {
 		return Spec{}, errors.New("model spec: data after the JSON object")
-	}
-	return s, nil
-}
-
-// DecodeSpecYAML decodes a Spec strictly: unknown fields are errors
-// (which name the line).
-func DecodeSpecYAML(data []byte) (Spec, error) {
-	var s Spec
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
-		return Spec{}, fmt.Errorf("model spec: %w", err)
 	}
 	return s, nil
 }

@@ -8,35 +8,35 @@ import (
 
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/tensor"
-	"gopkg.in/yaml.v3"
 )
 
-const cnnYAML = `
-input: [1, 28, 28]
-layers:
-  - {type: conv2d, out: 32, kernel: 3, padding: 1}
-  - {type: batchnorm2d, momentum: 0.05}
-  - {type: ReLU}
-  - {type: maxpool2d, kernel: 2}
-  - {type: conv2d, out: 64, kernel: [3, 3], padding: 1, bias: false}
-  - {type: relu}
-  - {type: max_pool2d, kernel: 2}
-  - type: residual
-    layers:
-      - {type: conv2d, out: 64, kernel: 3, padding: 1}
-      - {type: gelu, approximate: tanh}
-  - {type: adaptive_avg_pool2d, size: [7, 7]}
-  - {type: flatten}
-  - {type: linear, in: 3136, out: 128}
-  - {type: leaky_relu, slope: 0.1}
-  - {type: dropout, p: 0.2}
-  - {type: batchnorm1d}
-  - {type: linear, out: 10}
-  - {type: log_softmax}
-`
+const cnnJSON = `{
+  "input": [1, 28, 28],
+  "layers": [
+    {"type": "conv2d", "out": 32, "kernel": 3, "padding": 1},
+    {"type": "batchnorm2d", "momentum": 0.05},
+    {"type": "ReLU"},
+    {"type": "maxpool2d", "kernel": 2},
+    {"type": "conv2d", "out": 64, "kernel": [3, 3], "padding": 1, "bias": false},
+    {"type": "relu"},
+    {"type": "max_pool2d", "kernel": 2},
+    {"type": "residual", "layers": [
+      {"type": "conv2d", "out": 64, "kernel": 3, "padding": 1},
+      {"type": "gelu", "approximate": "tanh"}
+    ]},
+    {"type": "adaptive_avg_pool2d", "size": [7, 7]},
+    {"type": "flatten"},
+    {"type": "linear", "in": 3136, "out": 128},
+    {"type": "leaky_relu", "slope": 0.1},
+    {"type": "dropout", "p": 0.2},
+    {"type": "batchnorm1d"},
+    {"type": "linear", "out": 10},
+    {"type": "log_softmax"}
+  ]
+}`
 
 func TestBuildCNN(t *testing.T) {
-	spec, err := nn.DecodeSpecYAML([]byte(cnnYAML))
+	spec, err := nn.DecodeSpecJSON([]byte(cnnJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,12 +156,8 @@ func TestSpecStrictDecoding(t *testing.T) {
 	if _, err := nn.DecodeSpecJSON([]byte(`{"layers": [{"type": "linear", "outt": 3}]}`)); err == nil || !strings.Contains(err.Error(), "outt") {
 		t.Errorf("JSON unknown field: %v", err)
 	}
-	_, err := nn.DecodeSpecYAML([]byte("input: [4]\nlayers:\n  - type: linear\n    kernal: 3\n"))
-	if err == nil || !strings.Contains(err.Error(), "kernal") || !strings.Contains(err.Error(), "line 4") {
-		t.Errorf("YAML unknown field: %v", err)
-	}
-	if _, err := nn.DecodeSpecYAML([]byte("layers:\n  - {type: conv2d, kernel: [1, 2, 3]}\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("YAML bad kernel: %v", err)
+	if _, err := nn.DecodeSpecJSON([]byte(`{"layers": [{"type": "conv2d", "kernel": [1, 2, 3]}]}`)); err == nil || !strings.Contains(err.Error(), "[height, width]") {
+		t.Errorf("JSON bad kernel: %v", err)
 	}
 	if _, err := nn.DecodeSpecJSON([]byte(`{"layers": [{"type": "conv2d", "kernel": "3"}]}`)); err == nil {
 		t.Error("JSON string kernel accepted")
@@ -169,7 +165,7 @@ func TestSpecStrictDecoding(t *testing.T) {
 }
 
 func TestSpecRoundTrips(t *testing.T) {
-	spec, err := nn.DecodeSpecYAML([]byte(cnnYAML))
+	spec, err := nn.DecodeSpecJSON([]byte(cnnJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,24 +184,13 @@ func TestSpecRoundTrips(t *testing.T) {
 	if !reflect.DeepEqual(back, spec) {
 		t.Fatalf("JSON round trip changed the spec:\n%s", js)
 	}
-	ys, err := yaml.Marshal(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err = nn.DecodeSpecYAML(ys)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, ys)
-	}
-	if !reflect.DeepEqual(back, spec) {
-		t.Fatalf("YAML round trip changed the spec:\n%s", ys)
-	}
 }
 
 func FuzzDecodeSpec(f *testing.F) {
-	f.Add([]byte(cnnYAML))
+	f.Add([]byte(cnnJSON))
 	f.Add([]byte(`{"input": [3, 8, 8], "layers": [{"type": "conv2d", "out": 2, "kernel": [2, 3]}, {"type": "flatten"}, {"type": "linear", "out": 2}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, dec := range []func([]byte) (nn.Spec, error){nn.DecodeSpecJSON, nn.DecodeSpecYAML} {
+		for _, dec := range []func([]byte) (nn.Spec, error){nn.DecodeSpecJSON} {
 			spec, err := dec(data)
 			if err != nil {
 				continue

@@ -329,6 +329,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
+	if t == reflect.TypeFor[nn.IntPair]() {
+		return checkIntPair(n, path)
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind == yaml.ScalarNode {
@@ -391,6 +394,44 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 		}
 	}
 	return nil
+}
+
+// checkIntPair checks a size given as one integer or [height, width], so
+// that a bad one is reported with its line (nn.IntPair decodes itself
+// without knowing of YAML lines).
+func checkIntPair(n *yaml.Node, path string) *ConfigError {
+	isInt := func(n *yaml.Node) bool {
+		var v int
+		return n.Kind == yaml.ScalarNode && n.Decode(&v) == nil
+	}
+	if isInt(n) || n.Tag == "!!null" || (n.Kind == yaml.SequenceNode && len(n.Content) == 2 && isInt(n.Content[0]) && isInt(n.Content[1])) {
+		return nil
+	}
+	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer or [height, width], got %s", where(path), kindName(n))}
+}
+
+// DecodeSpecYAML decodes a model spec (input and layers, as the JSON that
+// model files hold) from YAML strictly: an unknown key or a bad value is
+// an error naming its line.
+func DecodeSpecYAML(text []byte) (nn.Spec, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return nn.Spec{}, fmt.Errorf("model spec: %w", err)
+	}
+	var s nn.Spec
+	if doc.Kind == 0 {
+		return s, nil
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nn.Spec{}, errors.New("model spec: want one YAML document")
+	}
+	if err := checkKeys(doc.Content[0], reflect.TypeFor[nn.Spec](), ""); err != nil {
+		return nn.Spec{}, fmt.Errorf("model spec: line %d: %s", err.Line, err.Msg)
+	}
+	if err := doc.Content[0].Decode(&s); err != nil {
+		return nn.Spec{}, fmt.Errorf("model spec: %w", err)
+	}
+	return s, nil
 }
 
 func where(path string) string {
