@@ -215,9 +215,20 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 	grad = grad.castRaw(t.dtype)
 	if t.node == nil {
 		accumulateLeaf(t, grad)
+		if t.hooks != nil {
+			fireGradReady(t, t.hooks)
+		}
 		return
 	}
-	order := topoOrder(t)
+	order, run, hooked := topoOrder(t)
+	// hookRun is set when a leaf of the graph has grad-ready hooks: such
+	// leaves count their uses, and fire when the walk has done them all
+	// (hooks.go). Without hooks the walk does no hook work.
+	var hookRun *backwardRun
+	if hooked {
+		hookRun = run
+		countHookedUses(order, run)
+	}
 	t.node.grad = grad
 	var cands []storage // storages to recycle when no node holds them
 	for i := len(order) - 1; i >= 0; i-- {
@@ -263,6 +274,9 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 			}
 			clear(cands)
 		}
+		if hookRun != nil {
+			finishUses(n, hookRun)
+		}
 		if !o.RetainGraph {
 			n.backward, n.inputs, n.freed = nil, nil, true
 			if n.free != nil {
@@ -297,14 +311,15 @@ func drop(st storage) {
 }
 
 // topoOrder returns the non-leaf tensors reachable from t, each after all of
-// its inputs (post-order of an iterative depth-first search).
-func topoOrder(t *Tensor) []*Tensor {
-	run := &backwardRun{}
+// its inputs (post-order of an iterative depth-first search), and whether
+// one of them takes a leaf that requires grad and has grad-ready hooks.
+// run is the mark it left on the visited nodes.
+func topoOrder(t *Tensor) (order []*Tensor, run *backwardRun, hooked bool) {
+	run = &backwardRun{}
 	type frame struct {
 		t *Tensor
 		i int
 	}
-	var order []*Tensor
 	stack := []frame{{t, 0}}
 	t.node.visit = run
 	for len(stack) > 0 {
@@ -316,13 +331,15 @@ func topoOrder(t *Tensor) []*Tensor {
 			if in.node != nil && in.requiresGrad && in.node.visit != run {
 				in.node.visit = run
 				stack = append(stack, frame{in, 0})
+			} else if in.hooks != nil && in.node == nil && in.requiresGrad {
+				hooked = true
 			}
 			continue
 		}
 		order = append(order, f.t)
 		stack = stack[:len(stack)-1]
 	}
-	return order
+	return order, run, hooked
 }
 
 // fitGrad brings a gradient to the input's shape (summing broadcast dims)
