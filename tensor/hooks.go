@@ -26,11 +26,16 @@ type gradReadyHook struct{ fn func(*Tensor) }
 // earlier layers. It returns a function that removes the hook (calling it
 // again does nothing).
 //
+// Hooks of one leaf run in registration order, and leaves are reported in
+// the order Backward finishes them: the parameters of the last layer
+// first. A call that does not reach t (t unused by the graph, or frozen
+// with SetRequiresGrad(false)) does not run fn; ReachableLeaves tells
+// beforehand which leaves a call will reach. Once fn has run, that call
+// no longer touches t.Grad, so fn may pass it to another goroutine. fn
+// must not call Backward. See the package documentation.
+//
 // t must be a leaf that requires grad (a parameter); otherwise
-// RegisterGradReadyHook panics. Hooks of one leaf run in registration
-// order, and leaves are reported in the order Backward finishes them: the
-// parameters of the last layer first. See the package documentation for
-// which leaves a call reaches and for what a hook may do.
+// RegisterGradReadyHook panics.
 func (t *Tensor) RegisterGradReadyHook(fn func(t *Tensor)) (remove func()) {
 	switch {
 	case fn == nil:

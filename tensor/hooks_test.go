@@ -402,3 +402,34 @@ func TestGradReadyNoAllocation(t *testing.T) {
 		t.Fatalf("a step with hooks allocates %v times, without %v", hooked, plain)
 	}
 }
+
+// TestGradReadyOverlap does what data-parallel training does: each hook
+// hands its gradient to another goroutine, which scales it in place (as
+// an all-reduce averages it) while Backward goes on with earlier layers.
+// Under -race it checks that Backward no longer touches a gradient once
+// its hook has run.
+func TestGradReadyOverlap(t *testing.T) {
+	x := tensor.NewRNG(15).Uniform(tensor.Float64, -1, 1, 6, 5)
+	ref := newMLP(16)
+	ref.loss(x).Backward()
+
+	m := newMLP(16)
+	var wg sync.WaitGroup
+	for _, p := range m.params {
+		p.RegisterGradReadyHook(func(p *tensor.Tensor) {
+			g := p.Grad()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.MulScalarInPlace(0.5)
+			}()
+		})
+	}
+	m.loss(x).Backward()
+	wg.Wait()
+	for _, name := range m.names {
+		if want := ref.params[name].Grad().MulScalar(0.5); !sameValues(m.params[name].Grad(), want, 1e-15) {
+			t.Errorf("%s: grad %v, want %v", name, m.params[name].Grad(), want)
+		}
+	}
+}
