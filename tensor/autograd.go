@@ -189,9 +189,11 @@ func (t *Tensor) IsInference() bool { return t.inference }
 // ---- backward ----
 
 // Backward computes the gradient of the one-element tensor t with respect to
-// every leaf that requires grad and adds it to the leaf's Grad. The graph
-// is freed afterwards unless opts has RetainGraph; running Backward through
-// a freed graph panics. See the package documentation.
+// every leaf that requires grad and adds it to the leaf's Grad, running a
+// leaf's grad-ready hooks (RegisterGradReadyHook) as soon as its gradient
+// is complete. The graph is freed afterwards unless opts has RetainGraph;
+// running Backward through a freed graph panics. See the package
+// documentation.
 func (t *Tensor) Backward(opts ...BackwardOpts) {
 	if t.Numel() != 1 {
 		panic(fmt.Sprintf("tensor: Backward needs a one-element tensor, got shape %v; use BackwardWith", t.shape))
@@ -383,7 +385,9 @@ func sumToShape(op string, g *Tensor, shape []int) *Tensor {
 // t straight into t.grad (assigning a fresh tensor when it is nil, or
 // accumulating with a GEMM's beta = 1) instead of returning it: t must be
 // a leaf whose gradient buffer, if any, is contiguous and of t's dtype.
-// This saves a temporary and an addition per parameter per step.
+// This saves a temporary and an addition per parameter per step. A
+// closure may write only the gradients of its own node's inputs this way:
+// grad-ready hooks (hooks.go) fire once the nodes taking a leaf are done.
 func directGrad(t *Tensor) bool {
 	if t == nil || t.node != nil || !t.requiresGrad {
 		return false
