@@ -76,10 +76,11 @@ func (t *Tensor) removeGradReadyHook(h *gradReadyHook) {
 // would reach, each once, in the order Backward would finish their
 // gradients and fire their grad-ready hooks. A parameter missing from the
 // list would receive no gradient from this graph (an unused parameter).
-// It only reads the graph, so call it before Backward (or between
+// It leaves the graph as it was, so call it before Backward (or between
 // Backward calls that pass RetainGraph); it panics on a graph that an
-// earlier Backward freed. t itself is returned when it is a leaf that
-// requires grad.
+// earlier Backward freed. It walks the graph as Backward does: do not run
+// it concurrently with a Backward over the same graph. t itself is
+// returned when it is a leaf that requires grad.
 func (t *Tensor) ReachableLeaves() []*Tensor {
 	if !t.requiresGrad {
 		return nil
@@ -87,10 +88,12 @@ func (t *Tensor) ReachableLeaves() []*Tensor {
 	if t.node == nil {
 		return []*Tensor{t}
 	}
-	if t.node.freed {
-		panic(fmt.Sprintf("tensor: ReachableLeaves on the graph of %s, which an earlier Backward freed; pass tensor.RetainGraph to that call", t.node.op))
-	}
 	order, _, _ := topoOrder(t)
+	for _, u := range order {
+		if n := u.node; n.freed {
+			panic(fmt.Sprintf("tensor: ReachableLeaves through the graph of %s, which an earlier Backward freed; pass tensor.RetainGraph to that call", n.op))
+		}
+	}
 	// Count the recorded uses of each leaf, then replay the backward
 	// walk: a leaf is done when its last use has been walked.
 	uses := make(map[*Tensor]int)

@@ -203,6 +203,11 @@ func TestGradReadyRetainGraph(t *testing.T) {
 		t.Fatalf("second pass saw %v, want twice %v", log.seen["w1"], first)
 	}
 	mustPanic(t, "freed", func() { loss.ReachableLeaves() })
+
+	// A graph that shares a freed part cannot be listed either.
+	h := m.params["w1"].Exp()
+	h.SumAll().Backward()
+	mustPanic(t, "freed", func() { h.MulScalar(2).SumAll().ReachableLeaves() })
 }
 
 func TestGradReadyRemove(t *testing.T) {
