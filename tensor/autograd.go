@@ -27,8 +27,11 @@ type node struct {
 	freed bool
 }
 
-// backwardRun identifies one Backward call (marks visited nodes).
-type backwardRun struct{ _ int }
+// backwardRun identifies one Backward call (marks visited nodes and the
+// leaves with hooks that it counts).
+type backwardRun struct {
+	hooked bool // a node of the graph takes a leaf that has grad-ready hooks
+}
 
 // BackwardOpts configures Backward.
 type BackwardOpts struct {
@@ -222,12 +225,12 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 		}
 		return
 	}
-	order, run, hooked := topoOrder(t)
+	order, run := topoOrder(t)
 	// hookRun is set when a leaf of the graph has grad-ready hooks: such
 	// leaves count their uses, and fire when the walk has done them all
 	// (hooks.go). Without hooks the walk does no hook work.
 	var hookRun *backwardRun
-	if hooked {
+	if run.hooked {
 		hookRun = run
 		countHookedUses(order, run)
 	}
@@ -313,10 +316,10 @@ func drop(st storage) {
 }
 
 // topoOrder returns the non-leaf tensors reachable from t, each after all of
-// its inputs (post-order of an iterative depth-first search), and whether
-// one of them takes a leaf that requires grad and has grad-ready hooks.
-// run is the mark it left on the visited nodes.
-func topoOrder(t *Tensor) (order []*Tensor, run *backwardRun, hooked bool) {
+// its inputs (post-order of an iterative depth-first search), and the
+// mark it left on them, which tells whether one of them takes a leaf that
+// requires grad and has grad-ready hooks.
+func topoOrder(t *Tensor) (order []*Tensor, run *backwardRun) {
 	run = &backwardRun{}
 	type frame struct {
 		t *Tensor
@@ -334,14 +337,16 @@ func topoOrder(t *Tensor) (order []*Tensor, run *backwardRun, hooked bool) {
 				in.node.visit = run
 				stack = append(stack, frame{in, 0})
 			} else if in.hooks != nil && in.node == nil && in.requiresGrad {
-				hooked = true
+				// A store, not a flag carried through the loop, which
+				// would cost every iteration a register.
+				run.hooked = true
 			}
 			continue
 		}
 		order = append(order, f.t)
 		stack = stack[:len(stack)-1]
 	}
-	return order, run, hooked
+	return order, run
 }
 
 // fitGrad brings a gradient to the input's shape (summing broadcast dims)

@@ -88,7 +88,7 @@ func (t *Tensor) ReachableLeaves() []*Tensor {
 	if t.node == nil {
 		return []*Tensor{t}
 	}
-	order, _, _ := topoOrder(t)
+	order, _ := topoOrder(t)
 	for _, u := range order {
 		if n := u.node; n.freed {
 			panic(fmt.Sprintf("tensor: ReachableLeaves through the graph of %s, which an earlier Backward freed; pass tensor.RetainGraph to that call", n.op))
