@@ -27,8 +27,11 @@ type node struct {
 	freed bool
 }
 
-// backwardRun identifies one Backward call (marks visited nodes).
-type backwardRun struct{ _ int }
+// backwardRun identifies one Backward call (marks visited nodes and the
+// leaves with hooks that it counts).
+type backwardRun struct {
+	hooked bool // a node of the graph takes a leaf that has grad-ready hooks
+}
 
 // BackwardOpts configures Backward.
 type BackwardOpts struct {
@@ -189,9 +192,11 @@ func (t *Tensor) IsInference() bool { return t.inference }
 // ---- backward ----
 
 // Backward computes the gradient of the one-element tensor t with respect to
-// every leaf that requires grad and adds it to the leaf's Grad. The graph
-// is freed afterwards unless opts has RetainGraph; running Backward through
-// a freed graph panics. See the package documentation.
+// every leaf that requires grad and adds it to the leaf's Grad, running a
+// leaf's grad-ready hooks (RegisterGradReadyHook) as soon as its gradient
+// is complete. The graph is freed afterwards unless opts has RetainGraph;
+// running Backward through a freed graph panics. See the package
+// documentation.
 func (t *Tensor) Backward(opts ...BackwardOpts) {
 	if t.Numel() != 1 {
 		panic(fmt.Sprintf("tensor: Backward needs a one-element tensor, got shape %v; use BackwardWith", t.shape))
@@ -215,9 +220,20 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 	grad = grad.castRaw(t.dtype)
 	if t.node == nil {
 		accumulateLeaf(t, grad)
+		if t.hooks != nil {
+			fireGradReady(t, t.hooks)
+		}
 		return
 	}
-	order := topoOrder(t)
+	order, run := topoOrder(t)
+	// hookRun is set when a leaf of the graph has grad-ready hooks: such
+	// leaves count their uses, and fire when the walk has done them all
+	// (hooks.go). Without hooks the walk does no hook work.
+	var hookRun *backwardRun
+	if run.hooked {
+		hookRun = run
+		countHookedUses(order, run)
+	}
 	t.node.grad = grad
 	var cands []storage // storages to recycle when no node holds them
 	for i := len(order) - 1; i >= 0; i-- {
@@ -263,6 +279,9 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 			}
 			clear(cands)
 		}
+		if hookRun != nil {
+			finishUses(n, hookRun)
+		}
 		if !o.RetainGraph {
 			n.backward, n.inputs, n.freed = nil, nil, true
 			if n.free != nil {
@@ -297,14 +316,15 @@ func drop(st storage) {
 }
 
 // topoOrder returns the non-leaf tensors reachable from t, each after all of
-// its inputs (post-order of an iterative depth-first search).
-func topoOrder(t *Tensor) []*Tensor {
-	run := &backwardRun{}
+// its inputs (post-order of an iterative depth-first search), and the
+// mark it left on them, which tells whether one of them takes a leaf that
+// requires grad and has grad-ready hooks.
+func topoOrder(t *Tensor) (order []*Tensor, run *backwardRun) {
+	run = &backwardRun{}
 	type frame struct {
 		t *Tensor
 		i int
 	}
-	var order []*Tensor
 	stack := []frame{{t, 0}}
 	t.node.visit = run
 	for len(stack) > 0 {
@@ -316,13 +336,17 @@ func topoOrder(t *Tensor) []*Tensor {
 			if in.node != nil && in.requiresGrad && in.node.visit != run {
 				in.node.visit = run
 				stack = append(stack, frame{in, 0})
+			} else if in.hooks != nil && in.node == nil && in.requiresGrad {
+				// A store, not a flag carried through the loop, which
+				// would cost every iteration a register.
+				run.hooked = true
 			}
 			continue
 		}
 		order = append(order, f.t)
 		stack = stack[:len(stack)-1]
 	}
-	return order
+	return order, run
 }
 
 // fitGrad brings a gradient to the input's shape (summing broadcast dims)
@@ -366,7 +390,9 @@ func sumToShape(op string, g *Tensor, shape []int) *Tensor {
 // t straight into t.grad (assigning a fresh tensor when it is nil, or
 // accumulating with a GEMM's beta = 1) instead of returning it: t must be
 // a leaf whose gradient buffer, if any, is contiguous and of t's dtype.
-// This saves a temporary and an addition per parameter per step.
+// This saves a temporary and an addition per parameter per step. A
+// closure may write only the gradients of its own node's inputs this way:
+// grad-ready hooks (hooks.go) fire once the nodes taking a leaf are done.
 func directGrad(t *Tensor) bool {
 	if t == nil || t.node != nil || !t.requiresGrad {
 		return false

@@ -77,6 +77,33 @@
 // straight into its Grad (the GEMM accumulates with beta = 1), so a
 // training step allocates no gradient temporaries for weights.
 //
+// # Gradient-ready hooks
+//
+// p.RegisterGradReadyHook(fn), PyTorch's register_post_accumulate_grad_hook,
+// runs fn(p) inside Backward as soon as p's gradient is complete, so that
+// data-parallel training can start reducing the last layers' gradients
+// while Backward still works on the first. Before walking the graph,
+// Backward counts how many recorded ops take each hooked leaf as an input;
+// it fires the leaf's hooks when the last of them has run its backward. So
+// a hook runs once per Backward call that reaches its leaf, after every
+// contribution of that call (both uses of a tied weight) has been added to
+// what Grad already held, on the goroutine running Backward. Leaves fire in
+// the order Backward finishes them, the last layer first; a leaf's hooks in
+// registration order.
+//
+// A leaf the graph does not reach, a frozen one (RequiresGrad false) and
+// one used only through a Detach'ed view get no gradient and no call;
+// loss.ReachableLeaves() lists, before Backward, the leaves it will reach,
+// in firing order, which tells unused parameters apart. Hooks go on leaves
+// that require grad only (anything else panics), and the function
+// RegisterGradReadyHook returns removes one. After p's hooks, Backward
+// neither reads nor writes p.Grad again in that call, so a hook may hand
+// it to another goroutine (an all-reduce averaging it in place) while
+// Backward goes on. A hook must not call Backward. A hook removed while
+// Backward runs does not run afterwards; one registered while it runs may
+// first fire in the next call. Without hooks, Backward does no extra work
+// and allocates nothing more.
+//
 // # Inference without a graph
 //
 // Recording is switched off per tensor, not per goroutine or process:

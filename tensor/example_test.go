@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fathom-ml/fathom/tensor"
 )
@@ -85,4 +86,31 @@ func ExampleMatMul() {
 	b := tensor.Ones(tensor.Float32, 3, 4)     // broadcast over the batch
 	fmt.Println(tensor.MatMul(a, b).Shape())
 	// Output: [10 2 4]
+}
+
+// Data-parallel training starts reducing a parameter's gradient as soon as
+// Backward has finished it, while Backward works on earlier layers.
+func ExampleTensor_RegisterGradReadyHook() {
+	x := tensor.FromFloat64([]float64{1, 2}, 1, 2)
+	w1 := tensor.FromFloat64([]float64{1, 0, 0, 1}, 2, 2).SetRequiresGrad(true)
+	w2 := tensor.FromFloat64([]float64{1, 1}, 1, 2).SetRequiresGrad(true)
+	unused := tensor.Zeros(tensor.Float64, 2).SetRequiresGrad(true)
+	for _, p := range []struct {
+		name string
+		t    *tensor.Tensor
+	}{{"w1", w1}, {"w2", w2}, {"unused", unused}} {
+		p.t.RegisterGradReadyHook(func(t *tensor.Tensor) {
+			fmt.Println(p.name, "ready:", t.Grad().Values()) // start its all-reduce here
+		})
+	}
+
+	loss := tensor.Linear(tensor.Linear(x, w1, nil), w2, nil).SumAll()
+	if !slices.Contains(loss.ReachableLeaves(), unused) {
+		fmt.Println("unused will receive no gradient")
+	}
+	loss.Backward() // the last layer's parameter is ready first
+	// Output:
+	// unused will receive no gradient
+	// w2 ready: [1 2]
+	// w1 ready: [1 2 1 2]
 }

@@ -78,7 +78,8 @@ type Tensor struct {
 	inference    bool // produced under NoGrad: ops record nothing
 	retainGrad   bool
 	grad         *Tensor
-	node         *node // nil for leaves
+	node         *node      // nil for leaves
+	hooks        *leafHooks // grad-ready hooks of a leaf (hooks.go); nil when none
 
 	dims [8]int // backs shape and strides of tensors with up to 4 dims
 }
