@@ -1,0 +1,290 @@
+package data
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// TableOptions says how Frame.Table turns a frame into a Table: which column
+// is the label and how it is read, which columns are features and what to do
+// with missing feature values. The zero value makes every column a feature
+// and reads no label.
+type TableOptions struct {
+	// Label names the label column ("" for none).
+	Label string
+	// LabelKind says whether the label is a class (the default; string,
+	// integer, boolean or float columns, whose values become class names)
+	// or a number (Table.Y; numeric or boolean columns).
+	LabelKind LabelKind
+	// Classes, if set, fixes the class list of a class label: its order
+	// gives the class indices and any other value is an error. Otherwise
+	// classes are collected and sorted (numerically if all are numbers).
+	Classes []string
+	// Features, if set, lists the feature columns in order; otherwise every
+	// column but the label is a feature. A vector column may be named whole
+	// or by the run of its element names v[0], v[1], … (as a Table names
+	// them).
+	Features []string
+	// Ignore lists columns to leave out.
+	Ignore []string
+	// Impute says what to do with a missing feature value. A missing label
+	// is always an error.
+	Impute Impute
+	// Source names the data in error messages (a file or directory).
+	Source string
+}
+
+// Table converts the frame to a dense float32 Table, as the readers build
+// them: scalar numeric and boolean features (true is 1) fill one Table
+// column each, a vector column v of width w fills w columns named v[0] …
+// v[w−1], and the label becomes class indices (Labels, Classes) or numeric
+// targets (Y). String features are refused: index or encode them first.
+// The frame's "fathom.feature_shape" metadata, when it matches the number of
+// columns, becomes the Table's FeatureShape.
+//
+// Errors name the source, the row (1-based) and the column.
+func (f *Frame) Table(opts TableOptions) (*Table, error) {
+	t, err := f.table(opts)
+	if err != nil && opts.Source != "" {
+		return nil, fmt.Errorf("%s: %w", opts.Source, err)
+	}
+	return t, err
+}
+
+func (f *Frame) table(opts TableOptions) (*Table, error) {
+	names := f.Names()
+	isVector := func(j int) bool { return f.cols[j].Kind() == Vector }
+	sel, err := selectColumns(names, opts.Label, 0, collapseVectorNames(opts.Features, names, isVector), opts.Ignore)
+	if err != nil {
+		return nil, err
+	}
+	if sel.label < 0 && (opts.LabelKind != LabelClass || len(opts.Classes) > 0) {
+		return nil, fmt.Errorf("label options given but no label column")
+	}
+	classes, err := newClassEncoder(opts.Classes)
+	if err != nil {
+		return nil, err
+	}
+	// Check the types and lay out the Table columns.
+	var cols []string
+	featureNames := make([]string, len(sel.features))
+	vector := make([]bool, len(sel.features))
+	widths := make([]int, len(sel.features))
+	for k, j := range sel.features {
+		c := f.cols[j]
+		featureNames[k], widths[k] = c.Name(), 1
+		switch c.Kind() {
+		case Float64, Float32, Int64, Bool:
+		case Vector:
+			vector[k], widths[k] = true, c.(*VectorColumn).Width()
+		default:
+			return nil, fmt.Errorf("column %q has type %s; features must be numbers, booleans or vectors (index or encode strings first)", c.Name(), describeKind(c))
+		}
+	}
+	cols = expandVectorNames(featureNames, vector, widths)
+	if len(opts.Features) > 0 {
+		// Element names must select whole vectors, in order.
+		var want []string
+		for _, n := range opts.Features {
+			if k := slices.Index(featureNames, n); k >= 0 && vector[k] {
+				want = append(want, expandVectorNames(featureNames[k:k+1], vector[k:k+1], widths[k:k+1])...)
+			} else {
+				want = append(want, n)
+			}
+		}
+		if !slices.Equal(want, cols) {
+			return nil, fmt.Errorf("the selected columns %v do not match the vector columns they name, whose elements are %v", opts.Features, cols)
+		}
+	}
+	if sel.label >= 0 {
+		c := f.cols[sel.label]
+		switch {
+		case c.Kind() == Vector:
+			return nil, fmt.Errorf("label column %q has type %s", c.Name(), describeKind(c))
+		case opts.LabelKind == LabelNumeric && c.Kind() == String:
+			return nil, fmt.Errorf("label column %q: type string is not numeric", c.Name())
+		}
+	}
+
+	n := f.rows
+	t := &Table{Rows: n, Cols: len(cols), Columns: cols, X: make([]float32, n*len(cols))}
+	if cols == nil {
+		t.Columns = []string{}
+	}
+	if s, ok := f.Metadata(featureShapeKey); ok {
+		var shape []int
+		if err := json.Unmarshal([]byte(s), &shape); err != nil {
+			return nil, fmt.Errorf("bad %s metadata: %v", featureShapeKey, err)
+		}
+		if len(shape) > 0 && product(shape) == len(cols) {
+			t.FeatureShape = shape
+		}
+	}
+	var missing missingCells
+	null := func(i int, name string, p int) error {
+		if opts.Impute != MissingMean {
+			return fmt.Errorf("row %d: column %q: null value (set Impute to MissingMean to fill it with the column mean)", i+1, name)
+		}
+		missing.pos = append(missing.pos, p)
+		t.X[p] = float32(math.NaN())
+		return nil
+	}
+	stride := t.Cols
+	off := 0
+	for k, j := range sel.features {
+		c := f.cols[j]
+		if vector[k] {
+			if err := fillVector(t.X, stride, off, c.(*VectorColumn), null); err != nil {
+				return nil, err
+			}
+			off += widths[k]
+			continue
+		}
+		var err error
+		switch c := c.(type) {
+		case *Float64Column:
+			err = fillScalar(t.X, stride, off, c, null, func(i int, v float64) (float32, error) {
+				if math.Abs(v) > math.MaxFloat32 && !math.IsInf(v, 0) {
+					return 0, fmt.Errorf("row %d: column %q: %v is outside the float32 range", i+1, c.name, v)
+				}
+				return float32(v), nil
+			})
+		case *Float32Column:
+			err = fillScalar(t.X, stride, off, c, null, func(_ int, v float32) (float32, error) { return v, nil })
+		case *Int64Column:
+			err = fillScalar(t.X, stride, off, c, null, func(_ int, v int64) (float32, error) { return float32(v), nil })
+		case *BoolColumn:
+			err = fillScalar(t.X, stride, off, c, null, func(_ int, v bool) (float32, error) {
+				if v {
+					return 1, nil
+				}
+				return 0, nil
+			})
+		}
+		if err != nil {
+			return nil, err
+		}
+		off++
+	}
+	if sel.label >= 0 {
+		c := f.cols[sel.label]
+		t.LabelName = c.Name()
+		for i := range n {
+			if c.IsNull(i) {
+				return nil, fmt.Errorf("row %d: label column %q: null label", i+1, c.Name())
+			}
+		}
+		if opts.LabelKind == LabelNumeric {
+			t.Y = make([]float32, n)
+			for i := range n {
+				t.Y[i] = scalarFloat32(c, i)
+			}
+		} else {
+			t.Labels = make([]int64, n)
+			for i := range n {
+				s := classNameOf(c, i)
+				idx, ok := classes.encode(s)
+				if !ok {
+					return nil, fmt.Errorf("row %d: label column %q: %s", i+1, c.Name(), classes.unknownClass(s))
+				}
+				t.Labels[i] = idx
+			}
+			t.Classes = classes.sortClasses(t.Labels)
+		}
+	}
+	if opts.Impute == MissingMean {
+		if err := missing.imputeMean(t, func(k int) string { return strconv.Quote(t.Columns[k]) }); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// fillScalar writes column c into Table column off of x (row stride
+// stride), converting values with conv and reporting missing ones to null.
+func fillScalar[T Scalar](x []float32, stride, off int, c *ScalarColumn[T], null func(i int, name string, p int) error, conv func(i int, v T) (float32, error)) error {
+	for i, v := range c.values {
+		p := i*stride + off
+		if c.IsNull(i) {
+			if err := null(i, c.name, p); err != nil {
+				return err
+			}
+			continue
+		}
+		y, err := conv(i, v)
+		if err != nil {
+			return err
+		}
+		x[p] = y
+	}
+	return nil
+}
+
+// fillVector writes the elements of c into Table columns off… of x.
+func fillVector(x []float32, stride, off int, c *VectorColumn, null func(i int, name string, p int) error) error {
+	w := c.width
+	for i := range c.Len() {
+		p := i*stride + off
+		if c.IsNull(i) { // a missing row: every element is missing
+			for e := range w {
+				if err := null(i, c.name, p+e); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for e := range w {
+			if c.elemValid != nil && !c.elemValid[i*w+e] {
+				if err := null(i, fmt.Sprintf("%s[%d]", c.name, e), p+e); err != nil {
+					return err
+				}
+				continue
+			}
+			if c.is32 {
+				x[p+e] = c.f32[i*w+e]
+			} else {
+				x[p+e] = float32(c.f64[i*w+e])
+			}
+		}
+	}
+	return nil
+}
+
+// scalarFloat32 returns row i of a numeric or boolean column as float32.
+func scalarFloat32(c Column, i int) float32 {
+	switch c := c.(type) {
+	case *Float64Column:
+		return float32(c.values[i])
+	case *Float32Column:
+		return c.values[i]
+	case *Int64Column:
+		return float32(c.values[i])
+	case *BoolColumn:
+		if c.values[i] {
+			return 1
+		}
+	}
+	return 0
+}
+
+// classNameOf returns row i of a scalar column as a class name: strings as
+// they are, integers in decimal, booleans as true/false, floats in the
+// shortest form that reads back as the same value.
+func classNameOf(c Column, i int) string {
+	switch c := c.(type) {
+	case *StringColumn:
+		return c.values[i]
+	case *Int64Column:
+		return strconv.FormatInt(c.values[i], 10)
+	case *BoolColumn:
+		return strconv.FormatBool(c.values[i])
+	case *Float32Column:
+		return strconv.FormatFloat(float64(c.values[i]), 'g', -1, 32)
+	case *Float64Column:
+		return strconv.FormatFloat(c.values[i], 'g', -1, 64)
+	}
+	return ""
+}
