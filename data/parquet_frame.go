@@ -169,6 +169,9 @@ func readParquetFrameFile(path string, opts ParquetFrameOptions, cols []*frameCo
 			}
 		}
 	}
+	for _, c := range cols {
+		c.reserve(int(pf.NumRows()))
+	}
 	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
@@ -209,6 +212,7 @@ type frameColumnBuilder struct {
 	b         []bool
 	valid     []bool // nil until a null is seen
 	elemValid []bool // nil until a null element is seen
+	interned  map[string]string
 }
 
 func newFrameColumnBuilder(name string, dt arrow.DataType) (*frameColumnBuilder, error) {
@@ -260,6 +264,28 @@ func (c *frameColumnBuilder) describe() string {
 	return c.kind.String()
 }
 
+// reserve makes room for n more rows (a file's row count, from its footer).
+func (c *frameColumnBuilder) reserve(n int) {
+	switch c.kind {
+	case Float64:
+		c.f64 = slices.Grow(c.f64, n)
+	case Float32:
+		c.f32 = slices.Grow(c.f32, n)
+	case Int64:
+		c.i64 = slices.Grow(c.i64, n)
+	case String:
+		c.str = slices.Grow(c.str, n)
+	case Bool:
+		c.b = slices.Grow(c.b, n)
+	case Vector:
+		if c.elem32 {
+			c.f32 = slices.Grow(c.f32, n*c.width)
+		} else {
+			c.f64 = slices.Grow(c.f64, n*c.width)
+		}
+	}
+}
+
 // setNull marks row (0-based over all files) missing.
 func (c *frameColumnBuilder) setNull(row int) {
 	if c.valid == nil {
@@ -284,12 +310,14 @@ func (c *frameColumnBuilder) append(a arrow.Array, firstRow int) error {
 	if c.kind == Vector {
 		return c.appendVector(a.(array.ListLike), firstRow)
 	}
-	for i := range n {
-		row := c.rows + i
-		if a.IsNull(i) {
-			c.setNull(row)
-		} else {
-			c.setValid(row)
+	if a.NullN() > 0 || c.valid != nil {
+		for i := range n {
+			row := c.rows + i
+			if a.IsNull(i) {
+				c.setNull(row)
+			} else {
+				c.setValid(row)
+			}
 		}
 	}
 	switch a := a.(type) {
@@ -302,6 +330,10 @@ func (c *frameColumnBuilder) append(a arrow.Array, firstRow int) error {
 	case *array.Boolean:
 		for i := range n {
 			c.b = append(c.b, a.Value(i))
+		}
+	case *array.String:
+		for i := range n {
+			c.str = append(c.str, c.intern(a.Value(i)))
 		}
 	default:
 		for i := range n {
@@ -362,7 +394,7 @@ func (c *frameColumnBuilder) appendOne(a arrow.Array, i, row int) error {
 		case *array.StringView:
 			s = a.Value(i)
 		}
-		c.str = append(c.str, strings.Clone(s))
+		c.str = append(c.str, c.intern(s))
 	case Int64:
 		var v int64
 		switch a := a.(type) {
@@ -396,6 +428,26 @@ func (c *frameColumnBuilder) appendOne(a arrow.Array, i, row int) error {
 		c.b = append(c.b, numericValue64(a, i) != 0)
 	}
 	return nil
+}
+
+// maxInterned bounds the strings a column builder interns: categories and
+// class names repeat, ids do not.
+const maxInterned = 1 << 12
+
+// intern returns a copy of s that does not alias Arrow's buffers, shared
+// with earlier equal values while there are few distinct ones.
+func (c *frameColumnBuilder) intern(s string) string {
+	if v, ok := c.interned[s]; ok {
+		return v
+	}
+	v := strings.Clone(s)
+	if len(c.interned) < maxInterned {
+		if c.interned == nil {
+			c.interned = map[string]string{}
+		}
+		c.interned[v] = v
+	}
+	return v
 }
 
 func (c *frameColumnBuilder) appendZero() {
