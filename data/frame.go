@@ -128,14 +128,15 @@ func (c *ScalarColumn[T]) Name() string { return c.name }
 
 // Kind returns the column's value type.
 func (c *ScalarColumn[T]) Kind() Kind {
-	switch any(c.values).(type) {
-	case []float64:
+	var zero T
+	switch any(zero).(type) {
+	case float64:
 		return Float64
-	case []float32:
+	case float32:
 		return Float32
-	case []int64:
+	case int64:
 		return Int64
-	case []string:
+	case string:
 		return String
 	}
 	return Bool

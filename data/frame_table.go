@@ -76,12 +76,14 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 	for k, j := range sel.features {
 		c := f.cols[j]
 		featureNames[k], widths[k] = c.Name(), 1
-		switch c.Kind() {
-		case Float64, Float32, Int64, Bool:
-		case Vector:
-			vector[k], widths[k] = true, c.(*VectorColumn).Width()
+		switch c := c.(type) {
+		case *Float64Column, *Float32Column, *Int64Column, *BoolColumn:
+		case *VectorColumn:
+			vector[k], widths[k] = true, c.Width()
+		case *StringColumn:
+			return nil, fmt.Errorf("column %q has type string; features must be numbers, booleans or vectors (index or encode strings first)", c.Name())
 		default:
-			return nil, fmt.Errorf("column %q has type %s; features must be numbers, booleans or vectors (index or encode strings first)", c.Name(), describeKind(c))
+			return nil, fmt.Errorf("column %q: Table cannot convert a column of Go type %T", c.Name(), c)
 		}
 	}
 	cols = expandVectorNames(featureNames, vector, widths)
@@ -101,6 +103,11 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 	}
 	if sel.label >= 0 {
 		c := f.cols[sel.label]
+		switch c.(type) {
+		case *Float64Column, *Float32Column, *Int64Column, *BoolColumn, *StringColumn, *VectorColumn:
+		default:
+			return nil, fmt.Errorf("label column %q: Table cannot convert a column of Go type %T", c.Name(), c)
+		}
 		switch {
 		case c.Kind() == Vector:
 			return nil, fmt.Errorf("label column %q has type %s", c.Name(), describeKind(c))

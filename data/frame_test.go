@@ -292,3 +292,16 @@ func TestFrameTableFeatureShape(t *testing.T) {
 		t.Fatalf("%+v, %v", got, err)
 	}
 }
+
+// otherColumn is a Column implemented outside the package's concrete types.
+type otherColumn struct{ *Float64Column }
+
+func TestFrameTableUnknownColumnType(t *testing.T) {
+	f, _ := NewFrame(otherColumn{NewColumn("x", []float64{1}, nil)})
+	if _, err := f.Table(TableOptions{}); err == nil || !strings.Contains(err.Error(), `column "x": Table cannot convert a column of Go type data.otherColumn`) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := f.Table(TableOptions{Label: "x"}); err == nil || !strings.Contains(err.Error(), `label column "x": Table cannot convert`) {
+		t.Fatalf("got %v", err)
+	}
+}
