@@ -1,10 +1,12 @@
 package data
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -54,9 +56,11 @@ func ReadCSVFrame(path string, opts CSVFrameOptions) (*Frame, error) {
 // ParseCSVFrame reads CSV from r into a Frame; name is used in error
 // messages.
 //
-// The reader keeps the cells of the selected columns as strings until the
-// end of the input, when every column's type is known, and then converts
-// them; peak memory is about the size of the input plus the columns built.
+// Numbers are parsed as the rows arrive. An inferred column also keeps its
+// cells' text, packed in one buffer, until the end of the input decides its
+// type (a string column is then built from that buffer without copying each
+// cell), so peak memory is about the size of the input plus the columns
+// built.
 func ParseCSVFrame(r io.Reader, name string, opts CSVFrameOptions) (*Frame, error) {
 	s, err := newCSVScanner(r, name, CSVOptions{Comma: opts.Comma, Comment: opts.Comment, NoHeader: opts.NoHeader, Missing: opts.Missing})
 	if err != nil {
@@ -100,12 +104,14 @@ func ParseCSVFrame(r io.Reader, name string, opts CSVFrameOptions) (*Frame, erro
 			return nil, fmt.Errorf("%s: column %q: a CSV column cannot be read as %s", name, n, k)
 		}
 	}
-	// A kept cell would pin its whole record's string; clone cells when
-	// only some columns are kept.
-	clone := len(src) < len(s.names)
-
-	cells := make([][]string, len(src))
-	var lines []int // line of each row, for errors
+	cols := make([]*csvColumnBuilder, len(src))
+	for k, j := range src {
+		cols[k] = &csvColumnBuilder{s: s, j: j, kind: opts.Types[s.names[j]]}
+		if cols[k].kind == 0 {
+			cols[k].numeric = true
+		}
+	}
+	rows := 0
 	for {
 		var rec []string
 		if s.pending != nil {
@@ -119,137 +125,190 @@ func ParseCSVFrame(r io.Reader, name string, opts CSVFrameOptions) (*Frame, erro
 				return nil, s.csvError(err)
 			}
 		}
-		lines = append(lines, s.lineOf(0))
-		for k, j := range src {
-			cell := strings.TrimSpace(rec[j])
-			if clone {
-				cell = strings.Clone(cell)
+		for _, c := range cols {
+			if err := c.add(rec[c.j], rows); err != nil {
+				return nil, err
 			}
-			cells[k] = append(cells[k], cell)
 		}
+		rows++
 	}
-
-	cols := make([]Column, len(src))
-	for k, j := range src {
-		c, err := s.csvColumn(s.names[j], j, cells[k], lines, opts.Types[s.names[j]])
+	out := make([]Column, len(cols))
+	for k, c := range cols {
+		col, err := c.column(rows)
 		if err != nil {
 			return nil, err
 		}
-		cols[k] = c
-		cells[k] = nil // let the strings of converted columns go
+		out[k] = col
+		cols[k] = nil // let the text of a converted column go
 	}
-	f, err := NewFrame(cols...)
+	f, err := NewFrame(out...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(cols) == 0 {
-		f.rows = len(lines)
-	}
+	f.rows = rows
 	return f, nil
 }
 
-// csvColumn converts the cells of file column j (0-based) to a column of
-// kind (0: inferred).
-func (s *CSVScanner) csvColumn(name string, j int, cells []string, lines []int, kind Kind) (Column, error) {
-	n := len(cells)
-	var valid []bool
-	for i, cell := range cells {
-		if s.isNA[strings.ToLower(cell)] {
-			if valid == nil {
-				valid = make([]bool, n)
-				for p := range i {
-					valid[p] = true
+// csvColumnBuilder accumulates one column of a CSV Frame.
+type csvColumnBuilder struct {
+	s    *CSVScanner
+	j    int  // file column, 0-based
+	kind Kind // fixed type, or 0 while inferring
+
+	// Inference: numeric says every present cell so far is a number
+	// (parsed into f64); text holds every cell's text, each preceded by
+	// its length as a uvarint, in case the column turns out to be strings.
+	numeric  bool
+	text     []byte
+	rangeErr error // the first number out of the float64 range
+
+	f64   []float64
+	f32   []float32
+	i64   []int64
+	b     []bool
+	valid []bool // nil until a missing cell
+}
+
+// add appends the cell of row (0-based).
+func (c *csvColumnBuilder) add(raw string, row int) error {
+	cell := strings.TrimSpace(raw)
+	missing := c.s.isNA[strings.ToLower(cell)]
+	if missing {
+		if c.valid == nil {
+			c.valid = make([]bool, row, max(2*row, 16))
+			for i := range c.valid {
+				c.valid[i] = true
+			}
+		}
+		c.valid = appendDoubling(c.valid, false)
+	} else if c.valid != nil {
+		c.valid = appendDoubling(c.valid, true)
+	}
+	switch c.kind {
+	case 0, String:
+		c.text = binary.AppendUvarint(c.text, uint64(len(cell)))
+		c.text = appendDoubling(c.text, []byte(cell)...)
+		if c.kind == String || !c.numeric {
+			return nil
+		}
+		var v float64
+		if !missing {
+			var err error
+			v, err = strconv.ParseFloat(cell, 64)
+			if err != nil {
+				var ne *strconv.NumError
+				if !errors.As(err, &ne) || ne.Err != strconv.ErrRange {
+					c.numeric, c.f64 = false, nil
+					return nil
+				}
+				if c.rangeErr == nil {
+					c.rangeErr = c.cellError(fmt.Sprintf("%q is outside the float64 range", cell))
 				}
 			}
-			continue
 		}
-		if valid != nil {
-			valid[i] = true
+		c.f64 = appendDoubling(c.f64, v)
+	case Float64:
+		var v float64
+		if !missing {
+			var err error
+			if v, err = strconv.ParseFloat(cell, 64); err != nil {
+				var ne *strconv.NumError
+				if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+					return c.cellError(fmt.Sprintf("%q is outside the float64 range", cell))
+				}
+				return c.cellError(fmt.Sprintf("cannot parse %q as a number", cell))
+			}
 		}
+		c.f64 = appendDoubling(c.f64, v)
+	case Float32:
+		var v float32
+		if !missing {
+			var err error
+			if v, err = parseFloat32(cell); err != nil {
+				return c.cellError(err.Error())
+			}
+		}
+		c.f32 = appendDoubling(c.f32, v)
+	case Int64:
+		var v int64
+		if !missing {
+			var err error
+			if v, err = strconv.ParseInt(cell, 10, 64); err != nil {
+				return c.cellError(fmt.Sprintf("cannot parse %q as an integer", cell))
+			}
+		}
+		c.i64 = appendDoubling(c.i64, v)
+	case Bool:
+		var v bool
+		if !missing {
+			var err error
+			if v, err = strconv.ParseBool(cell); err != nil {
+				return c.cellError(fmt.Sprintf("cannot parse %q as a boolean", cell))
+			}
+		}
+		c.b = appendDoubling(c.b, v)
 	}
-	present := func(i int) bool { return valid == nil || valid[i] }
-	cellErr := func(i int, msg string) error {
-		return fmt.Errorf("%s:%d: column %q (%d): %s", s.name, lines[i], name, j+1, msg)
-	}
+	return nil
+}
+
+// cellError formats an error about the column's cell in the current record.
+func (c *csvColumnBuilder) cellError(msg string) error {
+	return fmt.Errorf("%s:%d: column %q (%d): %s", c.s.name, c.s.lineOf(c.j), c.s.names[c.j], c.j+1, msg)
+}
+
+// column returns the finished column of rows rows.
+func (c *csvColumnBuilder) column(rows int) (Column, error) {
+	name := c.s.names[c.j]
+	kind := c.kind
 	if kind == 0 {
-		kind = Float64
-		for i, cell := range cells {
-			if present(i) {
-				if _, err := strconv.ParseFloat(cell, 64); err != nil {
-					var ne *strconv.NumError
-					if !errors.As(err, &ne) || ne.Err != strconv.ErrRange {
-						kind = String
-						break
-					}
-				}
+		kind = String
+		if c.numeric {
+			if c.rangeErr != nil {
+				return nil, c.rangeErr
 			}
+			kind = Float64
 		}
 	}
 	switch kind {
 	case String:
-		values := make([]string, n)
-		for i, cell := range cells {
-			if present(i) {
-				values[i] = cell
+		// One string holds every cell; the values are slices of it.
+		all := string(c.text)
+		values := make([]string, rows)
+		p := 0
+		for i := range values {
+			n, k := binary.Uvarint(c.text[p:])
+			p += k
+			if c.valid == nil || c.valid[i] {
+				values[i] = all[p : p+int(n)]
 			}
+			p += int(n)
 		}
-		return NewColumn(name, values, valid), nil
+		return NewColumn(name, values, c.valid), nil
 	case Float64:
-		values := make([]float64, n)
-		for i, cell := range cells {
-			if !present(i) {
-				continue
-			}
-			v, err := strconv.ParseFloat(cell, 64)
-			if err != nil {
-				var ne *strconv.NumError
-				if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
-					return nil, cellErr(i, fmt.Sprintf("%q is outside the float64 range", cell))
-				}
-				return nil, cellErr(i, fmt.Sprintf("cannot parse %q as a number", cell))
-			}
-			values[i] = v
-		}
-		return NewColumn(name, values, valid), nil
+		return NewColumn(name, nonNil(c.f64), c.valid), nil
 	case Float32:
-		values := make([]float32, n)
-		for i, cell := range cells {
-			if !present(i) {
-				continue
-			}
-			v, err := parseFloat32(cell)
-			if err != nil {
-				return nil, cellErr(i, err.Error())
-			}
-			values[i] = v
-		}
-		return NewColumn(name, values, valid), nil
+		return NewColumn(name, nonNil(c.f32), c.valid), nil
 	case Int64:
-		values := make([]int64, n)
-		for i, cell := range cells {
-			if !present(i) {
-				continue
-			}
-			v, err := strconv.ParseInt(cell, 10, 64)
-			if err != nil {
-				return nil, cellErr(i, fmt.Sprintf("cannot parse %q as an integer", cell))
-			}
-			values[i] = v
-		}
-		return NewColumn(name, values, valid), nil
-	case Bool:
-		values := make([]bool, n)
-		for i, cell := range cells {
-			if !present(i) {
-				continue
-			}
-			v, err := strconv.ParseBool(cell)
-			if err != nil {
-				return nil, cellErr(i, fmt.Sprintf("cannot parse %q as a boolean", cell))
-			}
-			values[i] = v
-		}
-		return NewColumn(name, values, valid), nil
+		return NewColumn(name, nonNil(c.i64), c.valid), nil
 	}
-	return nil, fmt.Errorf("%s: column %q: a CSV column cannot be read as %s", s.name, name, kind)
+	return NewColumn(name, nonNil(c.b), c.valid), nil
+}
+
+// nonNil returns s, or an empty slice for nil, so that an empty column's
+// values are never nil.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// appendDoubling is append with capacity doubling: append grows big slices
+// by only 1.25×, which for columns read cell by cell allocates about five
+// times their final size in all; doubling allocates about twice.
+func appendDoubling[T any](s []T, v ...T) []T {
+	if n := len(s) + len(v); n > cap(s) {
+		s = slices.Grow(s, max(n, 2*cap(s), 64)-len(s))
+	}
+	return append(s, v...)
 }
