@@ -295,3 +295,51 @@ func classNameOf(c Column, i int) string {
 	}
 	return ""
 }
+
+// Frame returns the table as a Frame: one float32 column per feature (named
+// after Columns, or c1, c2, … when the table has no names), then the label,
+// if any, as a string column of class names or a float32 column of targets
+// (named LabelName, or "label"). FeatureShape is kept in the metadata, so
+// Frame.Table with the same label options (and Classes, to keep the class
+// order) gives back an equal table.
+func (t *Table) Frame() (*Frame, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	cols := make([]Column, 0, t.Cols+1)
+	for j := range t.Cols {
+		name := "c" + strconv.Itoa(j+1)
+		if t.Columns != nil {
+			name = t.Columns[j]
+		}
+		v := make([]float32, t.Rows)
+		for i := range v {
+			v[i] = t.X[i*t.Cols+j]
+		}
+		cols = append(cols, NewColumn(name, v, nil))
+	}
+	label := t.LabelName
+	if label == "" {
+		label = "label"
+	}
+	switch {
+	case t.Labels != nil:
+		names := make([]string, t.Rows)
+		for i, l := range t.Labels {
+			names[i] = t.Classes[l]
+		}
+		cols = append(cols, NewColumn(label, names, nil))
+	case t.Y != nil:
+		cols = append(cols, NewColumn(label, slices.Clone(t.Y), nil))
+	}
+	f, err := NewFrame(cols...)
+	if err != nil {
+		return nil, err
+	}
+	f.rows = t.Rows
+	if t.FeatureShape != nil {
+		b, _ := json.Marshal(t.FeatureShape)
+		f = f.WithMetadata(featureShapeKey, string(b))
+	}
+	return f, nil
+}

@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"math"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -303,5 +304,59 @@ func TestFrameTableUnknownColumnType(t *testing.T) {
 	}
 	if _, err := f.Table(TableOptions{Label: "x"}); err == nil || !strings.Contains(err.Error(), `label column "x": Table cannot convert`) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestTableFrameRoundTrip converts tables to frames and back, directly and
+// through a Parquet file.
+func TestTableFrameRoundTrip(t *testing.T) {
+	iris, err := Iris()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := &Table{Rows: 2, Cols: 4, X: []float32{1, 2, 3, 4, 5, 6, 7, 8}, FeatureShape: []int{2, 2}, Y: []float32{0.5, 1.5}}
+	unsorted := &Table{Rows: 3, Cols: 1, X: []float32{1, 2, 3}, Columns: []string{"x"}, LabelName: "c", Labels: []int64{0, 1, 0}, Classes: []string{"z", "a"}}
+	noRows := &Table{Cols: 1, X: []float32{}, Columns: []string{"x"}}
+	for _, test := range []struct {
+		name string
+		tab  *Table
+		opts TableOptions
+	}{
+		{"iris", iris, TableOptions{Label: "species"}},
+		{"image", img, TableOptions{Label: "label", LabelKind: LabelNumeric}},
+		{"class order", unsorted, TableOptions{Label: "c", Classes: unsorted.Classes}},
+		{"no rows", noRows, TableOptions{}},
+	} {
+		f, err := test.tab.Frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.Table(test.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", test.name, err)
+		}
+		want := test.tab
+		if want.Columns == nil { // the frame names the columns
+			want = want.Clone()
+			want.Columns = []string{"c1", "c2", "c3", "c4"}
+			want.LabelName = "label"
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through a Frame\n%+v\nwant %+v", test.name, got, want)
+		}
+		p := filepath.Join(t.TempDir(), "t.parquet")
+		if err := WriteParquet(p, test.tab); err != nil {
+			t.Fatal(err)
+		}
+		pf, err := ReadParquetFrame(p, ParquetFrameOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := pf.Table(test.opts); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: through Parquet\n%+v, %v\nwant %+v", test.name, got, err, want)
+		}
+	}
+	if _, err := (&Table{Rows: 1, Cols: 2, X: []float32{1}}).Frame(); err == nil {
+		t.Fatal("Frame of an invalid table")
 	}
 }
