@@ -173,24 +173,41 @@ func (l *Loader) EpochFrom(epoch, start int) iter.Seq2[int, *Batch] {
 			return
 		}
 		start = max(start, 0)
-		rows := l.batches(epoch)
+		eb := l.batches(epoch)
 		if l.opts.Prefetch < 0 {
 			b := l.get()
 			defer l.put(b)
 			for k := start; k < nb; k++ {
-				l.ds.Gather(rows(k), b)
+				l.ds.Gather(eb.rows(k), b)
 				if !yield(k, b) {
 					return
 				}
 			}
 			return
 		}
-		l.prefetch(rows, start, nb, yield)
+		l.prefetch(eb, start, nb, yield)
 	}
 }
 
-// batches returns a function giving the dataset rows of batch k of epoch.
-func (l *Loader) batches(epoch int) func(k int) []int {
+// epochBatches gives the dataset rows of each batch of an epoch: slices of
+// order BatchSize long, or a BatchSampler's batches. A value type rather than
+// a closure, so that an epoch allocates no more than it did before samplers.
+type epochBatches struct {
+	order   []int
+	size    int
+	batches [][]int
+}
+
+// rows returns the dataset rows of batch k.
+func (e epochBatches) rows(k int) []int {
+	if e.batches != nil {
+		return e.batches[k]
+	}
+	return e.order[k*e.size : min((k+1)*e.size, len(e.order))]
+}
+
+// batches returns the batches of epoch.
+func (l *Loader) batches(epoch int) epochBatches {
 	if bs, ok := l.opts.Sampler.(BatchSampler); ok {
 		batches := bs.Batches(epoch)
 		if len(batches) != l.Len() {
@@ -207,11 +224,12 @@ func (l *Loader) batches(epoch int) func(k int) []int {
 				}
 			}
 		}
-		return func(k int) []int { return batches[k] }
+		if batches == nil {
+			batches = [][]int{}
+		}
+		return epochBatches{batches: batches}
 	}
-	order := l.Order(epoch)
-	bs := l.opts.BatchSize
-	return func(k int) []int { return order[k*bs : min((k+1)*bs, len(order))] }
+	return epochBatches{order: l.Order(epoch), size: l.opts.BatchSize}
 }
 
 // prefetch runs a producer goroutine that fills free buffers and hands
@@ -220,7 +238,7 @@ func (l *Loader) batches(epoch int) func(k int) []int {
 // more lets the producer start the next batch while the channel is full of
 // ready ones, so Prefetch+2 buffers suffice and no send ever waits on
 // a buffer the consumer still reads.
-func (l *Loader) prefetch(rows func(k int) []int, start, nb int, yield func(int, *Batch) bool) {
+func (l *Loader) prefetch(eb epochBatches, start, nb int, yield func(int, *Batch) bool) {
 	nbuf := l.opts.Prefetch + 2
 	free := make(chan *Batch, nbuf)
 	for range nbuf {
@@ -243,7 +261,7 @@ func (l *Loader) prefetch(rows func(k int) []int, start, nb int, yield func(int,
 			case <-stop:
 				return
 			}
-			l.ds.Gather(rows(k), b)
+			l.ds.Gather(eb.rows(k), b)
 			select {
 			case ready <- item{k, b}:
 			case <-stop:
