@@ -79,6 +79,9 @@ func NewLoader(ds *Dataset, opts LoaderOptions) (*Loader, error) {
 	if opts.Sampler != nil && (opts.Shuffle || opts.Seed != 0) {
 		return nil, fmt.Errorf("loader: Shuffle and Seed are the sampler's job when a Sampler is set")
 	}
+	if s, ok := opts.Sampler.(interface{ datasetLen() int }); ok && s.datasetLen() != ds.Len() {
+		return nil, fmt.Errorf("loader: the sampler draws from %d rows, the dataset has %d", s.datasetLen(), ds.Len())
+	}
 	if opts.Prefetch == 0 {
 		opts.Prefetch = 2
 	}

@@ -37,6 +37,8 @@ type SequentialSampler struct {
 // Len returns N.
 func (s SequentialSampler) Len() int { return max(s.N, 0) }
 
+func (s SequentialSampler) datasetLen() int { return s.N }
+
 // Indices returns 0, 1, …, N−1.
 func (s SequentialSampler) Indices(int) []int { return sequence(s.N) }
 
@@ -50,6 +52,8 @@ type RandomSampler struct {
 
 // Len returns N.
 func (s RandomSampler) Len() int { return max(s.N, 0) }
+
+func (s RandomSampler) datasetLen() int { return s.N }
 
 // Indices returns the permutation of epoch.
 func (s RandomSampler) Indices(epoch int) []int {
@@ -135,6 +139,8 @@ func (s *DistributedSampler) Len() int {
 	}
 	return (s.n + s.opts.Ranks - 1) / s.opts.Ranks
 }
+
+func (s *DistributedSampler) datasetLen() int { return s.n }
 
 // Indices returns this rank's rows of epoch.
 func (s *DistributedSampler) Indices(epoch int) []int {
@@ -232,6 +238,8 @@ func (s *DistributedBatchSampler) Batches(epoch int) [][]int {
 	}
 	return out
 }
+
+func (s *DistributedBatchSampler) datasetLen() int { return s.n }
 
 // Indices returns this rank's rows of epoch, batch after batch.
 func (s *DistributedBatchSampler) Indices(epoch int) []int {

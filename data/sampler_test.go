@@ -239,10 +239,11 @@ func TestLoaderWithSamplers(t *testing.T) {
 	// A DistributedBatchSampler's batches are yielded as they are, the
 	// empty tail batch of a rank included, so every rank takes the same
 	// number of steps.
+	ds9 := mustDataset(t, seqTable(9), DatasetOptions{})
 	for r, want := range [][][]int{{{0, 1}, {4, 5}, {}}, {{2, 3}, {6, 7}, {8}}} {
 		bs, _ := NewDistributedBatchSampler(9, 4, DistributedOptions{Rank: r, Ranks: 2})
 		for _, prefetch := range []int{-1, 0} {
-			l, err := NewLoader(ds, LoaderOptions{Sampler: bs, Prefetch: prefetch})
+			l, err := NewLoader(ds9, LoaderOptions{Sampler: bs, Prefetch: prefetch})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,6 +264,7 @@ func TestLoaderWithSamplers(t *testing.T) {
 		{LoaderOptions{Sampler: bs, DropLast: true}, "set it on the sampler"},
 		{LoaderOptions{BatchSize: 2, Sampler: SequentialSampler{N: 10}, Shuffle: true}, "the sampler's job"},
 		{LoaderOptions{Sampler: SequentialSampler{N: 10}}, "batch size must be at least 1"},
+		{LoaderOptions{BatchSize: 2, Sampler: RandomSampler{N: 11}}, "the sampler draws from 11 rows, the dataset has 10"},
 	} {
 		if _, err := NewLoader(ds, test.opts); err == nil || !strings.Contains(err.Error(), test.want) {
 			t.Errorf("%+v: got %v, want %q", test.opts, err, test.want)
