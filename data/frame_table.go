@@ -35,6 +35,24 @@ type TableOptions struct {
 	Impute Impute
 	// Source names the data in error messages (a file or directory).
 	Source string
+
+	// parquetCompat converts as ReadParquet always has: float labels name
+	// their classes in float32 precision, and float64 features outside the
+	// float32 range become ±Inf.
+	parquetCompat bool
+}
+
+// rowError is an error about row (0-based) of a frame; ReadParquetDir turns
+// the row into a file and a row within it.
+type rowError struct {
+	row int
+	msg string
+}
+
+func (e *rowError) Error() string { return fmt.Sprintf("row %d: %s", e.row+1, e.msg) }
+
+func rowErrorf(row int, format string, args ...any) error {
+	return &rowError{row: row, msg: fmt.Sprintf(format, args...)}
 }
 
 // Table converts the frame to a dense float32 Table, as the readers build
@@ -118,8 +136,8 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 
 	n := f.rows
 	t := &Table{Rows: n, Cols: len(cols), Columns: cols, X: make([]float32, n*len(cols))}
-	if cols == nil {
-		t.Columns = []string{}
+	if cols == nil && !opts.parquetCompat {
+		t.Columns = []string{} // as ReadCSV names no columns
 	}
 	if s, ok := f.Metadata(featureShapeKey); ok {
 		var shape []int
@@ -133,7 +151,7 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 	var missing missingCells
 	null := func(i int, name string, p int) error {
 		if opts.Impute != MissingMean {
-			return fmt.Errorf("row %d: column %q: null value (set Impute to MissingMean to fill it with the column mean)", i+1, name)
+			return rowErrorf(i, "column %q: null value (set Impute to MissingMean to fill it with the column mean)", name)
 		}
 		missing.pos = append(missing.pos, p)
 		t.X[p] = float32(math.NaN())
@@ -154,8 +172,8 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 		switch c := c.(type) {
 		case *Float64Column:
 			err = fillScalar(t.X, stride, off, c, null, func(i int, v float64) (float32, error) {
-				if math.Abs(v) > math.MaxFloat32 && !math.IsInf(v, 0) {
-					return 0, fmt.Errorf("row %d: column %q: %v is outside the float32 range", i+1, c.name, v)
+				if !opts.parquetCompat && math.Abs(v) > math.MaxFloat32 && !math.IsInf(v, 0) {
+					return 0, rowErrorf(i, "column %q: %v is outside the float32 range", c.name, v)
 				}
 				return float32(v), nil
 			})
@@ -181,7 +199,7 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 		t.LabelName = c.Name()
 		for i := range n {
 			if c.IsNull(i) {
-				return nil, fmt.Errorf("row %d: label column %q: null label", i+1, c.Name())
+				return nil, rowErrorf(i, "label column %q: null label", c.Name())
 			}
 		}
 		if opts.LabelKind == LabelNumeric {
@@ -192,10 +210,10 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 		} else {
 			t.Labels = make([]int64, n)
 			for i := range n {
-				s := classNameOf(c, i)
+				s := classNameOf(c, i, opts.parquetCompat)
 				idx, ok := classes.encode(s)
 				if !ok {
-					return nil, fmt.Errorf("row %d: label column %q: %s", i+1, c.Name(), classes.unknownClass(s))
+					return nil, rowErrorf(i, "label column %q: %s", c.Name(), classes.unknownClass(s))
 				}
 				t.Labels[i] = idx
 			}
@@ -279,8 +297,9 @@ func scalarFloat32(c Column, i int) float32 {
 
 // classNameOf returns row i of a scalar column as a class name: strings as
 // they are, integers in decimal, booleans as true/false, floats in the
-// shortest form that reads back as the same value.
-func classNameOf(c Column, i int) string {
+// shortest form that reads back as the same value (as a float32 with
+// float32Floats).
+func classNameOf(c Column, i int, float32Floats bool) string {
 	switch c := c.(type) {
 	case *StringColumn:
 		return c.values[i]
@@ -291,6 +310,9 @@ func classNameOf(c Column, i int) string {
 	case *Float32Column:
 		return strconv.FormatFloat(float64(c.values[i]), 'g', -1, 32)
 	case *Float64Column:
+		if float32Floats {
+			return strconv.FormatFloat(float64(float32(c.values[i])), 'g', -1, 32)
+		}
 		return strconv.FormatFloat(c.values[i], 'g', -1, 64)
 	}
 	return ""

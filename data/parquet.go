@@ -46,6 +46,8 @@ type ParquetOptions struct {
 	BatchSize int
 }
 
+var useFrame = true
+
 // featureShapeKey is the Arrow schema metadata key under which WriteParquet
 // stores Table.FeatureShape, as JSON.
 const featureShapeKey = "fathom.feature_shape"
@@ -57,6 +59,9 @@ const featureShapeKey = "fathom.feature_shape"
 // v[0], v[1], …; errors name the file, the column and, for bad values, the
 // row (1-based).
 func ReadParquet(path string, opts ParquetOptions) (*Table, error) {
+	if useFrame {
+		return readParquetTable(path, []string{path}, opts)
+	}
 	pr, err := newParquetReader(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -92,6 +97,9 @@ func ReadParquetDir(dir string, opts ParquetOptions) (*Table, error) {
 	parts, err := ParquetParts(dir)
 	if err != nil {
 		return nil, err
+	}
+	if useFrame {
+		return readParquetTable(dir, parts, opts)
 	}
 	pr, err := newParquetReader(opts)
 	if err != nil {

@@ -62,7 +62,7 @@ func ReadParquetFrame(path string, opts ParquetFrameOptions) (*Frame, error) {
 	var meta map[string]string
 	for _, p := range files {
 		var err error
-		cols, meta, err = readParquetFrameFile(p, opts, cols, meta)
+		cols, meta, err = readParquetFrameFile(p, opts, nil, cols, meta)
 		if err != nil {
 			return nil, err
 		}
@@ -83,9 +83,14 @@ func ReadParquetFrame(path string, opts ParquetFrameOptions) (*Frame, error) {
 	return f, nil
 }
 
+// parquetPlan chooses the columns to read from a file's schema (indices
+// into names), checking them as it likes; errors are returned as they are.
+type parquetPlan func(fr *pqarrow.FileReader, schema *arrow.Schema, names []string) ([]int, error)
+
 // readParquetFrameFile appends the rows of one file to cols (nil for the
-// first file, which then defines the columns).
-func readParquetFrameFile(path string, opts ParquetFrameOptions, cols []*frameColumnBuilder, meta map[string]string) ([]*frameColumnBuilder, map[string]string, error) {
+// first file, which then defines the columns). plan, if not nil, chooses the
+// columns instead of opts.Columns.
+func readParquetFrameFile(path string, opts ParquetFrameOptions, plan parquetPlan, cols []*frameColumnBuilder, meta map[string]string) ([]*frameColumnBuilder, map[string]string, error) {
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
@@ -109,7 +114,11 @@ func readParquetFrameFile(path string, opts ParquetFrameOptions, cols []*frameCo
 		pos[f.Name] = i
 	}
 	src := make([]int, 0, len(names))
-	if len(opts.Columns) > 0 {
+	if plan != nil {
+		if src, err = plan(fr, schema, names); err != nil {
+			return nil, nil, err
+		}
+	} else if len(opts.Columns) > 0 {
 		for _, n := range opts.Columns {
 			j, ok := pos[n]
 			if !ok {
@@ -468,21 +477,19 @@ func (c *frameColumnBuilder) appendZero() {
 // appendVector appends the rows of a list array.
 func (c *frameColumnBuilder) appendVector(list array.ListLike, firstRow int) error {
 	n := list.Len()
-	if c.width == 0 {
-		// Learn the width from the first non-empty list; rows before it
-		// can only have been null.
+	if c.width == 0 && n > 0 {
+		// Learn the width from the first non-empty list of the first
+		// batch (an empty list is then refused as of the wrong length).
 		for i := 0; i < n && c.width == 0; i++ {
 			if !list.IsNull(i) {
 				lo, hi := list.ValueOffsets(i)
-				if hi == lo {
-					return fmt.Errorf("row %d: column %q holds an empty list; vectors need at least one element", firstRow+i+1, c.name)
-				}
 				c.width = int(hi - lo)
 			}
 		}
-		if c.width > 0 {
-			c.grow(c.rows * c.width)
+		if c.width == 0 {
+			return fmt.Errorf("column %q: cannot tell the length of its lists from the first rows (all null or empty)", c.name)
 		}
+		c.grow(c.rows * c.width)
 	}
 	values := list.ListValues()
 	for i := range n {
@@ -559,11 +566,8 @@ func (c *frameColumnBuilder) column() (Column, error) {
 	case Bool:
 		return NewColumn(c.name, c.b, valid), nil
 	}
-	if c.width == 0 {
-		if c.rows == 0 {
-			return nil, fmt.Errorf("column %q is a list of varying length and there are no rows to tell its width", c.name)
-		}
-		return nil, fmt.Errorf("column %q: cannot tell the length of its lists (all null)", c.name)
+	if c.width == 0 { // no rows: appendVector learns the width from the first ones
+		return nil, fmt.Errorf("column %q is a list of varying length and the file has no rows to tell its width", c.name)
 	}
 	ev := c.elemValid
 	if ev != nil {
