@@ -168,29 +168,15 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 			off += widths[k]
 			continue
 		}
-		var err error
-		switch c := c.(type) {
-		case *Float64Column:
-			err = fillScalar(t.X, stride, off, c, null, func(i int, v float64) (float32, error) {
-				if !opts.parquetCompat && math.Abs(v) > math.MaxFloat32 && !math.IsInf(v, 0) {
-					return 0, rowErrorf(i, "column %q: %v is outside the float32 range", c.name, v)
-				}
-				return float32(v), nil
-			})
-		case *Float32Column:
-			err = fillScalar(t.X, stride, off, c, null, func(_ int, v float32) (float32, error) { return v, nil })
-		case *Int64Column:
-			err = fillScalar(t.X, stride, off, c, null, func(_ int, v int64) (float32, error) { return float32(v), nil })
-		case *BoolColumn:
-			err = fillScalar(t.X, stride, off, c, null, func(_ int, v bool) (float32, error) {
-				if v {
-					return 1, nil
-				}
-				return 0, nil
-			})
-		}
-		if err != nil {
+		if err := fillScalar(t.X, stride, off, c, opts.parquetCompat); err != nil {
 			return nil, err
+		}
+		for i, ok := range c.Valid() { // nil when nothing is missing
+			if !ok {
+				if err := null(i, c.Name(), i*stride+off); err != nil {
+					return nil, err
+				}
+			}
 		}
 		off++
 	}
@@ -228,22 +214,33 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 	return t, nil
 }
 
-// fillScalar writes column c into Table column off of x (row stride
-// stride), converting values with conv and reporting missing ones to null.
-func fillScalar[T Scalar](x []float32, stride, off int, c *ScalarColumn[T], null func(i int, name string, p int) error, conv func(i int, v T) (float32, error)) error {
-	for i, v := range c.values {
-		p := i*stride + off
-		if c.IsNull(i) {
-			if err := null(i, c.name, p); err != nil {
-				return err
+// fillScalar writes the values of a numeric or boolean column into Table
+// column off of x (row stride stride); missing rows get the zero value,
+// for the caller to handle. Without compat, a finite float64 outside the
+// float32 range is an error.
+func fillScalar(x []float32, stride, off int, c Column, compat bool) error {
+	switch c := c.(type) {
+	case *Float32Column:
+		for i, v := range c.values {
+			x[i*stride+off] = v
+		}
+	case *Float64Column:
+		for i, v := range c.values {
+			if !compat && (v > math.MaxFloat32 || v < -math.MaxFloat32) && !math.IsInf(v, 0) {
+				return rowErrorf(i, "column %q: %v is outside the float32 range", c.name, v)
 			}
-			continue
+			x[i*stride+off] = float32(v)
 		}
-		y, err := conv(i, v)
-		if err != nil {
-			return err
+	case *Int64Column:
+		for i, v := range c.values {
+			x[i*stride+off] = float32(v)
 		}
-		x[p] = y
+	case *BoolColumn:
+		for i, v := range c.values {
+			if v {
+				x[i*stride+off] = 1
+			}
+		}
 	}
 	return nil
 }
