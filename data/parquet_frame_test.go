@@ -184,8 +184,9 @@ func parquetViaFrame(path string, opts ParquetOptions) (*Table, error) {
 	return f.Table(TableOptions{Label: opts.Label, LabelKind: opts.LabelKind, Classes: opts.Classes, Features: opts.Select, Ignore: opts.Ignore, Impute: opts.Impute, Source: path})
 }
 
-// TestParquetFrameTableAgrees checks that reading through a Frame gives the
-// Table ReadParquet and ReadParquetDir give, with the same errors.
+// TestParquetFrameTableAgrees checks that a Frame of every column, converted
+// with the same options, gives the Table ReadParquet and ReadParquetDir
+// give (they read only the columns they need), with the same errors.
 func TestParquetFrameTableAgrees(t *testing.T) {
 	dir := t.TempDir()
 	mixed := filepath.Join(dir, "mixed.parquet")
@@ -249,5 +250,48 @@ func TestParquetFrameTableAgrees(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s %+v:\nthrough a Frame %+v\nReadParquet     %+v", name, test.opts, got, want)
 		}
+	}
+}
+
+// TestReadParquetThroughFrame pins what ReadParquet keeps from its reader
+// before Frames: float class names in float32 precision, float64 features
+// beyond the float32 range as infinities, and errors naming the partition
+// and its row.
+func TestReadParquetThroughFrame(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "fl.parquet")
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64}, {Name: "l", Type: arrow.PrimitiveTypes.Float64}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.Float64Builder).AppendValues([]float64{1, 1e300, 3}, nil)
+	b.Field(1).(*array.Float64Builder).AppendValues([]float64{0.1, 0.30000000000000004, 2}, nil)
+	writeRecord(t, p, b, 1024)
+	got, err := ReadParquet(p, ParquetOptions{Label: "l"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Classes, []string{"0.1", "0.3", "2"}) || !math.IsInf(float64(got.X[1]), 1) {
+		t.Fatalf("classes %q X %v", got.Classes, got.X)
+	}
+	parts := filepath.Join(dir, "parts")
+	os.Mkdir(parts, 0o755)
+	writeMixedParquet(t, filepath.Join(parts, "part-0.parquet"))
+	writeMixedParquet(t, filepath.Join(parts, "part-1.parquet"))
+	_, err = ReadParquetDir(parts, ParquetOptions{Label: "kind", Select: []string{"u8"}, Classes: []string{"dog", "cat"}})
+	if want := filepath.Join(parts, "part-0.parquet") + `: row 4: label column "kind": unknown class "bird"`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	_, err = ReadParquetDir(parts, ParquetOptions{Label: "kind", Select: []string{"f64"}})
+	if want := filepath.Join(parts, "part-0.parquet") + `: row 2: column "f64": null value`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	// A null in the second partition names it and its own row.
+	vparts := filepath.Join(dir, "vparts")
+	os.Mkdir(vparts, 0o755)
+	writeVectorParquet(t, filepath.Join(vparts, "part-0.parquet"), []int{2, 2}, nil)
+	writeVectorParquet(t, filepath.Join(vparts, "part-1.parquet"), []int{2, 2, -1}, nil)
+	_, err = ReadParquetDir(vparts, ParquetOptions{Label: "y"})
+	if want := filepath.Join(vparts, "part-1.parquet") + `: row 3: column "pix": null value`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
 	}
 }
