@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// BenchmarkParseCSV parses 20000 rows of 10 numeric features and a class.
-func BenchmarkParseCSV(b *testing.B) {
+// benchCSV returns 20000 rows of 10 numeric features and a class.
+func benchCSV() []byte {
 	var buf bytes.Buffer
 	buf.WriteString("f0,f1,f2,f3,f4,f5,f6,f7,f8,f9,label\n")
 	const rows = 20000
@@ -20,7 +20,13 @@ func BenchmarkParseCSV(b *testing.B) {
 		}
 		buf.WriteString("class" + strconv.Itoa(i%7) + "\n")
 	}
-	input := buf.Bytes()
+	return buf.Bytes()
+}
+
+// BenchmarkParseCSV parses 20000 rows of 10 numeric features and a class.
+func BenchmarkParseCSV(b *testing.B) {
+	const rows = 20000
+	input := benchCSV()
 	b.SetBytes(int64(len(input)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -31,7 +37,54 @@ func BenchmarkParseCSV(b *testing.B) {
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
-func BenchmarkParquetRead(b *testing.B) {
+// BenchmarkParseCSVFrame reads BenchmarkParseCSV's input into a Frame and,
+// in the "table" case, converts it to the same Table.
+func BenchmarkParseCSVFrame(b *testing.B) {
+	const rows = 20000
+	input := benchCSV()
+	for _, toTable := range []bool{false, true} {
+		name := "frame"
+		if toTable {
+			name = "table"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(input)))
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := ParseCSVFrame(bytes.NewReader(input), "bench.csv", CSVFrameOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if toTable {
+					if _, err := f.Table(TableOptions{Label: "label"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkParquetReadFrame reads BenchmarkParquetRead's file into a Frame
+// and converts it to the same Table.
+func BenchmarkParquetReadFrame(b *testing.B) {
+	p, rows := benchParquet(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := ReadParquetFrame(p, ParquetFrameOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Table(TableOptions{Label: "label"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// benchParquet writes 100000 rows of 16 float32 features and a class label.
+func benchParquet(b *testing.B) (path string, rows int) {
 	t := &Table{Rows: 100000, Cols: 16, X: make([]float32, 100000*16), Labels: make([]int64, 100000), Classes: []string{"a", "b"}}
 	for i := range t.X {
 		t.X[i] = float32(i % 1000)
@@ -40,13 +93,18 @@ func BenchmarkParquetRead(b *testing.B) {
 	if err := WriteParquet(p, t); err != nil {
 		b.Fatal(err)
 	}
+	return p, t.Rows
+}
+
+func BenchmarkParquetRead(b *testing.B) {
+	p, rows := benchParquet(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ReadParquet(p, ParquetOptions{Label: "label"}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(t.Rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
 func BenchmarkLoadFashionMNISTTest(b *testing.B) {

@@ -22,6 +22,14 @@ type LoaderOptions struct {
 	// of the consumer. 0 means 2; a negative value gathers each batch in
 	// the consuming goroutine (no background goroutine).
 	Prefetch int
+	// Sampler, if set, chooses the rows of every epoch and their order
+	// (Shuffle and Seed must then be unset): a RandomSampler reproduces
+	// Shuffle, a DistributedSampler gives each rank its share. Its indices
+	// are cut into batches of BatchSize, unless it is a BatchSampler, whose
+	// own batches the loader yields (BatchSize may then be 0, meaning the
+	// sampler's MaxBatch, and DropLast must be false). Nil keeps the
+	// behaviour of Shuffle and Seed.
+	Sampler Sampler
 }
 
 // Loader cuts a Dataset into mini-batches, epoch after epoch (PyTorch's
@@ -54,8 +62,25 @@ func NewLoader(ds *Dataset, opts LoaderOptions) (*Loader, error) {
 	if ds == nil {
 		return nil, fmt.Errorf("loader: nil dataset")
 	}
+	if bs, ok := opts.Sampler.(BatchSampler); ok {
+		if opts.BatchSize == 0 {
+			opts.BatchSize = max(bs.MaxBatch(), 1)
+		}
+		if opts.BatchSize < bs.MaxBatch() {
+			return nil, fmt.Errorf("loader: batch size %d is smaller than the sampler's batches (%d)", opts.BatchSize, bs.MaxBatch())
+		}
+		if opts.DropLast {
+			return nil, fmt.Errorf("loader: DropLast with a BatchSampler: set it on the sampler")
+		}
+	}
 	if opts.BatchSize < 1 {
 		return nil, fmt.Errorf("loader: batch size must be at least 1, got %d", opts.BatchSize)
+	}
+	if opts.Sampler != nil && (opts.Shuffle || opts.Seed != 0) {
+		return nil, fmt.Errorf("loader: Shuffle and Seed are the sampler's job when a Sampler is set")
+	}
+	if s, ok := opts.Sampler.(interface{ datasetLen() int }); ok && s.datasetLen() != ds.Len() {
+		return nil, fmt.Errorf("loader: the sampler draws from %d rows, the dataset has %d", s.datasetLen(), ds.Len())
 	}
 	if opts.Prefetch == 0 {
 		opts.Prefetch = 2
@@ -71,7 +96,10 @@ func (l *Loader) Options() LoaderOptions { return l.opts }
 
 // Len returns the number of batches in one epoch.
 func (l *Loader) Len() int {
-	n, b := l.ds.Len(), l.opts.BatchSize
+	if bs, ok := l.opts.Sampler.(BatchSampler); ok {
+		return bs.NumBatches()
+	}
+	n, b := l.epochLen(), l.opts.BatchSize
 	if l.opts.DropLast {
 		return n / b
 	}
@@ -81,16 +109,38 @@ func (l *Loader) Len() int {
 // Samples returns the number of examples in one epoch (fewer than
 // Dataset().Len() when DropLast drops a short batch).
 func (l *Loader) Samples() int {
+	if _, ok := l.opts.Sampler.(BatchSampler); ok {
+		return l.opts.Sampler.Len()
+	}
 	if l.opts.DropLast {
 		return l.Len() * l.opts.BatchSize
+	}
+	return l.epochLen()
+}
+
+// epochLen returns the number of rows an epoch visits before DropLast.
+func (l *Loader) epochLen() int {
+	if l.opts.Sampler != nil {
+		return l.opts.Sampler.Len()
 	}
 	return l.ds.Len()
 }
 
-// Order returns the order in which epoch e visits the dataset's rows: a
-// permutation drawn from (Seed, e) when shuffling, else 0, 1, 2, ...
+// Order returns the order in which epoch e visits the dataset's rows: the
+// sampler's indices when there is one, else a permutation drawn from
+// (Seed, e) when shuffling, else 0, 1, 2, ... It panics if a sampler
+// returns a row outside the dataset, a programming error.
 func (l *Loader) Order(epoch int) []int {
 	n := l.ds.Len()
+	if l.opts.Sampler != nil {
+		order := l.opts.Sampler.Indices(epoch)
+		for _, i := range order {
+			if i < 0 || i >= n {
+				panic(fmt.Sprintf("loader: the sampler returned row %d of a dataset of %d rows", i, n))
+			}
+		}
+		return order
+	}
 	if !l.opts.Shuffle {
 		p := make([]int, n)
 		for i := range p {
@@ -126,26 +176,63 @@ func (l *Loader) EpochFrom(epoch, start int) iter.Seq2[int, *Batch] {
 			return
 		}
 		start = max(start, 0)
-		order := l.Order(epoch)
+		eb := l.batches(epoch)
 		if l.opts.Prefetch < 0 {
 			b := l.get()
 			defer l.put(b)
 			for k := start; k < nb; k++ {
-				l.ds.Gather(l.rows(order, k), b)
+				l.ds.Gather(eb.rows(k), b)
 				if !yield(k, b) {
 					return
 				}
 			}
 			return
 		}
-		l.prefetch(order, start, nb, yield)
+		l.prefetch(eb, start, nb, yield)
 	}
 }
 
+// epochBatches gives the dataset rows of each batch of an epoch: slices of
+// order BatchSize long, or a BatchSampler's batches. A value type rather than
+// a closure, so that an epoch allocates no more than it did before samplers.
+type epochBatches struct {
+	order   []int
+	size    int
+	batches [][]int
+}
+
 // rows returns the dataset rows of batch k.
-func (l *Loader) rows(order []int, k int) []int {
-	bs := l.opts.BatchSize
-	return order[k*bs : min((k+1)*bs, len(order))]
+func (e epochBatches) rows(k int) []int {
+	if e.batches != nil {
+		return e.batches[k]
+	}
+	return e.order[k*e.size : min((k+1)*e.size, len(e.order))]
+}
+
+// batches returns the batches of epoch.
+func (l *Loader) batches(epoch int) epochBatches {
+	if bs, ok := l.opts.Sampler.(BatchSampler); ok {
+		batches := bs.Batches(epoch)
+		if len(batches) != l.Len() {
+			panic(fmt.Sprintf("loader: the sampler returned %d batches, NumBatches says %d", len(batches), l.Len()))
+		}
+		n := l.ds.Len()
+		for _, b := range batches {
+			if len(b) > l.opts.BatchSize {
+				panic(fmt.Sprintf("loader: the sampler returned a batch of %d rows, more than its MaxBatch %d", len(b), l.opts.BatchSize))
+			}
+			for _, i := range b {
+				if i < 0 || i >= n {
+					panic(fmt.Sprintf("loader: the sampler returned row %d of a dataset of %d rows", i, n))
+				}
+			}
+		}
+		if batches == nil {
+			batches = [][]int{}
+		}
+		return epochBatches{batches: batches}
+	}
+	return epochBatches{order: l.Order(epoch), size: l.opts.BatchSize}
 }
 
 // prefetch runs a producer goroutine that fills free buffers and hands
@@ -154,7 +241,7 @@ func (l *Loader) rows(order []int, k int) []int {
 // more lets the producer start the next batch while the channel is full of
 // ready ones, so Prefetch+2 buffers suffice and no send ever waits on
 // a buffer the consumer still reads.
-func (l *Loader) prefetch(order []int, start, nb int, yield func(int, *Batch) bool) {
+func (l *Loader) prefetch(eb epochBatches, start, nb int, yield func(int, *Batch) bool) {
 	nbuf := l.opts.Prefetch + 2
 	free := make(chan *Batch, nbuf)
 	for range nbuf {
@@ -177,7 +264,7 @@ func (l *Loader) prefetch(order []int, start, nb int, yield func(int, *Batch) bo
 			case <-stop:
 				return
 			}
-			l.ds.Gather(l.rows(order, k), b)
+			l.ds.Gather(eb.rows(k), b)
 			select {
 			case ready <- item{k, b}:
 			case <-stop:

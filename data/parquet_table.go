@@ -1,0 +1,124 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// readParquetTable reads files (one, or the partitions of where) into a
+// Frame of the columns opts needs and converts it to a Table. Each file's
+// columns are checked against opts before anything is decoded; errors about
+// a row name the file it is in and its row within that file.
+func readParquetTable(where string, files []string, opts ParquetOptions) (*Table, error) {
+	if _, err := newClassEncoder(opts.Classes); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	fopts := ParquetFrameOptions{BatchSize: opts.BatchSize}
+	if fopts.BatchSize <= 0 {
+		fopts.BatchSize = 1 << 16
+	}
+	var cols []*frameColumnBuilder
+	var meta map[string]string
+	starts := make([]int, len(files)) // first frame row of each file
+	for k, p := range files {
+		if k > 0 && len(cols) > 0 {
+			starts[k] = cols[0].rows
+		}
+		plan := func(fr *pqarrow.FileReader, schema *arrow.Schema, names []string) ([]int, error) {
+			return planParquetTable(p, fr, names, opts)
+		}
+		var err error
+		cols, meta, err = readParquetFrameFile(p, fopts, plan, cols, meta)
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Column, len(cols))
+	for k, c := range cols {
+		col, err := c.column()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", files[len(files)-1], err)
+		}
+		out[k] = col
+	}
+	f, err := NewFrame(out...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	f.meta = meta
+	t, err := f.table(TableOptions{
+		Label: opts.Label, LabelKind: opts.LabelKind, Classes: opts.Classes,
+		Features: opts.Select, Impute: opts.Impute, parquetCompat: true,
+	})
+	if err != nil {
+		var re *rowError
+		if errors.As(err, &re) {
+			k := max(0, sortSearchLast(starts, re.row))
+			return nil, fmt.Errorf("%s: row %d: %s", files[k], re.row-starts[k]+1, re.msg)
+		}
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return t, nil
+}
+
+// sortSearchLast returns the last index k with starts[k] <= row.
+func sortSearchLast(starts []int, row int) int {
+	k, found := slices.BinarySearch(starts, row)
+	if found {
+		for k+1 < len(starts) && starts[k+1] == row { // files without rows
+			k++
+		}
+		return k
+	}
+	return k - 1
+}
+
+// planParquetTable resolves opts against a file's columns and checks their
+// types, returning the columns to read: the features in order, then the
+// label.
+func planParquetTable(path string, fr *pqarrow.FileReader, names []string, opts ParquetOptions) ([]int, error) {
+	isVector := func(j int) bool { return vectorWidth(fr.Manifest.Fields[j].Field.Type) >= 0 }
+	sel, err := selectColumns(names, opts.Label, 0, collapseVectorNames(opts.Select, names, isVector), opts.Ignore)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if sel.label < 0 && (opts.LabelKind != LabelClass || len(opts.Classes) > 0) {
+		return nil, fmt.Errorf("%s: label options given but no label column", path)
+	}
+	for _, j := range sel.features {
+		f := fr.Manifest.Fields[j]
+		if vectorWidth(f.Field.Type) >= 0 {
+			// A list of numbers (an embedding, an image) is a vector
+			// feature: one Table column per element.
+			if len(f.Children) != 1 || !f.Children[0].IsLeaf() {
+				return nil, fmt.Errorf("%s: column %q has type %s; a vector feature must be a list of numbers", path, names[j], f.Field.Type)
+			}
+			continue
+		}
+		if !f.IsLeaf() {
+			return nil, fmt.Errorf("%s: column %q has nested type %s; only numbers, booleans and lists of numbers can be features", path, names[j], f.Field.Type)
+		}
+		if !isNumericType(f.Field.Type) {
+			return nil, fmt.Errorf("%s: column %q has type %s; features must be numbers or booleans", path, names[j], f.Field.Type)
+		}
+	}
+	read := slices.Clone(sel.features)
+	if sel.label >= 0 {
+		f := fr.Manifest.Fields[sel.label]
+		if !f.IsLeaf() {
+			return nil, fmt.Errorf("%s: label column %q has nested type %s", path, names[sel.label], f.Field.Type)
+		}
+		if err := checkLabelType(f.Field.Type, opts.LabelKind); err != nil {
+			return nil, fmt.Errorf("%s: label column %q: %v", path, names[sel.label], err)
+		}
+		read = append(read, sel.label)
+	}
+	if len(read) == 0 {
+		return nil, fmt.Errorf("%s: no columns selected", path)
+	}
+	return read, nil
+}
