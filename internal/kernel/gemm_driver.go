@@ -30,9 +30,9 @@ package kernel
 // Blocks are balanced (k = 784 with kc = 256 runs as 4×196).
 //
 // Work big enough to pay for it (gemmParallelMinFlops) is shared with the
-// helpers of package parallel (see gemmJob): either chunks of C that share one packed,
-// double-buffered B block, or, when m is small, column chunks that need no
-// sharing. Packing buffers live in the variant, so steady-state calls
+// helpers of package parallel (see gemmJob): either chunks of C that share
+// one packed, double-buffered B block, or, when m is small, column chunks
+// that need no sharing. Packing buffers live in the variant, so steady-state calls
 // allocate nothing.
 
 import (
@@ -549,7 +549,8 @@ func packB[T gemmFloat](v *gemmVariant[T], dst, b []T, ldb int, trans bool, pc, 
 	}
 }
 
-// gemmJob is a GEMM shared by the workers of the pool. Work is handed out
+// gemmJob is a GEMM shared by the caller and the helpers of package
+// parallel (each a "worker" below, with its own part). Work is handed out
 // dynamically from atomic counters, so a worker slowed down by another
 // process on the machine just takes fewer pieces.
 //
