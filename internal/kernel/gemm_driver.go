@@ -207,7 +207,7 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 	if parts > 1 && gemmParallelMu.TryLock() {
 		j := &v.job
 		if parts := j.plan(v, &g, parts); parts > 1 {
-			j.pj.Spin = gemmSpin
+			j.pj.Spin, j.pj.WaitSpin = gemmSpin, gemmSpinWait
 			j.pj.Run(parts, j)
 			j.args = gemmArgs[T]{} // drop references to the caller's slices
 			gemmParallelMu.Unlock()
@@ -225,7 +225,8 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 var gemmParallelMu sync.Mutex
 
 // gemmSpin is how long the pool's helpers stay awake after a parallel
-// GEMM: the GEMMs of a training step come in chains.
+// GEMM: the GEMMs of a training step come in chains. The caller polls for
+// its helpers' last chunks for gemmSpinWait before it blocks.
 const gemmSpin = 300 * time.Microsecond
 
 // gemmMaxParts bounds the parts of one parallel GEMM.

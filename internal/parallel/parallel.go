@@ -23,9 +23,10 @@ func Workers() int { return runtime.GOMAXPROCS(0) }
 // just takes fewer chunks. Build it once and run it many times: every Run
 // after the first allocates nothing. A Loop is not safe for concurrent use.
 type Loop struct {
-	// Spin is the Spin of the Loop's Job: how long its helpers stay awake
-	// for the next parallel call.
-	Spin time.Duration
+	// Spin and WaitSpin are those of the Loop's Job: how long its helpers
+	// stay awake for the next parallel call, and how long the caller polls
+	// for them to finish before it blocks.
+	Spin, WaitSpin time.Duration
 
 	job     Job
 	body    func(lo, hi int)
@@ -55,7 +56,7 @@ func (l *Loop) Run(n, size int) {
 	}
 	l.n, l.size, l.chunks = n, size, int64(chunks)
 	l.next.Store(0)
-	l.job.Spin = l.Spin
+	l.job.Spin, l.job.WaitSpin = l.Spin, l.WaitSpin
 	l.job.Run(parts, (*loopTask)(l))
 }
 

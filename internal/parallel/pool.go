@@ -18,10 +18,6 @@ import (
 // with the generation, so that an offer taken after its Run has finished
 // (or after the Job was reused) is dropped without touching the new run.
 
-// waitFor is how long a caller that has finished its own part spins for
-// its helpers to finish their last pieces before it blocks.
-const waitFor = 50 * time.Microsecond
-
 type offer struct {
 	job *Job
 	gen uint64
@@ -114,6 +110,10 @@ type Job struct {
 	// jobs that come in chains (the kernels of a training step) spin, as
 	// OpenMP runtimes and BLAS thread pools do, for longer.
 	Spin time.Duration
+	// WaitSpin is how long the caller, done with its own part, polls for
+	// its helpers to finish before it blocks (0: it blocks at once, which
+	// leaves the core to them on a busy machine).
+	WaitSpin time.Duration
 
 	// state is gen<<genShift | closed | active: the run's generation, set
 	// once the caller stops accepting helpers, and the helpers in RunPart.
@@ -162,19 +162,20 @@ func (j *Job) Run(parts int, t Task) {
 	t.RunPart(0)
 	// Close the run: no helper may join any more.
 	if j.state.Or(closedBit)&activeMask != 0 {
-		j.wait()
+		j.wait(j.WaitSpin)
 	}
 	j.task = nil
 }
 
-// wait returns when the helpers in the closed run have left.
-func (j *Job) wait() {
+// wait returns when the helpers in the closed run have left, polling for
+// up to spin before it blocks.
+func (j *Job) wait(spin time.Duration) {
 	var start time.Time
-	for i := 1; j.state.Load()&activeMask != 0; i++ {
+	for i := 1; spin > 0 && j.state.Load()&activeMask != 0; i++ {
 		if i%64 == 0 {
 			if start.IsZero() {
 				start = time.Now()
-			} else if time.Since(start) > waitFor {
+			} else if time.Since(start) > spin {
 				break
 			}
 			runtime.Gosched()
