@@ -115,19 +115,21 @@ type Job struct {
 	// leaves the core to them on a busy machine).
 	WaitSpin time.Duration
 
-	// state is gen<<genShift | closed | active: the run's generation, set
-	// once the caller stops accepting helpers, and the helpers in RunPart.
+	// state is gen<<genShift | closed | waiting | active: the run's
+	// generation; set once the caller stops accepting helpers; set while
+	// the caller sleeps on done; the helpers in RunPart.
 	state atomic.Uint64
 	gen   uint64
 	task  Task
 	part  atomic.Int32  // parts handed to helpers so far
-	done  chan struct{} // receives when the last helper leaves a closed run
+	done  chan struct{} // receives when the last helper leaves while the caller sleeps
 }
 
 const (
 	genShift   = 24
 	closedBit  = 1 << 23
-	activeMask = closedBit - 1
+	waitingBit = 1 << 22
+	activeMask = waitingBit - 1
 )
 
 // Run calls t.RunPart(0) on the calling goroutine and offers parts 1 to
@@ -168,10 +170,14 @@ func (j *Job) Run(parts int, t Task) {
 }
 
 // wait returns when the helpers in the closed run have left, polling for
-// up to spin before it blocks.
+// up to spin before it sleeps. A caller that sees them leave while polling
+// returns at once; only a sleeping caller is woken through done.
 func (j *Job) wait(spin time.Duration) {
 	var start time.Time
-	for i := 1; spin > 0 && j.state.Load()&activeMask != 0; i++ {
+	for i := 1; spin > 0; i++ {
+		if j.state.Load()&activeMask == 0 {
+			return
+		}
 		if i%64 == 0 {
 			if start.IsZero() {
 				start = time.Now()
@@ -181,8 +187,16 @@ func (j *Job) wait(spin time.Duration) {
 			runtime.Gosched()
 		}
 	}
-	// The helper that leaves last sends on done (after its state update
-	// that the loop above may already have seen).
+	for {
+		s := j.state.Load()
+		if s&activeMask == 0 {
+			return
+		}
+		if j.state.CompareAndSwap(s, s|waitingBit) {
+			break
+		}
+	}
+	// The helper that leaves last sees the waiting bit and sends.
 	<-j.done
 }
 
@@ -200,7 +214,7 @@ func (j *Job) help(gen uint64) time.Duration {
 	}
 	j.task.RunPart(int(j.part.Add(1)))
 	spin := j.Spin // read before leaving: then the caller may reuse j
-	if s := j.state.Add(^uint64(0)); s&closedBit != 0 && s&activeMask == 0 {
+	if s := j.state.Add(^uint64(0)); s&waitingBit != 0 && s&activeMask == 0 {
 		j.done <- struct{}{}
 	}
 	return spin
