@@ -2,15 +2,14 @@ package optim
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/fathom-ml/fathom/internal/parallel"
 )
 
-// A step's work is split over the cores by a fanout that every optimizer
-// owns and reuses, so a steady-state step allocates nothing (package
-// internal/parallel allocates its job record per call). The split is over
-// the concatenation of all parameters, so one fork and one join serve a
-// whole step however many tensors the model has.
+// A step's work is split over the cores by a parallel.Loop that every
+// optimizer owns and reuses, so a steady-state step allocates nothing. The
+// split is over the concatenation of all parameters, so one fork and one
+// join serve a whole step however many tensors the model has.
 //
 // Chunks are claimed, not assigned: the caller starts on them at once and a
 // helper joins when the Go scheduler and the OS wake it. On a busy machine
@@ -30,90 +29,24 @@ const (
 	chunksPerWorker = 4
 )
 
-// fanout runs fn over [0, n) in chunks claimed by the caller and idle
-// helper goroutines. It is not safe for concurrent use; each optimizer has
-// its own.
-type fanout struct {
-	fn      func(lo, hi int)
-	n, size int
-	chunks  int64
-	next    atomic.Int64
-	done    chan struct{} // one value per helper that joined a call
-}
-
-var (
-	helpersOnce sync.Once
-	helpers     chan *fanout
-)
-
-func startHelpers() {
-	n := max(runtime.NumCPU(), runtime.GOMAXPROCS(0)) - 1
-	helpers = make(chan *fanout, max(n, 1))
-	for range n {
-		go func() {
-			for f := range helpers {
-				f.work()
-				f.done <- struct{}{}
-			}
-		}()
-	}
-}
+// fanout is an optimizer's parallel loop over the concatenation of its
+// parameters. It is not safe for concurrent use; each optimizer has its own.
+type fanout parallel.Loop
 
 func newFanout(fn func(lo, hi int)) *fanout {
-	return &fanout{fn: fn}
-}
-
-// work claims and runs chunks until none is left.
-func (f *fanout) work() {
-	for {
-		c := f.next.Add(1) - 1
-		if c >= f.chunks {
-			return
-		}
-		lo := int(c) * f.size
-		f.fn(lo, min(lo+f.size, f.n))
-	}
+	return (*fanout)(parallel.NewLoop(fn))
 }
 
 // run calls fn over [0, n), in parallel when n is large enough, and returns
-// when every chunk is done and no helper holds f any more.
+// when every chunk is done.
 func (f *fanout) run(n int) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers <= 1 || n < 2*fanGrain {
-		f.fn(0, n)
-		return
+	size := n // one call on this goroutine
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && n >= 2*fanGrain {
+		chunks := min(n/fanGrain, workers*chunksPerWorker)
+		size = (n + chunks - 1) / chunks
+		size = (size + fanAlign - 1) / fanAlign * fanAlign
 	}
-	nChunks := min(n/fanGrain, workers*chunksPerWorker)
-	size := (n + nChunks - 1) / nChunks
-	size = (size + fanAlign - 1) / fanAlign * fanAlign
-	f.n, f.size, f.chunks = n, size, int64((n+size-1)/size)
-	f.next.Store(0)
-	helpersOnce.Do(startHelpers)
-	if cap(f.done) < workers {
-		f.done = make(chan struct{}, workers)
-	}
-	sent := 0
-	for range workers - 1 {
-		select {
-		case helpers <- f:
-			sent++
-		default: // every helper is busy: do the work here
-		}
-	}
-	f.work()
-	// Wait for the helpers that took the job. A job still queued is
-	// taken back (or another caller's queued job run here, as a helper
-	// would), so a helper that the OS has not scheduled yet cannot hold
-	// up the step.
-	for sent > 0 {
-		select {
-		case <-f.done:
-			sent--
-		case j := <-helpers:
-			j.work()
-			j.done <- struct{}{}
-		}
-	}
+	(*parallel.Loop)(f).Run(n, size)
 }
 
 // span is one parameter's share of a step: update applies the optimizer to

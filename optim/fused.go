@@ -1,6 +1,10 @@
 package optim
 
-import "math"
+import (
+	"math"
+
+	"github.com/fathom-ml/fathom/internal/cpufeat"
+)
 
 // Fused update loops: one pass over a parameter's contiguous storage, its
 // gradient and its state buffers, with no temporaries. Each loop follows
@@ -12,6 +16,21 @@ import "math"
 // the same bits and a step does not depend on how it was split over cores. Hyperparameters arrive as
 // float64 and are rounded to the parameter's type once per call, as
 // PyTorch casts its Python-float scalars to the tensor's dtype.
+
+// simd selects the float32 kernels (fused_amd64.go): the best level the
+// CPU offers, Generic (the Go loops below) under the purego tag. Tests set
+// it to each of simdVariants in turn to compare every variant against the
+// Go reference.
+var simd = cpufeat.Best()
+
+const (
+	simdNone   = cpufeat.Generic
+	simdAVX2   = cpufeat.AVX2FMA
+	simdAVX512 = cpufeat.AVX512
+)
+
+// simdVariants lists the variants this CPU can run, for tests.
+func simdVariants() []cpufeat.Level { return cpufeat.Levels() }
 
 type float interface{ ~float32 | ~float64 }
 

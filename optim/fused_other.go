@@ -4,12 +4,6 @@ package optim
 
 // Without assembly the float32 loops are the Go loops of fused.go.
 
-var simd = simdNone
-
-const simdNone = 0
-
-func simdVariants() []int { return []int{simdNone} }
-
 func adamF32(p, g, m, v, vmax []float32, a adamArgs, c *[9]float32) {
 	adamUpdate(p, g, m, v, vmax, a)
 }

@@ -5,6 +5,8 @@ package kernel
 import (
 	"math"
 	"unsafe"
+
+	"github.com/fathom-ml/fathom/internal/cpufeat"
 )
 
 //go:generate sh -c "cd _asm_elem && go run . -out ../elementwise_amd64.s -stubs ../elementwise_stubs_amd64.go -pkg kernel"
@@ -200,7 +202,7 @@ func paddedExpShiftSum(w int, asm func(dst, x []float32, shift float32) float64)
 
 func asmElemVariants() []*elemKernels {
 	var vs []*elemKernels
-	if hasAVX2FMA {
+	if cpufeat.Has(cpufeat.AVX2FMA) {
 		const w32, w64 = 8, 4
 		vs = append(vs, &elemKernels{
 			name:   "avx2",
@@ -235,7 +237,7 @@ func asmElemVariants() []*elemKernels {
 			expShiftSumF32:  paddedExpShiftSum(w32, expShiftSumF32AVX2),
 		})
 	}
-	if hasAVX512 {
+	if cpufeat.Has(cpufeat.AVX512) {
 		const w32, w64 = 16, 8
 		vs = append(vs, &elemKernels{
 			name:   "avx512",

@@ -12,8 +12,11 @@ import (
 // ISAs, and large inputs with odd tails.
 var sizes = []int{0, 1, 7, 15, 16, 17, 31, 33, 1000, 4097, 1_000_000}
 
+// testSizes returns sizes without the million-element input unless the
+// exhaustive set was asked for (4097 stands for the large sizes with odd
+// tails), or with -short.
 func testSizes() []int {
-	if testing.Short() {
+	if testing.Short() || !exhaustive() {
 		return sizes[:len(sizes)-1]
 	}
 	return sizes
@@ -80,7 +83,7 @@ func TestVariantsRegistered(t *testing.T) {
 	for _, k := range elemVariants {
 		names = append(names, k.name)
 	}
-	t.Logf("elementwise variants: %v (using %s)", names, elem.name)
+	t.Logf("elementwise variants: %v (using %s); exhaustive sizes: %v", names, elem.name, exhaustive())
 }
 
 func TestBinaryF32(t *testing.T) {

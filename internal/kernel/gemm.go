@@ -46,20 +46,38 @@ func dgemmRef(transA, transB bool, m, n, k int, alpha float64, a []float64, lda 
 }
 
 // gemmRef computes C = alpha·op(A)·op(B) + beta·C one dot product at a time,
-// accumulating in T; beta == 0 does not read C.
+// accumulating in T in order of p; beta == 0 does not read C. It first
+// copies the rows of op(A) and the columns of op(B) into contiguous runs, so
+// that every dot product reads memory in order (the large products of the
+// tests would otherwise walk B a column at a time).
 func gemmRef[T float32 | float64](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	rows := make([]T, m*k) // rows[i*k+p] = op(A)(i, p)
+	cols := make([]T, n*k) // cols[j*k+p] = op(B)(p, j)
 	for i := 0; i < m; i++ {
+		for p := 0; p < k; p++ {
+			if transA {
+				rows[i*k+p] = a[p*lda+i]
+			} else {
+				rows[i*k+p] = a[i*lda+p]
+			}
+		}
+	}
+	for j := 0; j < n; j++ {
+		for p := 0; p < k; p++ {
+			if transB {
+				cols[j*k+p] = b[j*ldb+p]
+			} else {
+				cols[j*k+p] = b[p*ldb+j]
+			}
+		}
+	}
+	for i := 0; i < m; i++ {
+		ai := rows[i*k : i*k+k]
 		for j := 0; j < n; j++ {
+			bj := cols[j*k : j*k+k]
 			var s T
-			for p := 0; p < k; p++ {
-				ai, bi := i*lda+p, p*ldb+j
-				if transA {
-					ai = p*lda + i
-				}
-				if transB {
-					bi = j*ldb + p
-				}
-				s += a[ai] * b[bi]
+			for p, x := range ai {
+				s += x * bj[p]
 			}
 			if beta == 0 {
 				c[i*ldc+j] = alpha * s

@@ -29,10 +29,10 @@ package kernel
 // The first kc block applies the caller's beta, later ones add (beta = 1).
 // Blocks are balanced (k = 784 with kc = 256 runs as 4×196).
 //
-// Work big enough to pay for it (gemmParallelMinFlops) is shared by a pool of
-// persistent workers (see gemmJob): either chunks of C that share one packed,
-// double-buffered B block, or, when m is small, column chunks that need no
-// sharing. Packing buffers live in the variant, so steady-state calls
+// Work big enough to pay for it (gemmParallelMinFlops) is shared with the
+// helpers of package parallel (see gemmJob): either chunks of C that share
+// one packed, double-buffered B block, or, when m is small, column chunks
+// that need no sharing. Packing buffers live in the variant, so steady-state calls
 // allocate nothing.
 
 import (
@@ -43,6 +43,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/fathom-ml/fathom/internal/parallel"
 )
 
 // gemmFloat is the element type of the GEMM kernels.
@@ -74,15 +76,15 @@ type gemmVariant[T gemmFloat] struct {
 	transN int
 
 	// Packing buffers live as long as the variant, so steady-state calls
-	// allocate nothing: one for serial calls (serialMu), one per worker of
-	// parallel calls (gemmPool.mu), and a sync.Pool for serial calls made
+	// allocate nothing: one for serial calls (serialMu), one per part of
+	// parallel calls (gemmParallelMu), and a sync.Pool for serial calls made
 	// while another goroutine holds serialMu.
 	serialMu  sync.Mutex
 	serialBuf gemmBuf[T]
 	partBufs  []*gemmBuf[T]
 	bufs      sync.Pool  // *gemmBuf[T]
-	job       gemmJob[T] // used only while holding gemmPool.mu
-	sharedB   [2][]T     // double-buffered B block of parallel jobs (gemmPool.mu)
+	job       gemmJob[T] // used only while holding gemmParallelMu
+	sharedB   [2][]T     // double-buffered B block of parallel jobs (gemmParallelMu)
 }
 
 // gemmBuf holds one worker's packing buffers.
@@ -202,18 +204,33 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 	if 2*float64(m)*float64(n)*float64(k) < float64(gemmParallelMinFlops) {
 		parts = 1
 	}
-	if parts > 1 && gemmPool.mu.TryLock() {
+	if parts > 1 && gemmParallelMu.TryLock() {
 		j := &v.job
 		if parts := j.plan(v, &g, parts); parts > 1 {
-			gemmPool.run(parts, j)
+			j.pj.Spin, j.pj.WaitSpin = gemmSpin, gemmSpinWait
+			j.pj.Run(parts, j)
 			j.args = gemmArgs[T]{} // drop references to the caller's slices
-			gemmPool.mu.Unlock()
+			gemmParallelMu.Unlock()
 			return
 		}
-		gemmPool.mu.Unlock()
+		gemmParallelMu.Unlock()
 	}
 	v.serial(&g)
 }
+
+// gemmParallelMu is held by the one GEMM that runs in parallel: another
+// GEMM that finds it taken (a concurrent or nested call) runs on its own
+// goroutine instead, so parallel GEMMs neither oversubscribe the cores nor
+// share a variant's job and B buffers.
+var gemmParallelMu sync.Mutex
+
+// gemmSpin is how long the pool's helpers stay awake after a parallel
+// GEMM: the GEMMs of a training step come in chains. The caller polls for
+// its helpers' last chunks for gemmSpinWait before it blocks.
+const gemmSpin = 300 * time.Microsecond
+
+// gemmMaxParts bounds the parts of one parallel GEMM.
+const gemmMaxParts = 1<<16 - 1
 
 // gemmAliasRows is the most rows of an A micro-panel that may be read in
 // place at a stride that maps them all to one L1 set: with A held in L1
@@ -533,7 +550,8 @@ func packB[T gemmFloat](v *gemmVariant[T], dst, b []T, ldb int, trans bool, pc, 
 	}
 }
 
-// gemmJob is a GEMM shared by the workers of the pool. Work is handed out
+// gemmJob is a GEMM shared by the caller and the helpers of package
+// parallel (each a "worker" below, with its own part). Work is handed out
 // dynamically from atomic counters, so a worker slowed down by another
 // process on the machine just takes fewer pieces.
 //
@@ -549,6 +567,7 @@ func packB[T gemmFloat](v *gemmVariant[T], dst, b []T, ldb int, trans bool, pc, 
 // Column mode (small m): the workers claim chunks of columns of C and run the
 // whole serial algorithm on each with their own buffers.
 type gemmJob[T gemmFloat] struct {
+	pj        parallel.Job
 	v         *gemmVariant[T]
 	args      gemmArgs[T]
 	rows      bool // row mode (else column mode)
@@ -572,7 +591,7 @@ func (j *gemmJob[T]) plan(v *gemmVariant[T], g *gemmArgs[T], maxParts int) int {
 	m, n, k := g.m, g.n, g.k
 	pm := (m + v.mr - 1) / v.mr // row panels
 	pn := (n + v.nr - 1) / v.nr // column panels
-	parts := min(maxParts, gemmPartsMask)
+	parts := min(maxParts, gemmMaxParts)
 	if pm < parts && pn < parts {
 		parts = max(pm, pn)
 	}
@@ -653,7 +672,10 @@ func claim(c *atomic.Uint64, end uint64) (uint64, bool) {
 	}
 }
 
-func (j *gemmJob[T]) runPart(part int) {
+// RunPart runs one participant of the job: part 0 is the caller, the others
+// are helpers of package parallel, which may join late or not at all (all
+// work is claimed, and waits are only for claimed work).
+func (j *gemmJob[T]) RunPart(part int) {
 	v, g := j.v, &j.args
 	bf := v.partBuf(part)
 	if !j.rows {
@@ -781,120 +803,6 @@ func spinUntil(done func() bool, d time.Duration) bool {
 				return false
 			}
 			runtime.Gosched()
-		}
-	}
-}
-
-// gemmTask is a piece of work split into parts run concurrently.
-type gemmTask interface{ runPart(part int) }
-
-// gemmWorkerPool is a set of persistent worker goroutines. A parallel GEMM
-// publishes its task by bumping seq; workers that finished a task recently
-// are still spinning on seq and start within nanoseconds, as BLAS thread pools
-// do, while idle ones sleep on a channel. The hand-off allocates nothing.
-// Only the holder of mu may publish; a GEMM that finds the pool busy (another
-// GEMM is running in parallel already) runs on its own goroutine.
-type gemmWorkerPool struct {
-	mu      sync.Mutex
-	seq     atomic.Uint64 // task generation << gemmPartsBits | parts
-	task    gemmTask
-	pending atomic.Int32 // parts of the current task not yet finished
-	workers []*gemmWorker
-
-	doneMu   sync.Mutex
-	doneCond *sync.Cond // signalled when pending drops to zero
-}
-
-type gemmWorker struct {
-	id    int // part index, ≥ 1
-	state atomic.Int32
-	wake  chan struct{}
-}
-
-const (
-	gemmWorkerAwake = iota
-	gemmWorkerAsleep
-)
-
-// gemmSpin is how long an idle worker spins before it goes to sleep.
-const gemmSpin = 300 * time.Microsecond
-
-var gemmPool = newGemmWorkerPool()
-
-const (
-	gemmPartsBits = 16
-	gemmPartsMask = 1<<gemmPartsBits - 1
-)
-
-func newGemmWorkerPool() *gemmWorkerPool {
-	p := new(gemmWorkerPool)
-	p.doneCond = sync.NewCond(&p.doneMu)
-	return p
-}
-
-// run executes t.runPart(0..parts-1) concurrently, part 0 on the calling
-// goroutine, and returns when all parts are done. The caller holds p.mu.
-func (p *gemmWorkerPool) run(parts int, t gemmTask) {
-	for len(p.workers) < parts-1 {
-		w := &gemmWorker{id: len(p.workers) + 1, wake: make(chan struct{}, 1)}
-		p.workers = append(p.workers, w)
-		go p.loop(w, p.seq.Load())
-	}
-	p.task = t
-	p.pending.Store(int32(parts - 1))
-	// The generation counts in the high bits; the low bits say how many
-	// parts the task has, so workers not needed never read p.task.
-	gen := p.seq.Load()>>gemmPartsBits + 1
-	p.seq.Store(gen<<gemmPartsBits | uint64(parts))
-	for _, w := range p.workers {
-		if w.state.CompareAndSwap(gemmWorkerAsleep, gemmWorkerAwake) {
-			w.wake <- struct{}{}
-		}
-	}
-	t.runPart(0)
-	if !spinUntil(func() bool { return p.pending.Load() == 0 }, gemmSpinWait) {
-		p.doneMu.Lock()
-		for p.pending.Load() != 0 {
-			p.doneCond.Wait()
-		}
-		p.doneMu.Unlock()
-	}
-	p.task = nil
-}
-
-func (p *gemmWorkerPool) loop(w *gemmWorker, seen uint64) {
-	for {
-		start := time.Now()
-		for i := 1; p.seq.Load() == seen; i++ {
-			if i%256 != 0 {
-				continue
-			}
-			if time.Since(start) < gemmSpin {
-				runtime.Gosched()
-				continue
-			}
-			// Sleep. Re-check seq after announcing it: if a task was published
-			// meanwhile, either we see it here or the publisher saw us asleep
-			// and sends a wake-up, which we must then consume.
-			w.state.Store(gemmWorkerAsleep)
-			if p.seq.Load() != seen {
-				if !w.state.CompareAndSwap(gemmWorkerAsleep, gemmWorkerAwake) {
-					<-w.wake
-				}
-				break
-			}
-			<-w.wake
-			start = time.Now()
-		}
-		seen = p.seq.Load()
-		if w.id >= int(seen&gemmPartsMask) {
-			continue // not needed for this task
-		}
-		p.task.runPart(w.id)
-		if p.pending.Add(-1) == 0 {
-			p.doneMu.Lock()
-			p.doneCond.Broadcast()
-			p.doneMu.Unlock()
 		}
 	}
 }

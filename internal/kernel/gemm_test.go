@@ -11,12 +11,20 @@ import (
 type gemmShape struct{ m, n, k int }
 
 // gemmTestShapes are awkward sizes: empty, single, odd, just past the tile
-// sizes, and one large dimension at a time.
-func gemmTestShapes(short bool) []gemmShape {
+// sizes, and one large dimension at a time. The small sizes form a cube of
+// every m, n and k from gemmSmall when all is set; otherwise a 36-shape
+// subset of it in which every pair of dimensions still takes every pair of
+// values (m = small[i], n = small[j], k = small[(i+j) mod 6]), so each
+// edge class meets each other one in every pair of dimensions.
+func gemmTestShapes(short, all bool) []gemmShape {
 	var shapes []gemmShape
 	small := []int{0, 1, 2, 7, 17, 33}
-	for _, m := range small {
-		for _, n := range small {
+	for i, m := range small {
+		for j, n := range small {
+			if !all {
+				shapes = append(shapes, gemmShape{m, n, small[(i+j)%len(small)]})
+				continue
+			}
 			for _, k := range small {
 				shapes = append(shapes, gemmShape{m, n, k})
 			}
@@ -137,60 +145,77 @@ func testVariants[T gemmFloat](vs []*gemmVariant[T]) []*gemmVariant[T] {
 	return out
 }
 
-// TestGemmVariants runs every registered variant against the reference:
-// serially and split over workers, with A used in place and always copied.
-func TestGemmVariants(t *testing.T) {
+// gemmModes are the driver paths every variant runs: serially and split
+// over workers, with A used in place and always copied.
+var gemmModes = []struct{ directA, parallel bool }{{true, false}, {true, true}, {false, false}}
+
+// runGemmModes calls run once per mode with the driver switched to it.
+func runGemmModes(run func(mode string)) {
 	defer func(d bool, f int) { gemmDirectA, gemmParallelMinFlops = d, f }(gemmDirectA, gemmParallelMinFlops)
-	for _, mode := range []struct {
-		directA, parallel bool
-	}{{true, false}, {true, true}, {false, false}} {
+	for _, mode := range gemmModes {
 		gemmDirectA = mode.directA
 		gemmParallelMinFlops = math.MaxInt
 		if mode.parallel {
 			gemmParallelMinFlops = 0 // split even tiny products
 		}
-		t.Run(fmt.Sprintf("directA=%v/parallel=%v", mode.directA, mode.parallel), func(t *testing.T) {
-			t.Run("f32", testSgemmVariants)
-			t.Run("f64", testDgemmVariants)
-		})
+		run(fmt.Sprintf("directA=%v/parallel=%v", mode.directA, mode.parallel))
 	}
+}
+
+// TestGemmVariants runs every registered variant against the reference:
+// serially and split over workers, with A used in place and always copied.
+// Each shape and case is set up and computed by the reference once, then
+// run by every variant in every mode on a fresh copy of C.
+func TestGemmVariants(t *testing.T) {
+	t.Run("f32", testSgemmVariants)
+	t.Run("f64", testDgemmVariants)
 }
 
 func testSgemmVariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, v := range testVariants(sgemmVariants) {
-		for _, s := range gemmTestShapes(testing.Short()) {
-			for _, tc := range gemmCases() {
-				a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
-				if c64 == nil {
-					continue
-				}
-				a, b, c := toF32(a64), toF32(b64), toF32(c64)
-				want := append([]float32(nil), c...)
-				sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
-				gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, ldc)
-				name := fmt.Sprintf("sgemm %s %+v %+v", v.name, s, tc)
-				checkGemmResult(t, name, s, ldc, c, want, 1.2e-7)
+	vs := testVariants(sgemmVariants)
+	for _, s := range gemmTestShapes(testing.Short(), exhaustive()) {
+		for _, tc := range gemmCases() {
+			a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
+			if c64 == nil {
+				continue
 			}
+			a, b, c0 := toF32(a64), toF32(b64), toF32(c64)
+			want := append([]float32(nil), c0...)
+			sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
+			c := make([]float32, len(c0))
+			runGemmModes(func(mode string) {
+				for _, v := range vs {
+					copy(c, c0)
+					gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, ldc)
+					name := fmt.Sprintf("sgemm %s %s %+v %+v", mode, v.name, s, tc)
+					checkGemmResult(t, name, s, ldc, c, want, 1.2e-7)
+				}
+			})
 		}
 	}
 }
 
 func testDgemmVariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, v := range testVariants(dgemmVariants) {
-		for _, s := range gemmTestShapes(testing.Short()) {
-			for _, tc := range gemmCases() {
-				a, lda, b, ldb, c, ldc := gemmOperands(rng, s, tc)
-				if c == nil {
-					continue
-				}
-				want := append([]float64(nil), c...)
-				dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a, lda, b, ldb, tc.beta, want, ldc)
-				gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
-				name := fmt.Sprintf("dgemm %s %+v %+v", v.name, s, tc)
-				checkGemmResult(t, name, s, ldc, c, want, 2.3e-16)
+	vs := testVariants(dgemmVariants)
+	for _, s := range gemmTestShapes(testing.Short(), exhaustive()) {
+		for _, tc := range gemmCases() {
+			a, lda, b, ldb, c0, ldc := gemmOperands(rng, s, tc)
+			if c0 == nil {
+				continue
 			}
+			want := append([]float64(nil), c0...)
+			dgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a, lda, b, ldb, tc.beta, want, ldc)
+			c := make([]float64, len(c0))
+			runGemmModes(func(mode string) {
+				for _, v := range vs {
+					copy(c, c0)
+					gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+					name := fmt.Sprintf("dgemm %s %s %+v %+v", mode, v.name, s, tc)
+					checkGemmResult(t, name, s, ldc, c, want, 2.3e-16)
+				}
+			})
 		}
 	}
 }
@@ -258,26 +283,29 @@ func TestGemmNoGarbage(t *testing.T) {
 func TestGemmParallelWorkers(t *testing.T) {
 	defer func(f int) { gemmParallelMinFlops = f }(gemmParallelMinFlops)
 	gemmParallelMinFlops = 0
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, procs := range []int{3, 5} {
-		prev := runtime.GOMAXPROCS(procs)
-		// {200, 1100, 300} has two column blocks of B (nc = 1024) packed in
-		// groups of panels, the last group and panel partial.
-		for _, v := range testVariants(sgemmVariants)[:2] {
-			for _, s := range []gemmShape{{257, 100, 300}, {100, 257, 33}, {40, 300, 70}, {300, 40, 70}, {200, 1100, 300}} {
-				for _, tc := range []gemmCase{{false, false, 1, 0, 0, 0}, {true, true, 0.5, 2, 1, 0}} {
+	vs := testVariants(sgemmVariants)[:2]
+	// {200, 1100, 300} has two column blocks of B (nc = 1024) packed in
+	// groups of panels, the last group and panel partial.
+	for _, s := range []gemmShape{{257, 100, 300}, {100, 257, 33}, {40, 300, 70}, {300, 40, 70}, {200, 1100, 300}} {
+		for _, tc := range []gemmCase{{false, false, 1, 0, 0, 0}, {true, true, 0.5, 2, 1, 0}} {
+			a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
+			a, b, c0 := toF32(a64), toF32(b64), toF32(c64)
+			want := append([]float32(nil), c0...)
+			sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
+			c := make([]float32, len(c0))
+			for _, procs := range []int{3, 5} {
+				runtime.GOMAXPROCS(procs)
+				for _, v := range vs {
 					for rep := 0; rep < 3; rep++ {
-						a64, lda, b64, ldb, c64, ldc := gemmOperands(rng, s, tc)
-						a, b, c := toF32(a64), toF32(b64), toF32(c64)
-						want := append([]float32(nil), c...)
-						sgemmRef(tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), want, ldc)
+						copy(c, c0)
 						gemm(v, tc.transA, tc.transB, s.m, s.n, s.k, float32(tc.alpha), a, lda, b, ldb, float32(tc.beta), c, ldc)
-						checkGemmResult(t, fmt.Sprintf("procs=%d %s %+v %+v", procs, v.name, s, tc), s, ldc, c, want, 1.2e-7)
+						checkGemmResult(t, fmt.Sprintf("procs=%d %s %+v %+v rep %d", procs, v.name, s, tc, rep), s, ldc, c, want, 1.2e-7)
 					}
 				}
 			}
 		}
-		runtime.GOMAXPROCS(prev)
 	}
 }
 

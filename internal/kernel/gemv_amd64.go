@@ -2,11 +2,13 @@
 
 package kernel
 
+import "github.com/fathom-ml/fathom/internal/cpufeat"
+
 func init() {
 	switch {
-	case hasAVX512:
+	case cpufeat.Has(cpufeat.AVX512):
 		gemvF32 = gemvAVX512
-	case hasAVX2FMA:
+	case cpufeat.Has(cpufeat.AVX2FMA):
 		gemvF32 = gemvAVX2
 	}
 }
@@ -17,10 +19,10 @@ func gemvAVX2(y, w, x, bias []float32)   { gemvBlocked(y, w, x, bias, false) }
 // gemvVariants lists the assembly drivers this CPU can run, for tests.
 func gemvVariants() map[string]func(y, w, x, bias []float32) {
 	vs := map[string]func(y, w, x, bias []float32){}
-	if hasAVX2FMA {
+	if cpufeat.Has(cpufeat.AVX2FMA) {
 		vs["avx2"] = gemvAVX2
 	}
-	if hasAVX512 {
+	if cpufeat.Has(cpufeat.AVX512) {
 		vs["avx512"] = gemvAVX512
 	}
 	return vs

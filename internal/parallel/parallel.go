@@ -7,103 +7,80 @@ import (
 	"time"
 )
 
-// chunksPerWorker is how many chunks each worker gets when the work allows
-// it. More chunks than workers lets a core that finishes early (the machine
-// may be shared) take over the rest, at the cost of one atomic add per
-// chunk; few, long chunks keep each core on one long memory stream. With 2
-// per worker, summing 16 Mi float32 on two idle cores runs as fast as an
-// even split between two goroutines (about 46 GB/s here).
+// chunksPerWorker is how many chunks For gives each worker when the work
+// allows it. More chunks than workers lets a core that finishes early (the
+// machine may be shared) take over the rest, at the cost of one atomic add
+// per chunk; few, long chunks keep each core on one long memory stream.
+// With 2 per worker, summing 16 Mi float32 on two idle cores runs as fast
+// as an even split between two goroutines (about 46 GB/s here).
 const chunksPerWorker = 2
 
 // Workers returns the number of goroutines For may use: GOMAXPROCS.
 func Workers() int { return runtime.GOMAXPROCS(0) }
 
-// job is one call of For. It lives on the heap for the duration of the call
-// and is never reused: a worker may receive a pointer to a job that has
-// already finished, finds no chunk left, and drops it.
-type job struct {
-	fn      func(lo, hi int)
-	n       int
-	chunk   int   // elements per chunk; the last chunk may be shorter
-	nChunks int64 // number of chunks
+// A Loop runs one body over [0, n) in chunks that the caller and idle
+// helpers claim from a counter, so a core that a busy machine slows down
+// just takes fewer chunks. Build it once and run it many times: every Run
+// after the first allocates nothing. A Loop is not safe for concurrent use.
+type Loop struct {
+	// Spin and WaitSpin are those of the Loop's Job: how long its helpers
+	// stay awake for the next parallel call, and how long the caller polls
+	// for them to finish before it blocks.
+	Spin, WaitSpin time.Duration
+
+	job     Job
+	body    func(lo, hi int)
+	n, size int
+	chunks  int64
 	next    atomic.Int64
-	left    atomic.Int64  // chunks not finished yet
-	done    chan struct{} // receives one value when a worker finishes the last chunk
 }
 
-// run executes chunks until none is left. It reports whether this goroutine
-// finished the job's last chunk.
-func (j *job) run() (last bool) {
+// NewLoop returns a Loop that runs body on disjoint ranges. body must be
+// safe to call concurrently on disjoint ranges.
+func NewLoop(body func(lo, hi int)) *Loop { return &Loop{body: body} }
+
+// Run calls the body over [0, n) in ranges of size elements (the last one
+// may be shorter), on up to GOMAXPROCS goroutines including the caller's,
+// and returns when every call has returned. With one chunk, or GOMAXPROCS
+// 1, it calls body(0, n) on the calling goroutine.
+func (l *Loop) Run(n, size int) {
+	if n <= 0 {
+		return
+	}
+	size = max(size, 1)
+	chunks := (n-1)/size + 1
+	parts := min(runtime.GOMAXPROCS(0), chunks)
+	if parts <= 1 {
+		l.body(0, n)
+		return
+	}
+	l.n, l.size, l.chunks = n, size, int64(chunks)
+	l.next.Store(0)
+	l.job.Spin, l.job.WaitSpin = l.Spin, l.WaitSpin
+	l.job.Run(parts, (*loopTask)(l))
+}
+
+// loopTask is a Loop seen as a Task (RunPart is not part of Loop's API).
+type loopTask Loop
+
+// RunPart claims and runs chunks until none is left.
+func (t *loopTask) RunPart(int) {
 	for {
-		c := j.next.Add(1) - 1
-		if c >= j.nChunks {
-			return false
+		c := t.next.Add(1) - 1
+		if c >= t.chunks {
+			return
 		}
-		lo := int(c) * j.chunk
-		hi := min(lo+j.chunk, j.n)
-		j.fn(lo, hi)
-		if j.left.Add(-1) == 0 {
-			return true
-		}
+		lo := int(c) * t.size
+		t.body(lo, min(lo+t.size, t.n))
 	}
 }
 
-// The pool: long-lived worker goroutines started on the first parallel call,
-// woken by a job pointer on wake. The pool holds no per-call state, so
-// concurrent and nested calls of For are safe: the caller of For always runs
-// chunks itself and only ever waits for chunks another goroutine has already
-// started, so progress never depends on a worker being free.
-var (
-	poolOnce sync.Once
-	wake     chan *job
-)
+// forSpin is the Spin of For: back-to-back calls (the elementwise ops of a
+// training step) find the helpers awake.
+const forSpin = 50 * time.Microsecond
 
-func startPool() {
-	n := max(runtime.NumCPU(), runtime.GOMAXPROCS(0)) - 1
-	if n < 1 {
-		n = 1
-	}
-	wake = make(chan *job, 4*n)
-	for range n {
-		go worker()
-	}
-}
-
-// spinFor is how long an idle worker keeps polling for the next job before
-// it blocks. Waking a blocked goroutine whose thread is asleep costs tens of
-// microseconds on a virtual machine (the idle core must be woken by the
-// host); back-to-back parallel calls (a training step is a chain of them)
-// find a polling worker instead. OpenMP runtimes spin for the same reason,
-// much longer; 50 µs keeps the cost to other processes small.
-const spinFor = 50 * time.Microsecond
-
-func worker() {
-	for {
-		j := nextJob()
-		if j.run() {
-			j.done <- struct{}{}
-		}
-	}
-}
-
-// nextJob returns the next job from wake, polling for up to spinFor before
-// blocking.
-func nextJob() *job {
-	start := time.Now()
-	for i := 0; ; i++ {
-		select {
-		case j := <-wake:
-			return j
-		default:
-		}
-		if i%32 == 31 {
-			if time.Since(start) > spinFor {
-				return <-wake
-			}
-			runtime.Gosched() // let other goroutines of this program run
-		}
-	}
-}
+// loops recycles the Loops of For, so a call allocates no record of its own.
+var loops = sync.Pool{New: func() any { return &Loop{Spin: forSpin} }}
 
 // For calls fn over [0, n) split into contiguous ranges of at least grain
 // elements (except when n < grain), using up to GOMAXPROCS goroutines,
@@ -114,37 +91,19 @@ func nextJob() *job {
 // When n < 2*grain or GOMAXPROCS is 1, fn(0, n) runs on the calling
 // goroutine with no synchronization at all.
 func For(n, grain int, fn func(lo, hi int)) {
-	if n <= 0 {
+	count, size := Chunks(n, grain)
+	if count == 0 {
 		return
 	}
-	grain = max(grain, 1)
-	workers := runtime.GOMAXPROCS(0)
-	maxChunks := n / grain
-	if workers <= 1 || maxChunks <= 1 {
+	if count == 1 {
 		fn(0, n)
 		return
 	}
-	nChunks := min(maxChunks, workers*chunksPerWorker)
-	chunk := (n + nChunks - 1) / nChunks
-	nChunks = (n + chunk - 1) / chunk
-	j := &job{fn: fn, n: n, chunk: chunk, nChunks: int64(nChunks), done: make(chan struct{}, 1)}
-	j.left.Store(int64(nChunks))
-	poolOnce.Do(startPool)
-	for range min(workers, nChunks) - 1 {
-		select {
-		case wake <- j:
-		default: // every worker is busy and the queue is full: do it ourselves
-		}
-	}
-	if j.run() {
-		return // we finished the last chunk
-	}
-	if j.left.Load() != 0 {
-		// A worker is still running a chunk; the one that finishes the last
-		// chunk sends on done. (When left is already 0, that worker's send
-		// goes into the buffered channel and nobody needs to read it.)
-		<-j.done
-	}
+	l := loops.Get().(*Loop)
+	l.body = fn
+	l.Run(n, size)
+	l.body = nil // drop the caller's closure
+	loops.Put(l)
 }
 
 // Chunks returns how For would split n elements with the given grain on the

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // checkCover runs For and verifies every index in [0, n) is visited exactly
@@ -221,3 +222,126 @@ func itoa(n int) string {
 }
 
 func BenchmarkSizes(b *testing.B) { benchSizes(b, false); benchSizes(b, true) }
+
+func TestLoopCoversAndReuses(t *testing.T) {
+	var counts []int32
+	l := NewLoop(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			atomic.AddInt32(&counts[i], 1)
+		}
+	})
+	for _, tc := range []struct{ n, size int }{{0, 1}, {1, 1}, {10, 0}, {1000, 7}, {1000, 1000}, {1 << 16, 1 << 10}, {1<<16 + 3, 64}} {
+		for rep := range 3 {
+			counts = make([]int32, tc.n)
+			l.Run(tc.n, tc.size)
+			for i, c := range counts {
+				if c != 1 {
+					t.Fatalf("n=%d size=%d rep %d: index %d visited %d times", tc.n, tc.size, rep, i, c)
+				}
+			}
+		}
+	}
+}
+
+// TestLoopNoGarbage checks that a steady-state Loop run, with helpers,
+// allocates nothing.
+func TestLoopNoGarbage(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs GOMAXPROCS ≥ 2")
+	}
+	x := make([]float32, 1<<16)
+	l := NewLoop(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x[i]++
+		}
+	})
+	l.Run(len(x), 1<<12)
+	if allocs := testing.AllocsPerRun(100, func() { l.Run(len(x), 1<<12) }); allocs > 0 {
+		t.Errorf("Loop.Run: %v allocations per run", allocs)
+	}
+}
+
+// partTask records which parts ran and claims n units of work.
+type partTask struct {
+	n, next atomic.Int64
+	seen    []atomic.Int32
+	hold    chan struct{} // when set, helpers wait on it before claiming
+}
+
+func (p *partTask) RunPart(part int) {
+	p.seen[part].Add(1)
+	if part > 0 && p.hold != nil {
+		<-p.hold
+	}
+	for p.next.Add(1) <= p.n.Load() {
+	}
+}
+
+func TestJobParts(t *testing.T) {
+	for _, parts := range []int{1, 2, 3, 8} {
+		var j Job
+		for rep := range 20 {
+			p := &partTask{seen: make([]atomic.Int32, parts)}
+			p.n.Store(100000)
+			j.Run(parts, p)
+			if p.seen[0].Load() != 1 {
+				t.Fatalf("parts=%d rep %d: part 0 ran %d times", parts, rep, p.seen[0].Load())
+			}
+			for i := 1; i < parts; i++ {
+				if c := p.seen[i].Load(); c > 1 {
+					t.Fatalf("parts=%d rep %d: part %d ran %d times", parts, rep, i, c)
+				}
+			}
+			if p.next.Load() <= p.n.Load() {
+				t.Fatalf("parts=%d rep %d: work left", parts, rep)
+			}
+		}
+	}
+}
+
+// TestJobWaitsForJoinedHelpers checks that Run does not return while a
+// helper that joined is still in RunPart.
+func TestJobWaitsForJoinedHelpers(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs GOMAXPROCS ≥ 2")
+	}
+	var j Job
+	joined := 0
+	for range 10 {
+		p := &partTask{seen: make([]atomic.Int32, 2), hold: make(chan struct{})}
+		p.n.Store(1 << 20) // a few milliseconds for the caller alone
+		var released, returned atomic.Bool
+		go func() {
+			// Release the helper 2 ms after it joins (or when Run returned
+			// without it).
+			for p.seen[1].Load() == 0 && !returned.Load() {
+				runtime.Gosched()
+			}
+			time.Sleep(2 * time.Millisecond)
+			released.Store(true)
+			close(p.hold)
+		}()
+		j.Run(2, p)
+		returned.Store(true)
+		if p.seen[1].Load() == 1 {
+			joined++
+			if !released.Load() {
+				t.Fatal("Run returned while a joined helper was still in RunPart")
+			}
+		}
+	}
+	t.Logf("a helper joined %d of 10 runs", joined)
+}
+
+func BenchmarkLoopRun(b *testing.B) {
+	x := make([]float32, 1<<16)
+	l := NewLoop(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			x[i]++
+		}
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Run(len(x), 1<<12)
+	}
+}
