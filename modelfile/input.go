@@ -20,16 +20,17 @@ func (m *Model) ReadInput(path string, label bool) (*data.Table, error) {
 		return nil, err
 	}
 	lower := strings.ToLower(path)
-	kind := data.LabelClass
-	if m.Task == metrics.Regression {
-		kind = data.LabelNumeric
-	}
-	lab := ""
+	// The label's kind only matters when the label is read: the readers
+	// refuse label options without a label column.
+	lab, kind := "", data.LabelClass
 	if label {
 		if m.Label == "" {
 			return nil, fmt.Errorf("%s: the model does not record its label column", path)
 		}
 		lab = m.Label
+		if m.Task == metrics.Regression {
+			kind = data.LabelNumeric
+		}
 	}
 	var ignore []string
 	if !label && m.Columns == nil && m.Label != "" {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/fathom-ml/fathom/data"
+)
+
+// trainRegression trains examples/linear-regression.yaml into dir with
+// extra overrides and returns the model path.
+func trainRegression(t *testing.T, dir string, sets ...string) string {
+	t.Helper()
+	sets = append([]string{"output.dir=" + dir, "epochs=20"}, sets...)
+	if _, err := captureStdout(t, false, func() error {
+		return runTrain(context.Background(), "../../examples/linear-regression.yaml", sets, true, io.Discard)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "model.safetensors")
+}
+
+// readCSVRecords reads a whole CSV file.
+func readCSVRecords(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// TestPredictRegression predicts with a regression model from CSV and
+// Parquet input, with and without the label column.
+func TestPredictRegression(t *testing.T) {
+	dir := t.TempDir()
+	model := trainRegression(t, filepath.Join(dir, "run"))
+	full, err := data.ReadCSV("../../examples/data/linear.csv", data.CSVOptions{Label: "y", LabelKind: data.LabelNumeric})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLabel := &data.Table{Rows: full.Rows, Cols: full.Cols, X: full.X, Columns: full.Columns}
+	noLabelCSV := filepath.Join(dir, "nolabel.csv")
+	var b strings.Builder
+	b.WriteString("x1,x2\n")
+	for i := range full.Rows {
+		r := full.Row(i)
+		b.WriteString(strings.Join([]string{ftoa(r[0]), ftoa(r[1])}, ",") + "\n")
+	}
+	if err := os.WriteFile(noLabelCSV, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withPQ, noPQ := filepath.Join(dir, "with.parquet"), filepath.Join(dir, "without.parquet")
+	if err := data.WriteParquet(withPQ, full); err != nil {
+		t.Fatal(err)
+	}
+	if err := data.WriteParquet(noPQ, noLabel); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"../../examples/data/linear.csv", noLabelCSV, withPQ, noPQ} {
+		out := filepath.Join(dir, filepath.Base(in)+".pred.csv")
+		if _, err := captureStdout(t, false, func() error { return runPredict(model, in, out, 64, io.Discard) }); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		recs := readCSVRecords(t, out)
+		if len(recs) != full.Rows+1 {
+			t.Errorf("%s: %d prediction rows, want %d", in, len(recs)-1, full.Rows)
+		}
+	}
+}
+
+func ftoa(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
