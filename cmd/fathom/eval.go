@@ -93,6 +93,9 @@ func runEval(modelPath, source, split string, batch int, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
+	if t.Rows == 0 {
+		return fmt.Errorf("%s has no data rows", source)
+	}
 	met, err := m.Evaluate(t, batch)
 	if err != nil {
 		return fmt.Errorf("%s: %w", source, err)

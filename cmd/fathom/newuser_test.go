@@ -81,3 +81,44 @@ func TestPredictRegression(t *testing.T) {
 }
 
 func ftoa(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+
+// TestHeaderOnlyInput: eval and predict of a file with a header and no
+// rows are errors naming the file, not NaN metrics or "0 predictions".
+func TestHeaderOnlyInput(t *testing.T) {
+	dir := t.TempDir()
+	model := trainRegression(t, filepath.Join(dir, "run"))
+	empty := filepath.Join(dir, "empty.csv")
+	if err := os.WriteFile(empty, []byte("x1,x2,y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := captureStdout(t, false, func() error { return runEval(model, empty, "test", 100, io.Discard) })
+	if err == nil || !strings.Contains(err.Error(), empty+" has no data rows") {
+		t.Errorf("eval: %v, want %q has no data rows", err, empty)
+	}
+	_, err = captureStdout(t, false, func() error { return runPredict(model, empty, filepath.Join(dir, "p.csv"), 100, io.Discard) })
+	if err == nil || !strings.Contains(err.Error(), empty+" has no data rows") {
+		t.Errorf("predict: %v, want %q has no data rows", err, empty)
+	}
+}
+
+// TestPredictOutCreatesDir: --out into a directory that does not exist
+// creates it; the file gets mode 0644 (less the umask).
+func TestPredictOutCreatesDir(t *testing.T) {
+	dir := t.TempDir()
+	model := trainRegression(t, filepath.Join(dir, "run"))
+	out := filepath.Join(dir, "new", "sub", "pred.csv")
+	if _, err := captureStdout(t, false, func() error {
+		return runPredict(model, "../../examples/data/linear.csv", out, 100, io.Discard)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{out, model, filepath.Join(dir, "run", "metrics.csv")} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm()&0o044 == 0 {
+			t.Errorf("%s: mode %o, want readable by others (0644 less umask)", p, st.Mode().Perm())
+		}
+	}
+}

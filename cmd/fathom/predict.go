@@ -51,6 +51,9 @@ func runPredict(modelPath, input, out string, batch int, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
+	if t.Rows == 0 {
+		return fmt.Errorf("%s has no data rows", input)
+	}
 	p, err := m.Predict(t, batch)
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
@@ -67,6 +70,9 @@ func runPredict(modelPath, input, out string, batch int, stdout io.Writer) error
 	}
 	switch ext := strings.ToLower(filepath.Ext(out)); ext {
 	case ".parquet", ".pq", ".csv":
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return fmt.Errorf("--out %s: %w", out, err)
+		}
 		if err := p.WriteFile(out); err != nil {
 			return err
 		}
