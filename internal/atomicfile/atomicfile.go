@@ -12,8 +12,8 @@ package atomicfile
 
 import (
 	"bufio"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
