@@ -386,6 +386,16 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 				}
 			}
 		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		// The YAML decoder truncates a float into an integer field
+		// (epochs: 5.7 would train 5 epochs).
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), kindName(n))}
+		}
+		if n.Kind != yaml.ScalarNode {
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), kindName(n))}
+		}
 	default:
 		// Scalars (and types such as nn.IntPair that decode themselves):
 		// decoding reports type errors with their line.
@@ -402,7 +412,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 func checkIntPair(n *yaml.Node, path string) *ConfigError {
 	isInt := func(n *yaml.Node) bool {
 		var v int
-		return n.Kind == yaml.ScalarNode && n.Decode(&v) == nil
+		return n.Kind == yaml.ScalarNode && n.ShortTag() != "!!float" && n.Decode(&v) == nil
 	}
 	if isInt(n) || n.Tag == "!!null" || (n.Kind == yaml.SequenceNode && len(n.Content) == 2 && isInt(n.Content[0]) && isInt(n.Content[1])) {
 		return nil
