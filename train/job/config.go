@@ -633,6 +633,10 @@ func (c *Config) validate() error {
 	if c.EarlyStopping.Patience < 0 {
 		return fmt.Errorf("early_stopping.patience: must not be negative, got %d", c.EarlyStopping.Patience)
 	}
+	if c.EarlyStopping.Patience > 0 && d.Validation == 0 {
+		return errors.New("early_stopping needs a validation split to select the model on; without one it would " +
+			"stop on the test split: set data.validation (e.g. 0.1, the fraction of the training rows held out)")
+	}
 	if c.Output.CheckpointEvery < 0 {
 		return fmt.Errorf("output.checkpoint_every: must not be negative, got %d", c.Output.CheckpointEvery)
 	}
@@ -750,6 +754,17 @@ func (c *Config) newSchedule(opt optim.Optimizer) (*optim.Schedule, error) {
 		return nil, &ConfigError{File: c.file, Msg: "schedule: " + err.Error()}
 	}
 	return sched, nil
+}
+
+// EvalSplit names the split evaluated after every epoch: "val" when
+// data.validation holds out validation rows, "test" otherwise (the test
+// split is then scored every epoch, for the curves only). Metrics of that
+// split are named with it: val_loss or test_loss.
+func (c *Config) EvalSplit() string {
+	if c.Data.Validation > 0 {
+		return "val"
+	}
+	return "test"
 }
 
 // dataPath resolves a data path against the config's directory.

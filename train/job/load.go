@@ -106,6 +106,9 @@ func (c *Config) LoadData() (*Splits, error) {
 			s.Train, s.Eval = parts.Train, parts.Validation
 		}
 	}
+	if d.Validation > 0 && (s.Eval == nil || s.Eval.Rows == 0) {
+		return nil, fmt.Errorf("data.validation: %g of %d rows leaves no validation rows", d.Validation, all.Rows)
+	}
 	if s.Eval == nil || s.Eval.Rows == 0 {
 		s.Eval, s.EvalIsTest = s.Test, true
 	}

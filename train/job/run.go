@@ -142,7 +142,7 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	hooks := ro.Hooks
 	hooks.EpochEnd = func(r runlog.Epoch) error {
 		if writeMetrics {
-			if err := runlog.WriteMetricsCSV(res.MetricsPath, task, tr.History()); err != nil {
+			if err := runlog.WriteMetricsCSVSplit(res.MetricsPath, task, tr.History(), c.EvalSplit()); err != nil {
 				return err
 			}
 		}
