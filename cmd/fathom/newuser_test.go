@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/train/job"
 )
 
 // trainRegression trains examples/linear-regression.yaml into dir with
@@ -91,7 +94,7 @@ func TestHeaderOnlyInput(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("x1,x2,y\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := captureStdout(t, false, func() error { return runEval(model, empty, "test", 100, io.Discard) })
+	_, err := captureStdout(t, false, func() error { return runEval(model, evalOptions{source: empty, batch: 100}, io.Discard, io.Discard) })
 	if err == nil || !strings.Contains(err.Error(), empty+" has no data rows") {
 		t.Errorf("eval: %v, want %q has no data rows", err, empty)
 	}
@@ -120,5 +123,94 @@ func TestPredictOutCreatesDir(t *testing.T) {
 		if st.Mode().Perm()&0o044 == 0 {
 			t.Errorf("%s: mode %o, want readable by others (0644 less umask)", p, st.Mode().Perm())
 		}
+	}
+}
+
+// TestEvalUsesRecordedSplit: a model trained with another split seed
+// (--set) is scored by `eval --data CONFIG` on the rows it held out, not
+// on the config file's own split.
+func TestEvalUsesRecordedSplit(t *testing.T) {
+	dir := t.TempDir()
+	var res *job.Result
+	cfg, err := job.LoadConfig("../../examples/iris.yaml", []string{"data.split_seed=7", "epochs=10", "output.dir=" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err = job.Run(context.Background(), cfg, job.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	out, err := captureStdout(t, true, func() error {
+		return runEval(res.ModelPath, evalOptions{source: "../../examples/iris.yaml", batch: 100}, io.Discard, &stderr)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := lastJSON(t, out)
+	if loss, _ := ev["loss"].(float64); math.Abs(loss-res.Test.Loss) > 1e-5 || int(ev["rows"].(float64)) != res.Test.Samples {
+		t.Errorf("eval %v, training's test split gave loss %v on %d rows", ev, res.Test.Loss, res.Test.Samples)
+	}
+	if !strings.Contains(stderr.String(), "data.split_seed 7 (the config says 1)") {
+		t.Errorf("stderr %q does not say the model's split is used", stderr.String())
+	}
+	// --set applies to eval too.
+	if _, err := captureStdout(t, true, func() error {
+		return runEval(res.ModelPath, evalOptions{source: "../../examples/iris.yaml", batch: 100, sets: []string{"data.split_seed=7"}}, io.Discard, io.Discard)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEvalRefusesChangedData: when the config's data file no longer holds
+// the model's training rows, eval refuses, naming what differs, unless
+// --allow-data-change.
+func TestEvalRefusesChangedData(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "linear.csv")
+	orig, err := os.ReadFile("../../examples/data/linear.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(csvPath, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "lin.yaml")
+	if err := os.WriteFile(cfgPath, []byte(`
+data: {source: csv, path: linear.csv, label: y, test: 0.2}
+model: [{type: linear, out: 1}]
+loss: mse
+optimizer: {type: sgd, lr: 0.1}
+epochs: 5
+batch_size: 1000
+seed: 1
+output: {dir: `+filepath.Join(dir, "run")+`}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := captureStdout(t, false, func() error { return runTrain(context.Background(), cfgPath, nil, true, io.Discard) }); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "run", "model.safetensors")
+	eval := func(allow bool) error {
+		_, err := captureStdout(t, false, func() error {
+			return runEval(model, evalOptions{source: cfgPath, batch: 100, allowDataChange: allow}, io.Discard, io.Discard)
+		})
+		return err
+	}
+	if err := eval(false); err != nil {
+		t.Fatalf("unchanged data: %v", err)
+	}
+	// Drop the last 50 rows.
+	lines := strings.SplitAfter(string(orig), "\n")
+	if err := os.WriteFile(csvPath, []byte(strings.Join(lines[:len(lines)-51], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = eval(false)
+	if !errors.Is(err, job.ErrDataChanged) || !strings.Contains(err.Error(), "training rows: trained on 160, now 120") ||
+		!strings.Contains(err.Error(), "--allow-data-change") {
+		t.Errorf("changed data: %v, want ErrDataChanged naming the row counts and the flag", err)
+	}
+	if err := eval(true); err != nil {
+		t.Errorf("--allow-data-change: %v", err)
 	}
 }

@@ -138,7 +138,9 @@ func TestPredictMatchesTraining(t *testing.T) {
 		t.Fatal("Parquet predictions differ")
 	}
 	// fathom eval on the config scores the same test rows as training did.
-	out, err := captureStdout(t, true, func() error { return runEval(res.ModelPath, "../../examples/iris.yaml", "test", 100, io.Discard) })
+	out, err := captureStdout(t, true, func() error {
+		return runEval(res.ModelPath, evalOptions{source: "../../examples/iris.yaml", batch: 100}, io.Discard, io.Discard)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +196,7 @@ func TestBadInputs(t *testing.T) {
 		{"missing predict input", func() error { return runPredict(model, filepath.Join(dir, "none.csv"), "", 10, io.Discard) }, []string{"none.csv"}},
 		{"non-numeric predict input", func() error { return runPredict(model, badIris, "", 10, io.Discard) }, []string{"badiris.csv:2", "petal_length", "abc"}},
 		{"bad output format", func() error { return runPredict(model, irisCSV, filepath.Join(dir, "p.xlsx"), 10, io.Discard) }, []string{".xlsx"}},
-		{"eval without labels", func() error { return runEval(model, badCSV, "test", 10, io.Discard) }, []string{"bad.csv"}},
+		{"eval without labels", func() error { return runEval(model, evalOptions{source: badCSV, batch: 10}, io.Discard, io.Discard) }, []string{"bad.csv"}},
 		{"bench unknown model", func() error { return runBenchTrain(nil, "rnn", 1, 0) }, []string{`"rnn"`}},
 	} {
 		_, err := captureStdout(t, false, test.run)

@@ -71,7 +71,7 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		return nil, err
 	}
 	m := &modelfile.Model{Net: net, Spec: spec, Task: task, Classes: splits.Train.Classes, Columns: splits.Train.Columns,
-		Label: splits.Train.LabelName, Scaler: splits.Scaler}
+		Label: splits.Train.LabelName, Scaler: splits.Scaler, Impute: splits.ImputeMeans, TrainedOn: splits.TrainedOn}
 	if err := m.CheckOutput(out); err != nil {
 		line := 0
 		if n := len(c.modelLines); n > 0 {
