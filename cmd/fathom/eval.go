@@ -117,6 +117,7 @@ func evalTable(o evalOptions, m *modelfile.Model, stderr io.Writer) (*data.Table
 		}
 		return s.Test, nil
 	}
+	warnUnusedColumns(m, source, stderr)
 	return m.ReadInput(source, true)
 }
 

@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/train/job"
 )
 
@@ -73,7 +75,7 @@ func TestPredictRegression(t *testing.T) {
 	}
 	for _, in := range []string{"../../examples/data/linear.csv", noLabelCSV, withPQ, noPQ} {
 		out := filepath.Join(dir, filepath.Base(in)+".pred.csv")
-		if _, err := captureStdout(t, false, func() error { return runPredict(model, in, out, 64, io.Discard) }); err != nil {
+		if _, err := captureStdout(t, false, func() error { return runPredict(model, in, out, 64, io.Discard, io.Discard) }); err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
 		recs := readCSVRecords(t, out)
@@ -98,7 +100,9 @@ func TestHeaderOnlyInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), empty+" has no data rows") {
 		t.Errorf("eval: %v, want %q has no data rows", err, empty)
 	}
-	_, err = captureStdout(t, false, func() error { return runPredict(model, empty, filepath.Join(dir, "p.csv"), 100, io.Discard) })
+	_, err = captureStdout(t, false, func() error {
+		return runPredict(model, empty, filepath.Join(dir, "p.csv"), 100, io.Discard, io.Discard)
+	})
 	if err == nil || !strings.Contains(err.Error(), empty+" has no data rows") {
 		t.Errorf("predict: %v, want %q has no data rows", err, empty)
 	}
@@ -111,7 +115,7 @@ func TestPredictOutCreatesDir(t *testing.T) {
 	model := trainRegression(t, filepath.Join(dir, "run"))
 	out := filepath.Join(dir, "new", "sub", "pred.csv")
 	if _, err := captureStdout(t, false, func() error {
-		return runPredict(model, "../../examples/data/linear.csv", out, 100, io.Discard)
+		return runPredict(model, "../../examples/data/linear.csv", out, 100, io.Discard, io.Discard)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -212,5 +216,113 @@ output: {dir: `+filepath.Join(dir, "run")+`}
 	}
 	if err := eval(true); err != nil {
 		t.Errorf("--allow-data-change: %v", err)
+	}
+}
+
+// writeLinearConfig writes a regression config over csvName (in dir) and
+// returns its path.
+func writeLinearConfig(t *testing.T, dir, csvName, extra string) string {
+	t.Helper()
+	p := filepath.Join(dir, "lin.yaml")
+	if err := os.WriteFile(p, []byte(`
+data: {source: csv, path: `+csvName+`, label: y, test: 0.2`+extra+`}
+model: [{type: linear, out: 1}]
+loss: mse
+optimizer: {type: sgd, lr: 0.1}
+epochs: 5
+batch_size: 1000
+seed: 1
+output: {dir: `+filepath.Join(dir, "run")+`}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestImputeMeanSavedWithModel: a model trained with impute: mean fills
+// missing values at predict and eval with its training means; without it
+// the errors speak of the config key, not of package data's identifiers.
+func TestImputeMeanSavedWithModel(t *testing.T) {
+	dir := t.TempDir()
+	csvText := "x1,x2,y\n1,2,3\n2,,4\n3,4,5\n4,1,2\n5,NA,6\n6,3,1\n7,2,2\n8,5,9\n9,1,3\n10,2,4\n"
+	if err := os.WriteFile(filepath.Join(dir, "m.csv"), []byte(csvText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Without impute: mean the hint names the config key.
+	cfg := writeLinearConfig(t, dir, "m.csv", "")
+	err := runTrain(context.Background(), cfg, nil, true, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "impute: mean") || strings.Contains(err.Error(), "MissingMean") {
+		t.Errorf("training without impute: %v, want a hint naming impute: mean", err)
+	}
+	cfg = writeLinearConfig(t, dir, "m.csv", ", impute: mean")
+	if _, err := captureStdout(t, false, func() error { return runTrain(context.Background(), cfg, nil, true, io.Discard) }); err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "run", "model.safetensors")
+	m, err := modelfile.Load(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{5.5, 20.0 / 8}
+	if len(m.Impute) != 2 || math.Abs(m.Impute[0]-want[0]) > 1e-6 || math.Abs(m.Impute[1]-want[1]) > 1e-6 {
+		t.Fatalf("imputation means %v, want %v", m.Impute, want)
+	}
+	out := filepath.Join(dir, "pred.csv")
+	if _, err := captureStdout(t, false, func() error { return runPredict(model, filepath.Join(dir, "m.csv"), out, 100, io.Discard, io.Discard) }); err != nil {
+		t.Fatalf("predict on the training file: %v", err)
+	}
+	// Row 2 (x2 missing) predicts as x2 = the training mean.
+	filled := &data.Table{Rows: 1, Cols: 2, X: []float32{2, float32(want[1])}, Columns: []string{"x1", "x2"}}
+	p, err := m.Predict(filled, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readCSVRecords(t, out)[2][0]; got != strconv.FormatFloat(float64(p.Values[0]), 'g', -1, 32) {
+		t.Errorf("row with x2 missing predicts %s, with x2 = training mean %v", got, p.Values[0])
+	}
+	if _, err := captureStdout(t, false, func() error {
+		return runEval(model, evalOptions{source: filepath.Join(dir, "m.csv"), batch: 100}, io.Discard, io.Discard)
+	}); err != nil {
+		t.Errorf("eval on the training file: %v", err)
+	}
+	// A model trained without imputation says how to get it.
+	lin := trainRegression(t, filepath.Join(dir, "lin"))
+	err = runPredict(lin, filepath.Join(dir, "m.csv"), filepath.Join(dir, "p2.csv"), 100, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "impute: mean") || strings.Contains(err.Error(), "MissingMean") {
+		t.Errorf("predict with missing values: %v, want a hint naming impute: mean", err)
+	}
+}
+
+// TestInputColumnsChecked: the model file records its feature count and
+// names; an input with many unused columns gives a warning, one without
+// a needed column an error naming it.
+func TestInputColumnsChecked(t *testing.T) {
+	dir := t.TempDir()
+	model := trainRegression(t, filepath.Join(dir, "run"))
+	a, _, err := modelfile.ReadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Features != 2 || !slices.Equal(a.Columns, []string{"x1", "x2"}) {
+		t.Errorf("model records %d features %v, want 2 [x1 x2]", a.Features, a.Columns)
+	}
+	wide := filepath.Join(dir, "wide.csv")
+	if err := os.WriteFile(wide, []byte("a,b,x1,c,x2,d,e\n0,0,1,0,2,0,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	if _, err := captureStdout(t, false, func() error { return runPredict(model, wide, "", 100, io.Discard, &stderr) }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "5 columns the model does not use (a, b, c, d, e)") {
+		t.Errorf("stderr %q, want a warning about 5 unused columns", stderr.String())
+	}
+	narrow := filepath.Join(dir, "narrow.csv")
+	if err := os.WriteFile(narrow, []byte("x1,z\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = runPredict(model, narrow, "", 100, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `"x2"`) {
+		t.Errorf("input without x2: %v, want an error naming x2", err)
 	}
 }
