@@ -191,11 +191,15 @@ func TestBadInputs(t *testing.T) {
 		{"non-numeric CSV cell", func() error { return runTrain(nil, csvCfg, []string{"output.dir=" + dir}, true, io.Discard) }, []string{"bad.csv:3", `"x2"`, "oops"}},
 		{"unknown key", func() error { return runTrain(nil, unknown, nil, true, io.Discard) }, []string{"unknown.yaml:", `unknown key "epohcs"`}},
 		{"sizes do not chain", func() error { return runTrain(nil, chain, []string{"output.dir=" + dir}, true, io.Discard) }, []string{"chain.yaml:", "model[2] (linear)", "in=32"}},
-		{"missing model", func() error { return runPredict(filepath.Join(dir, "none.safetensors"), irisCSV, "", 10, io.Discard, io.Discard) }, []string{"none.safetensors"}},
+		{"missing model", func() error {
+			return runPredict(filepath.Join(dir, "none.safetensors"), irisCSV, "", 10, io.Discard, io.Discard)
+		}, []string{"none.safetensors"}},
 		{"corrupt model", func() error { return runPredict(corrupt, irisCSV, "", 10, io.Discard, io.Discard) }, []string{"corrupt.safetensors"}},
 		{"missing predict input", func() error { return runPredict(model, filepath.Join(dir, "none.csv"), "", 10, io.Discard, io.Discard) }, []string{"none.csv"}},
 		{"non-numeric predict input", func() error { return runPredict(model, badIris, "", 10, io.Discard, io.Discard) }, []string{"badiris.csv:2", "petal_length", "abc"}},
-		{"bad output format", func() error { return runPredict(model, irisCSV, filepath.Join(dir, "p.xlsx"), 10, io.Discard, io.Discard) }, []string{".xlsx"}},
+		{"bad output format", func() error {
+			return runPredict(model, irisCSV, filepath.Join(dir, "p.xlsx"), 10, io.Discard, io.Discard)
+		}, []string{".xlsx"}},
 		{"eval without labels", func() error { return runEval(model, evalOptions{source: badCSV, batch: 10}, io.Discard, io.Discard) }, []string{"bad.csv"}},
 		{"bench unknown model", func() error { return runBenchTrain(nil, "rnn", 1, 0) }, []string{`"rnn"`}},
 	} {
