@@ -135,7 +135,10 @@ func (l *LossConfig) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // OptimizerConfig selects and tunes the optimizer: sgd, adam, adamw,
-// rmsprop or adagrad, with PyTorch's argument names and defaults.
+// rmsprop, adagrad or lbfgs, with PyTorch's argument names and defaults.
+// lbfgs is full-batch L-BFGS with the strong-Wolfe line search: each epoch
+// is one step of up to max_iter iterations (default 100) over all training
+// rows; lr scales the initial step (default 1).
 type OptimizerConfig struct {
 	Type        string    `yaml:"type"`
 	LR          float64   `yaml:"lr"`
@@ -153,6 +156,12 @@ type OptimizerConfig struct {
 	// (see train.Options); 0 means no clipping.
 	ClipGradNorm  float64 `yaml:"clip_grad_norm"`
 	ClipGradValue float64 `yaml:"clip_grad_value"`
+	// MaxIter, HistorySize, TolGrad and TolChange tune lbfgs (PyTorch's
+	// max_iter, history_size, tolerance_grad and tolerance_change).
+	MaxIter     int     `yaml:"max_iter"`
+	HistorySize int     `yaml:"history_size"`
+	TolGrad     float64 `yaml:"tolerance_grad"`
+	TolChange   float64 `yaml:"tolerance_change"`
 }
 
 // UnmarshalYAML accepts "optimizer: adam" as well as a mapping.
@@ -603,8 +612,14 @@ func (c *Config) validate() error {
 	if c.BatchSize < 1 {
 		return fmt.Errorf("batch_size: want at least 1, got %d", c.BatchSize)
 	}
-	if _, err := c.optimizerKind(); err != nil {
+	kind, err := c.optimizerKind()
+	if err != nil {
 		return err
+	}
+	if kind == "lbfgs" {
+		if err := c.checkLBFGS(); err != nil {
+			return err
+		}
 	}
 	if c.Optimizer.ClipGradNorm < 0 || c.Optimizer.ClipGradValue < 0 {
 		return fmt.Errorf("optimizer.clip_grad_norm and clip_grad_value: must not be negative, got %g and %g",
@@ -646,12 +661,12 @@ func (c *Config) validate() error {
 func (c *Config) optimizerKind() (string, error) {
 	k := strings.ToLower(c.Optimizer.Type)
 	switch k {
-	case "sgd", "adam", "adamw", "rmsprop", "adagrad":
+	case "sgd", "adam", "adamw", "rmsprop", "adagrad", "lbfgs":
 		return k, nil
 	case "":
-		return "", errors.New("optimizer.type is missing (want sgd, adam, adamw, rmsprop or adagrad)")
+		return "", errors.New("optimizer.type is missing (want sgd, adam, adamw, rmsprop, adagrad or lbfgs)")
 	}
-	return "", fmt.Errorf("optimizer.type: unknown optimizer %q (want sgd, adam, adamw, rmsprop or adagrad)", c.Optimizer.Type)
+	return "", fmt.Errorf("optimizer.type: unknown optimizer %q (want sgd, adam, adamw, rmsprop, adagrad or lbfgs)", c.Optimizer.Type)
 }
 
 // lossFunc builds the configured loss.
