@@ -138,7 +138,9 @@ func (l *LossConfig) UnmarshalYAML(n *yaml.Node) error {
 // rmsprop, adagrad or lbfgs, with PyTorch's argument names and defaults.
 // lbfgs is full-batch L-BFGS with the strong-Wolfe line search: each epoch
 // is one step of up to max_iter iterations (default 100) over all training
-// rows; lr scales the initial step (default 1).
+// rows; lr scales the initial step (default 1); weight_decay adds
+// (weight_decay/2)·‖W‖² over the weight matrices to the mean loss
+// (scikit-learn's LogisticRegression C is 1/(weight_decay·training rows)).
 type OptimizerConfig struct {
 	Type        string    `yaml:"type"`
 	LR          float64   `yaml:"lr"`

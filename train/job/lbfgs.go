@@ -11,6 +11,7 @@ import (
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
 	"github.com/fathom-ml/fathom/runlog"
+	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 )
 
@@ -29,8 +30,8 @@ const lbfgsDefaultMaxIter = 100
 func (c *Config) checkLBFGS() error {
 	o := c.Optimizer
 	switch {
-	case o.WeightDecay != nil && *o.WeightDecay != 0:
-		return fmt.Errorf("optimizer.weight_decay: not supported with lbfgs")
+	case o.WeightDecay != nil && *o.WeightDecay < 0:
+		return fmt.Errorf("optimizer.weight_decay: must not be negative, got %g", *o.WeightDecay)
 	case o.ClipGradNorm != 0 || o.ClipGradValue != 0:
 		return fmt.Errorf("optimizer.clip_grad_norm and clip_grad_value: not supported with lbfgs (it searches its own step length)")
 	case c.Schedule.Type != "" && c.Schedule.Type != "none" && c.Schedule.Type != "constant":
@@ -72,6 +73,28 @@ func (c *Config) fitLBFGS(ctx context.Context, net *nn.Sequential, trainDS *data
 		return nil, fmt.Errorf("data: no training rows")
 	}
 	loss := c.lossFunc()
+	// weight_decay adds (weight_decay/2)·‖W‖² over the weight matrices
+	// (not the biases) to the mean loss: scikit-learn's L2 penalty with
+	// C = 1/(weight_decay·training rows).
+	var wd float64
+	if o.WeightDecay != nil {
+		wd = *o.WeightDecay
+	}
+	var weights []*tensor.Tensor
+	for _, p := range net.Parameters() {
+		if p.Dim() >= 2 {
+			weights = append(weights, p)
+		}
+	}
+	objective := func() *tensor.Tensor {
+		l := loss(net.Forward(batch.X), batch)
+		for _, w := range weights {
+			if wd > 0 {
+				l = l.Add(w.Square().Sum(nil, false).MulScalar(wd / 2))
+			}
+		}
+		return l
+	}
 	var hist []runlog.Epoch
 	for epoch := 1; epoch <= c.Epochs; epoch++ {
 		if err := ctx.Err(); err != nil {
@@ -84,7 +107,7 @@ func (c *Config) fitLBFGS(ctx context.Context, net *nn.Sequential, trainDS *data
 		net.SetTraining(true)
 		first, err := opt.Step(func() float64 {
 			opt.ZeroGrad()
-			l := loss(net.Forward(batch.X), batch)
+			l := objective()
 			l.Backward()
 			return l.Item()
 		})
