@@ -94,7 +94,9 @@ type DataConfig struct {
 	// source has none of its own (default 0.2). Validation is the fraction
 	// of the training rows held out for evaluation after each epoch
 	// (default 0: each epoch is evaluated on the test split, as the
-	// PyTorch reference scripts do).
+	// PyTorch reference scripts do, for the curves only; metrics.csv then
+	// names those columns test_*). Early stopping needs a validation
+	// split.
 	Test       *float64 `yaml:"test"`
 	Validation float64  `yaml:"validation"`
 	// SplitSeed fixes the random split independently of the run's seed,
