@@ -13,6 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/train/job"
@@ -285,6 +290,16 @@ func TestImputeMeanSavedWithModel(t *testing.T) {
 	}); err != nil {
 		t.Errorf("eval on the training file: %v", err)
 	}
+	// The same from Parquet, x2 null in its second row.
+	pq := filepath.Join(dir, "m.parquet")
+	writeNullableParquet(t, pq, []float64{1, 2, 3}, []float64{2, 0, 4}, []bool{true, false, true})
+	pqOut := filepath.Join(dir, "pq.csv")
+	if _, err := captureStdout(t, false, func() error { return runPredict(model, pq, pqOut, 100, io.Discard, io.Discard) }); err != nil {
+		t.Fatalf("predict on Parquet with a null: %v", err)
+	}
+	if got := readCSVRecords(t, pqOut)[2][0]; got != strconv.FormatFloat(float64(p.Values[0]), 'g', -1, 32) {
+		t.Errorf("Parquet row with x2 null predicts %s, with x2 = training mean %v", got, p.Values[0])
+	}
 	// A model trained without imputation says how to get it.
 	lin := trainRegression(t, filepath.Join(dir, "lin"))
 	err = runPredict(lin, filepath.Join(dir, "m.csv"), filepath.Join(dir, "p2.csv"), 100, io.Discard, io.Discard)
@@ -324,5 +339,31 @@ func TestInputColumnsChecked(t *testing.T) {
 	err = runPredict(model, narrow, "", 100, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), `"x2"`) {
 		t.Errorf("input without x2: %v, want an error naming x2", err)
+	}
+}
+
+// writeNullableParquet writes columns x1 and x2 (x2 valid where valid says)
+// to a Parquet file.
+func writeNullableParquet(t *testing.T, path string, x1, x2 []float64, valid []bool) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x1", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "x2", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.Float64Builder).AppendValues(x1, nil)
+	b.Field(1).(*array.Float64Builder).AppendValues(x2, valid)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	if err := pqarrow.WriteTable(tbl, f, 1024, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
 	}
 }
