@@ -44,9 +44,18 @@ type Architecture struct {
 	Columns []string `json:"columns,omitempty"`
 	// Label names the target column of the training data.
 	Label string `json:"label,omitempty"`
+	// Features is the number of feature values the network reads per row
+	// (the product of the spec's input shape); 0 in older files.
+	Features int `json:"features,omitempty"`
+	// Impute, if set, fills missing feature values before standardization:
+	// the value of column j is Impute.Mean[j] (impute: mean in training).
+	Impute *Imputation `json:"impute,omitempty"`
 	// Standardize, if set, is applied to inputs before the network:
 	// x' = (x − mean) / std per column (std 0: centred only).
 	Standardize *Standardization `json:"standardize,omitempty"`
+	// TrainedOn records the data and split the model was trained on, so
+	// that evaluation can score it on the same held-out rows.
+	TrainedOn *TrainingData `json:"trained_on,omitempty"`
 	// Info holds free-form facts about the training run (data source,
 	// epochs, final metrics) for people reading the file.
 	Info map[string]any `json:"info,omitempty"`
@@ -57,6 +66,34 @@ type Architecture struct {
 type Standardization struct {
 	Mean []float64 `json:"mean"`
 	Std  []float64 `json:"std"`
+}
+
+// Imputation is the value that fills each feature column's missing values.
+type Imputation struct {
+	// Mean is the mean of each feature column over the training data file
+	// (the values its missing cells were filled with in training).
+	Mean []float64 `json:"mean"`
+}
+
+// TrainingData says what a model was trained on: the data source, the
+// split settings and a fingerprint of the training rows.
+type TrainingData struct {
+	// Source is the data source (iris, csv, parquet, ...); Path and
+	// TestPath are its files, absolute, when it has any.
+	Source   string `json:"source"`
+	Path     string `json:"path,omitempty"`
+	TestPath string `json:"test_path,omitempty"`
+	// Test and Validation are the held-out fractions; SplitSeed seeds the
+	// split; Stratify says it kept the class proportions.
+	Test       float64 `json:"test"`
+	Validation float64 `json:"validation"`
+	SplitSeed  uint64  `json:"split_seed"`
+	Stratify   bool    `json:"stratify"`
+	// TrainRows is the number of rows the optimizer saw; TrainSHA256 is
+	// the Fingerprint of those rows (raw features and targets, before
+	// standardization).
+	TrainRows   int    `json:"train_rows"`
+	TrainSHA256 string `json:"train_sha256"`
 }
 
 // Validate checks the architecture's own consistency (the layer specs are
@@ -76,6 +113,12 @@ func (a *Architecture) Validate() error {
 	case "regression":
 	default:
 		return fmt.Errorf("unknown task %q (want classification or regression)", a.Task)
+	}
+	if a.Features < 0 || (a.Columns != nil && a.Features > 0 && len(a.Columns) != a.Features) {
+		return fmt.Errorf("the model reads %d features but names %d columns", a.Features, len(a.Columns))
+	}
+	if im := a.Impute; im != nil && a.Columns != nil && len(im.Mean) != len(a.Columns) {
+		return fmt.Errorf("imputation covers %d columns, the model reads %d", len(im.Mean), len(a.Columns))
 	}
 	if s := a.Standardize; s != nil {
 		if len(s.Mean) != len(s.Std) {

@@ -25,8 +25,14 @@ type Model struct {
 	Columns []string
 	// Label names the target column of the training data.
 	Label string
+	// Impute fills missing feature values, column by column, when the
+	// model was trained with mean imputation (nil: missing values are
+	// errors).
+	Impute []float64
 	// Scaler standardizes inputs before Net, or is nil.
 	Scaler *data.Standardizer
+	// TrainedOn records the training data and split, or is nil.
+	TrainedOn *TrainingData
 	// Info is free-form information about the training run.
 	Info map[string]any
 }
@@ -38,7 +44,11 @@ func (m *Model) Architecture() (*Architecture, error) {
 		return nil, fmt.Errorf("model spec: %w", err)
 	}
 	a := &Architecture{Format: ModelFormat, Model: spec, Task: m.Task.String(),
-		Classes: m.Classes, Columns: m.Columns, Label: m.Label, Info: m.Info}
+		Classes: m.Classes, Columns: m.Columns, Label: m.Label, Info: m.Info,
+		Features: numel(m.Spec.Input), TrainedOn: m.TrainedOn}
+	if m.Impute != nil {
+		a.Impute = &Imputation{Mean: m.Impute}
+	}
 	if m.Scaler != nil {
 		a.Standardize = &Standardization{Mean: m.Scaler.Mean, Std: m.Scaler.Std}
 	}
@@ -75,9 +85,19 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: architecture: %w", path, err)
 	}
-	m := &Model{Net: net, Spec: spec, Task: task, Classes: a.Classes, Columns: a.Columns, Label: a.Label, Info: a.Info}
+	m := &Model{Net: net, Spec: spec, Task: task, Classes: a.Classes, Columns: a.Columns, Label: a.Label, Info: a.Info,
+		TrainedOn: a.TrainedOn}
 	if err := m.CheckOutput(out); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if n := numel(spec.Input); a.Features != 0 && a.Features != n {
+		return nil, fmt.Errorf("%s: the file records %d features, the model's input %v reads %d", path, a.Features, spec.Input, n)
+	}
+	if im := a.Impute; im != nil {
+		if n := numel(spec.Input); len(im.Mean) != n {
+			return nil, fmt.Errorf("%s: imputation covers %d columns, the model reads %d values", path, len(im.Mean), n)
+		}
+		m.Impute = im.Mean
 	}
 	if s := a.Standardize; s != nil {
 		if n := numel(spec.Input); len(s.Mean) != n {

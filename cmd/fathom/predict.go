@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,7 +34,7 @@ line per row instead.`,
   fathom predict runs/housing/model.safetensors houses.parquet --json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPredict(args[0], args[1], out, batch, os.Stdout)
+			return runPredict(args[0], args[1], out, batch, os.Stdout, os.Stderr)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write predictions to this .csv or .parquet file instead of stdout")
@@ -42,14 +43,18 @@ line per row instead.`,
 }
 
 // runPredict is the body of `fathom predict`.
-func runPredict(modelPath, input, out string, batch int, stdout io.Writer) error {
+func runPredict(modelPath, input, out string, batch int, stdout, stderr io.Writer) error {
 	m, err := modelfile.Load(modelPath)
 	if err != nil {
 		return err
 	}
+	warnUnusedColumns(m, input, stderr)
 	t, err := m.ReadInput(input, false)
 	if err != nil {
 		return err
+	}
+	if t.Rows == 0 {
+		return fmt.Errorf("%s has no data rows", input)
 	}
 	p, err := m.Predict(t, batch)
 	if err != nil {
@@ -67,6 +72,9 @@ func runPredict(modelPath, input, out string, batch int, stdout io.Writer) error
 	}
 	switch ext := strings.ToLower(filepath.Ext(out)); ext {
 	case ".parquet", ".pq", ".csv":
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return fmt.Errorf("--out %s: %w", out, err)
+		}
 		if err := p.WriteFile(out); err != nil {
 			return err
 		}
@@ -76,6 +84,22 @@ func runPredict(modelPath, input, out string, batch int, stdout io.Writer) error
 	if jsonOut {
 		return printJSON(map[string]any{"rows": p.Rows(), "out": out, "model": modelPath})
 	}
-	fmt.Fprintf(os.Stderr, "%d predictions written to %s\n", p.Rows(), out)
+	fmt.Fprintf(stderr, "%d predictions written to %s\n", p.Rows(), out)
 	return nil
+}
+
+// warnUnusedColumns warns on stderr when the input file has many more
+// columns than the model reads: a sign that it is not the kind of data the
+// model was trained on, even though the model's columns are all there.
+func warnUnusedColumns(m *modelfile.Model, input string, stderr io.Writer) {
+	unused, err := m.UnusedColumns(input)
+	if err != nil || len(unused) <= len(m.Columns) {
+		return
+	}
+	show := unused
+	if len(show) > 5 {
+		show = append(slices.Clone(show[:5]), "...")
+	}
+	fmt.Fprintf(stderr, "warning: %s has %d columns the model does not use (%s); the model reads %d: %s\n",
+		input, len(unused), strings.Join(show, ", "), len(m.Columns), strings.Join(m.Columns, ", "))
 }

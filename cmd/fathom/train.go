@@ -20,14 +20,18 @@ import (
 	"github.com/fathom-ml/fathom/train/job"
 )
 
-// trainEpochLine is one `fathom train --json` line per epoch.
+// trainEpochLine is one `fathom train --json` line per epoch. Eval holds
+// the metrics of the split evaluated after the epoch, which EvalSplit
+// names: "val" (data.validation) or "test" (no validation split: the test
+// split, scored for the curves; early stopping refuses it).
 type trainEpochLine struct {
-	Epoch   int              `json:"epoch"`
-	Train   metrics.Metrics  `json:"train"`
-	Eval    *metrics.Metrics `json:"eval,omitempty"`
-	LR      float64          `json:"lr"`
-	Seconds float64          `json:"seconds"`
-	Steps   int              `json:"steps"`
+	Epoch     int              `json:"epoch"`
+	Train     metrics.Metrics  `json:"train"`
+	Eval      *metrics.Metrics `json:"eval,omitempty"`
+	EvalSplit string           `json:"eval_split,omitempty"`
+	LR        float64          `json:"lr"`
+	Seconds   float64          `json:"seconds"`
+	Steps     int              `json:"steps"`
 }
 
 func init() {
@@ -48,8 +52,12 @@ output directory (default runs/<config name>):
 Unknown keys are errors naming the key and its line. --set overrides a key
 with a YAML value (list items by index: --set model.0.out=32). Progress goes to
 stderr (a progress bar on a terminal); with --json, stdout gets one JSON line
-per epoch and a final line with train_loss, test_accuracy (or test_rmse),
-seconds_per_epoch and model_path. Ctrl-C writes a checkpoint first when
+per epoch ({epoch, train, eval, eval_split, lr, seconds, steps}: eval holds the
+metrics of the split eval_split names, "val" with data.validation, else
+"test") and a final line with train_loss, test_loss, test_accuracy (or
+test_rmse), seconds_per_epoch and model_path. metrics.csv names its evaluation
+columns the same way (val_loss or test_loss). Early stopping needs a
+validation split (data.validation). Ctrl-C writes a checkpoint first when
 output.checkpoint_every or output.resume is set.`,
 		Example: `  fathom train examples/iris.yaml
   fathom train examples/fashion-mlp.yaml --set epochs=1 --json
@@ -98,10 +106,14 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 			}
 		}
 		if !quiet {
-			fmt.Fprintln(stderr, epochSummary(r, cfg.Epochs))
+			fmt.Fprintln(stderr, epochSummary(r, cfg.Epochs, cfg.EvalSplit()))
 		}
 		if jsonOut {
-			return printJSON(trainEpochLine{r.Epoch, r.Train, r.Eval, r.LR, r.Seconds, r.Steps})
+			line := trainEpochLine{Epoch: r.Epoch, Train: r.Train, Eval: r.Eval, LR: r.LR, Seconds: r.Seconds, Steps: r.Steps}
+			if r.Eval != nil {
+				line.EvalSplit = cfg.EvalSplit()
+			}
+			return printJSON(line)
 		}
 		return nil
 	}
@@ -153,7 +165,7 @@ func finiteOrNil(v float64) any {
 }
 
 // epochSummary is the human line printed after each epoch.
-func epochSummary(r runlog.Epoch, epochs int) string {
+func epochSummary(r runlog.Epoch, epochs int, evalSplit string) string {
 	part := func(name string, m metrics.Metrics) string {
 		s := fmt.Sprintf("%s loss %.4f", name, m.Loss)
 		if !math.IsNaN(m.Accuracy) {
@@ -166,7 +178,7 @@ func epochSummary(r runlog.Epoch, epochs int) string {
 	}
 	s := fmt.Sprintf("epoch %d/%d: %s", r.Epoch, epochs, part("train", r.Train))
 	if r.Eval != nil {
-		s += " | " + part("eval", *r.Eval)
+		s += " | " + part(evalSplit, *r.Eval)
 	}
 	return s + fmt.Sprintf(" | lr %.3g | %.2f s", r.LR, r.Seconds)
 }

@@ -104,7 +104,7 @@ func TestPredictMatchesTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf strings.Builder
-	if err := runPredict(res.ModelPath, input, "", 1024, &buf); err != nil {
+	if err := runPredict(res.ModelPath, input, "", 1024, &buf, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(strings.NewReader(buf.String())).ReadAll()
@@ -127,7 +127,7 @@ func TestPredictMatchesTraining(t *testing.T) {
 	}
 	// Parquet output holds the same predictions.
 	pq := filepath.Join(dir, "pred.parquet")
-	if _, err := captureStdout(t, false, func() error { return runPredict(res.ModelPath, input, pq, 64, io.Discard) }); err != nil {
+	if _, err := captureStdout(t, false, func() error { return runPredict(res.ModelPath, input, pq, 64, io.Discard, io.Discard) }); err != nil {
 		t.Fatal(err)
 	}
 	tab, err := data.ReadParquet(pq, data.ParquetOptions{Label: "prediction", Classes: want.Classes})
@@ -138,7 +138,9 @@ func TestPredictMatchesTraining(t *testing.T) {
 		t.Fatal("Parquet predictions differ")
 	}
 	// fathom eval on the config scores the same test rows as training did.
-	out, err := captureStdout(t, true, func() error { return runEval(res.ModelPath, "../../examples/iris.yaml", "test", 100, io.Discard) })
+	out, err := captureStdout(t, true, func() error {
+		return runEval(res.ModelPath, evalOptions{source: "../../examples/iris.yaml", batch: 100}, io.Discard, io.Discard)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,12 +191,16 @@ func TestBadInputs(t *testing.T) {
 		{"non-numeric CSV cell", func() error { return runTrain(nil, csvCfg, []string{"output.dir=" + dir}, true, io.Discard) }, []string{"bad.csv:3", `"x2"`, "oops"}},
 		{"unknown key", func() error { return runTrain(nil, unknown, nil, true, io.Discard) }, []string{"unknown.yaml:", `unknown key "epohcs"`}},
 		{"sizes do not chain", func() error { return runTrain(nil, chain, []string{"output.dir=" + dir}, true, io.Discard) }, []string{"chain.yaml:", "model[2] (linear)", "in=32"}},
-		{"missing model", func() error { return runPredict(filepath.Join(dir, "none.safetensors"), irisCSV, "", 10, io.Discard) }, []string{"none.safetensors"}},
-		{"corrupt model", func() error { return runPredict(corrupt, irisCSV, "", 10, io.Discard) }, []string{"corrupt.safetensors"}},
-		{"missing predict input", func() error { return runPredict(model, filepath.Join(dir, "none.csv"), "", 10, io.Discard) }, []string{"none.csv"}},
-		{"non-numeric predict input", func() error { return runPredict(model, badIris, "", 10, io.Discard) }, []string{"badiris.csv:2", "petal_length", "abc"}},
-		{"bad output format", func() error { return runPredict(model, irisCSV, filepath.Join(dir, "p.xlsx"), 10, io.Discard) }, []string{".xlsx"}},
-		{"eval without labels", func() error { return runEval(model, badCSV, "test", 10, io.Discard) }, []string{"bad.csv"}},
+		{"missing model", func() error {
+			return runPredict(filepath.Join(dir, "none.safetensors"), irisCSV, "", 10, io.Discard, io.Discard)
+		}, []string{"none.safetensors"}},
+		{"corrupt model", func() error { return runPredict(corrupt, irisCSV, "", 10, io.Discard, io.Discard) }, []string{"corrupt.safetensors"}},
+		{"missing predict input", func() error { return runPredict(model, filepath.Join(dir, "none.csv"), "", 10, io.Discard, io.Discard) }, []string{"none.csv"}},
+		{"non-numeric predict input", func() error { return runPredict(model, badIris, "", 10, io.Discard, io.Discard) }, []string{"badiris.csv:2", "petal_length", "abc"}},
+		{"bad output format", func() error {
+			return runPredict(model, irisCSV, filepath.Join(dir, "p.xlsx"), 10, io.Discard, io.Discard)
+		}, []string{".xlsx"}},
+		{"eval without labels", func() error { return runEval(model, evalOptions{source: badCSV, batch: 10}, io.Discard, io.Discard) }, []string{"bad.csv"}},
 		{"bench unknown model", func() error { return runBenchTrain(nil, "rnn", 1, 0) }, []string{`"rnn"`}},
 	} {
 		_, err := captureStdout(t, false, test.run)
@@ -263,7 +269,7 @@ func TestPredictJSONLines(t *testing.T) {
 	input := filepath.Join(dir, "iris.csv")
 	os.WriteFile(input, data.IrisCSV(), 0o644)
 	out, err := captureStdout(t, true, func() error {
-		return runPredict(filepath.Join(dir, "model.safetensors"), input, "", 100, io.Discard)
+		return runPredict(filepath.Join(dir, "model.safetensors"), input, "", 100, io.Discard, io.Discard)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ seed: 1
 	}
 	predPath := filepath.Join(dir, "pred.csv")
 	if _, err := captureStdout(t, false, func() error {
-		return runPredict(res["model_path"].(string), pq, predPath, 64, io.Discard)
+		return runPredict(res["model_path"].(string), pq, predPath, 64, io.Discard, io.Discard)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package atomicfile writes files so that readers never see a partial one:
 // the content goes to a temporary file in the same directory, which is
-// synced and renamed over the destination. Every output and checkpoint of
+// synced and renamed over the destination. Files are created with mode
+// 0644 less the umask. Every output and checkpoint of
 // fathom is written through it.
 //
 //	err := atomicfile.Write("out/metrics.csv", func(w io.Writer) error {
@@ -11,10 +12,13 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // Write creates or replaces path with what write writes. On any error the
@@ -25,7 +29,7 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := createTemp(dir, base)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -58,6 +62,24 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// Mode is the permission of the files Write creates, before the umask:
+// outputs are for others to read, as files a shell redirection creates.
+const Mode os.FileMode = 0o644
+
+// createTemp creates a new temporary file for base in dir with Mode
+// (os.CreateTemp would make it 0600, and the rename would keep that).
+func createTemp(dir, base string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, Mode)
+		if os.IsExist(err) {
+			continue
+		}
+		return f, err
+	}
+	return nil, errors.New("cannot create a temporary file")
 }
 
 // WriteBytes is Write for content already in memory.

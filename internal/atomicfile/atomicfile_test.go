@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -57,5 +58,23 @@ func TestWriteMissingDirectory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "no", "such", "dir", "f")
 	if err := WriteBytes(path, []byte("x")); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("error %v, want one naming %s", err, path)
+	}
+}
+
+// TestWriteMode checks that outputs get mode 0644 less the umask, as a
+// shell redirection would make them, not CreateTemp's 0600.
+func TestWriteMode(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	path := filepath.Join(t.TempDir(), "out.csv")
+	if err := WriteBytes(path, []byte("a\n")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Mode().Perm(); got != 0o644 {
+		t.Errorf("mode %o, want 644", got)
 	}
 }

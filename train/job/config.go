@@ -94,7 +94,9 @@ type DataConfig struct {
 	// source has none of its own (default 0.2). Validation is the fraction
 	// of the training rows held out for evaluation after each epoch
 	// (default 0: each epoch is evaluated on the test split, as the
-	// PyTorch reference scripts do).
+	// PyTorch reference scripts do, for the curves only; metrics.csv then
+	// names those columns test_*). Early stopping needs a validation
+	// split.
 	Test       *float64 `yaml:"test"`
 	Validation float64  `yaml:"validation"`
 	// SplitSeed fixes the random split independently of the run's seed,
@@ -135,7 +137,12 @@ func (l *LossConfig) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // OptimizerConfig selects and tunes the optimizer: sgd, adam, adamw,
-// rmsprop or adagrad, with PyTorch's argument names and defaults.
+// rmsprop, adagrad or lbfgs, with PyTorch's argument names and defaults.
+// lbfgs is full-batch L-BFGS with the strong-Wolfe line search: each epoch
+// is one step of up to max_iter iterations (default 100) over all training
+// rows; lr scales the initial step (default 1); weight_decay adds
+// (weight_decay/2)·‖W‖² over the weight matrices to the mean loss
+// (scikit-learn's LogisticRegression C is 1/(weight_decay·training rows)).
 type OptimizerConfig struct {
 	Type        string    `yaml:"type"`
 	LR          float64   `yaml:"lr"`
@@ -153,6 +160,12 @@ type OptimizerConfig struct {
 	// (see train.Options); 0 means no clipping.
 	ClipGradNorm  float64 `yaml:"clip_grad_norm"`
 	ClipGradValue float64 `yaml:"clip_grad_value"`
+	// MaxIter, HistorySize, TolGrad and TolChange tune lbfgs (PyTorch's
+	// max_iter, history_size, tolerance_grad and tolerance_change).
+	MaxIter     int     `yaml:"max_iter"`
+	HistorySize int     `yaml:"history_size"`
+	TolGrad     float64 `yaml:"tolerance_grad"`
+	TolChange   float64 `yaml:"tolerance_change"`
 }
 
 // UnmarshalYAML accepts "optimizer: adam" as well as a mapping.
@@ -386,6 +399,16 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 				}
 			}
 		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		// The YAML decoder truncates a float into an integer field
+		// (epochs: 5.7 would train 5 epochs).
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), kindName(n))}
+		}
+		if n.Kind != yaml.ScalarNode {
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), kindName(n))}
+		}
 	default:
 		// Scalars (and types such as nn.IntPair that decode themselves):
 		// decoding reports type errors with their line.
@@ -402,7 +425,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 func checkIntPair(n *yaml.Node, path string) *ConfigError {
 	isInt := func(n *yaml.Node) bool {
 		var v int
-		return n.Kind == yaml.ScalarNode && n.Decode(&v) == nil
+		return n.Kind == yaml.ScalarNode && n.ShortTag() != "!!float" && n.Decode(&v) == nil
 	}
 	if isInt(n) || n.Tag == "!!null" || (n.Kind == yaml.SequenceNode && len(n.Content) == 2 && isInt(n.Content[0]) && isInt(n.Content[1])) {
 		return nil
@@ -593,8 +616,14 @@ func (c *Config) validate() error {
 	if c.BatchSize < 1 {
 		return fmt.Errorf("batch_size: want at least 1, got %d", c.BatchSize)
 	}
-	if _, err := c.optimizerKind(); err != nil {
+	kind, err := c.optimizerKind()
+	if err != nil {
 		return err
+	}
+	if kind == "lbfgs" {
+		if err := c.checkLBFGS(); err != nil {
+			return err
+		}
 	}
 	if c.Optimizer.ClipGradNorm < 0 || c.Optimizer.ClipGradValue < 0 {
 		return fmt.Errorf("optimizer.clip_grad_norm and clip_grad_value: must not be negative, got %g and %g",
@@ -623,6 +652,10 @@ func (c *Config) validate() error {
 	if c.EarlyStopping.Patience < 0 {
 		return fmt.Errorf("early_stopping.patience: must not be negative, got %d", c.EarlyStopping.Patience)
 	}
+	if c.EarlyStopping.Patience > 0 && d.Validation == 0 {
+		return errors.New("early_stopping needs a validation split to select the model on; without one it would " +
+			"stop on the test split: set data.validation (e.g. 0.1, the fraction of the training rows held out)")
+	}
 	if c.Output.CheckpointEvery < 0 {
 		return fmt.Errorf("output.checkpoint_every: must not be negative, got %d", c.Output.CheckpointEvery)
 	}
@@ -632,12 +665,12 @@ func (c *Config) validate() error {
 func (c *Config) optimizerKind() (string, error) {
 	k := strings.ToLower(c.Optimizer.Type)
 	switch k {
-	case "sgd", "adam", "adamw", "rmsprop", "adagrad":
+	case "sgd", "adam", "adamw", "rmsprop", "adagrad", "lbfgs":
 		return k, nil
 	case "":
-		return "", errors.New("optimizer.type is missing (want sgd, adam, adamw, rmsprop or adagrad)")
+		return "", errors.New("optimizer.type is missing (want sgd, adam, adamw, rmsprop, adagrad or lbfgs)")
 	}
-	return "", fmt.Errorf("optimizer.type: unknown optimizer %q (want sgd, adam, adamw, rmsprop or adagrad)", c.Optimizer.Type)
+	return "", fmt.Errorf("optimizer.type: unknown optimizer %q (want sgd, adam, adamw, rmsprop, adagrad or lbfgs)", c.Optimizer.Type)
 }
 
 // lossFunc builds the configured loss.
@@ -740,6 +773,17 @@ func (c *Config) newSchedule(opt optim.Optimizer) (*optim.Schedule, error) {
 		return nil, &ConfigError{File: c.file, Msg: "schedule: " + err.Error()}
 	}
 	return sched, nil
+}
+
+// EvalSplit names the split evaluated after every epoch: "val" when
+// data.validation holds out validation rows, "test" otherwise (the test
+// split is then scored every epoch, for the curves only). Metrics of that
+// split are named with it: val_loss or test_loss.
+func (c *Config) EvalSplit() string {
+	if c.Data.Validation > 0 {
+		return "val"
+	}
+	return "test"
 }
 
 // dataPath resolves a data path against the config's directory.

@@ -86,6 +86,14 @@ func TestConfigErrors(t *testing.T) {
 		{"set into scalar", baseConfig, []string{"epochs.x=1"}, []string{"single value"}, 0},
 		{"set no equals", baseConfig, []string{"epochs"}, []string{"key=value"}, 0},
 		{"csv without path", strings.Replace(baseConfig, "source: iris", "source: csv", 1), nil, []string{"data.path is required"}, 0},
+		{"float epochs", strings.Replace(baseConfig, "epochs: 5", "epochs: 5.7", 1), nil, []string{"epochs: want an integer", `"5.7"`}, 12},
+		{"float layer out", strings.Replace(baseConfig, "{type: linear, out: 3}", "{type: linear, out: 3.5}", 1), nil, []string{"model[2].out: want an integer"}, 7},
+		{"float batch size by --set", baseConfig, []string{"batch_size=16.0"}, []string{"batch_size: want an integer", "--set"}, 0},
+		{"float kernel", baseConfig, []string{"model.0={type: conv2d, out: 4, kernel: 2.5}"}, []string{"model[0].kernel: want an integer or [height, width]"}, 0},
+		{"float kernel pair", baseConfig, []string{"model.0={type: conv2d, out: 4, kernel: [3, 2.5]}"}, []string{"model[0].kernel: want an integer or [height, width]"}, 0},
+		{"float shape", baseConfig, []string{"data.shape=[1, 2.5]"}, []string{"data.shape[1]: want an integer"}, 0},
+		{"float seed", baseConfig, []string{"seed=1.5"}, []string{"seed: want an integer"}, 0},
+		{"float patience", baseConfig, []string{"early_stopping.patience=2.5"}, []string{"early_stopping.patience: want an integer"}, 0},
 		{"negative gamma", baseConfig, []string{"schedule.type=exponential", "schedule.gamma=-0.5"}, []string{"schedule: gamma"}, 0},
 	} {
 		_, err := ParseConfig([]byte(test.text), "base.yaml", test.sets)

@@ -3,26 +3,29 @@
 // optimizer and its schedule, the loop's settings and the output
 // directory. Run loads and splits the data (LoadData), builds the model,
 // optimizer, loss and schedule from the config, trains with a
-// train.Trainer, scores the test split and writes model.safetensors
-// (modelfile.Model), metrics.csv and curves.png (runlog).
+// train.Trainer (or full-batch L-BFGS, optimizer type lbfgs), scores the
+// test split and writes model.safetensors (modelfile.Model, which records
+// the data and split it was trained on: UseTrainedSplit and
+// CheckTrainedOn score it again on the same held-out rows), metrics.csv
+// and curves.png (runlog).
 //
 //	data:                       # iris | fashion-mnist | mnist | csv | parquet | idx
 //	  source: csv
 //	  path: data/linear.csv     # relative to the config file
 //	  label: y
 //	  test: 0.2                 # held-out fraction when the source has no test split
-//	  validation: 0             # evaluated every epoch (default: the test split)
+//	  validation: 0.1           # evaluated every epoch (default 0: the test split, for the curves)
 //	  standardize: true
 //	  shape: [1, 28, 28]        # example shape for convolutions
 //	model:                      # nn layer specs; sizes are inferred
 //	  - {type: linear, out: 1}
 //	loss: mse                   # cross_entropy | mse | l1 | huber | smooth_l1
-//	optimizer: {type: sgd, lr: 0.1}   # sgd | adam | adamw | rmsprop | adagrad
+//	optimizer: {type: sgd, lr: 0.1}   # sgd | adam | adamw | rmsprop | adagrad | lbfgs
 //	schedule: {type: step, step_size: 10, gamma: 0.5}   # step | exponential | cosine
 //	epochs: 100
 //	batch_size: 32
 //	seed: 1
-//	early_stopping: {monitor: val_loss, patience: 5}
+//	early_stopping: {monitor: val_loss, patience: 5}   # needs data.validation
 //	output: {dir: runs/linear, checkpoint_every: 100, resume: true}
 //
 // Every key is checked against these types: an unknown key, anywhere, is

@@ -3,10 +3,12 @@ package job
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/modelfile"
 )
 
 // Splits are the tables of a run: Train for the optimizer, Eval scored
@@ -18,6 +20,13 @@ type Splits struct {
 	EvalIsTest bool
 	// Scaler is the standardization fitted on Train, or nil.
 	Scaler *data.Standardizer
+	// ImputeMeans, with impute: mean, holds the mean of each feature column
+	// of the training data file: the values its missing cells were filled
+	// with (the mean of a column is unchanged by filling it with its mean).
+	ImputeMeans []float64
+	// TrainedOn records the source, the split and the fingerprint of Train
+	// (before standardization).
+	TrainedOn *modelfile.TrainingData
 }
 
 // LoadData reads the data a config names, splits it and standardizes it.
@@ -86,6 +95,9 @@ func (c *Config) LoadData() (*Splits, error) {
 		return nil, fmt.Errorf("data: the %s data has no rows", d.Source)
 	}
 	s := &Splits{}
+	if d.Impute == "mean" && (d.Source == "csv" || d.Source == "parquet") {
+		s.ImputeMeans = columnMeans(all)
+	}
 	if test == nil {
 		parts, err := data.Split(all, data.SplitOptions{Train: 1 - testFrac - d.Validation*(1-testFrac),
 			Validation: d.Validation * (1 - testFrac), Seed: splitSeed, Stratify: stratify})
@@ -106,6 +118,9 @@ func (c *Config) LoadData() (*Splits, error) {
 			s.Train, s.Eval = parts.Train, parts.Validation
 		}
 	}
+	if d.Validation > 0 && (s.Eval == nil || s.Eval.Rows == 0) {
+		return nil, fmt.Errorf("data.validation: %g of %d rows leaves no validation rows", d.Validation, all.Rows)
+	}
 	if s.Eval == nil || s.Eval.Rows == 0 {
 		s.Eval, s.EvalIsTest = s.Test, true
 	}
@@ -114,6 +129,12 @@ func (c *Config) LoadData() (*Splits, error) {
 	}
 	if task == metrics.Classification && s.Test.Classes != nil && len(s.Test.Classes) != len(s.Train.Classes) {
 		return nil, fmt.Errorf("data: the test data has %d classes, the training data %d", len(s.Test.Classes), len(s.Train.Classes))
+	}
+	s.TrainedOn = &modelfile.TrainingData{Source: d.Source, Path: absPath(c.dataPath(d.Path)), TestPath: absPath(c.dataPath(d.TestPath)),
+		Test: testFrac, Validation: d.Validation, SplitSeed: splitSeed, Stratify: stratify,
+		TrainRows: s.Train.Rows, TrainSHA256: modelfile.Fingerprint(s.Train)}
+	if test != nil {
+		s.TrainedOn.Test = 0
 	}
 	if d.Standardize {
 		s.Scaler = data.FitStandardizer(s.Train)
@@ -128,6 +149,31 @@ func (c *Config) LoadData() (*Splits, error) {
 		}
 	}
 	return s, nil
+}
+
+// columnMeans returns the mean of every feature column of t.
+func columnMeans(t *data.Table) []float64 {
+	sum := make([]float64, t.Cols)
+	for i := range t.Rows {
+		for j, v := range t.Row(i) {
+			sum[j] += float64(v)
+		}
+	}
+	for j := range sum {
+		sum[j] /= float64(max(t.Rows, 1))
+	}
+	return sum
+}
+
+// absPath returns p made absolute ("" stays "").
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 // readTable reads a CSV or Parquet source file.
@@ -149,14 +195,24 @@ func (c *Config) readTable(path string, task metrics.Task) (*data.Table, error) 
 		if d.Delimiter != "" {
 			comma = []rune(d.Delimiter)[0]
 		}
-		return data.ReadCSV(path, data.CSVOptions{Comma: comma, Label: d.Label, LabelKind: kind,
+		t, err := data.ReadCSV(path, data.CSVOptions{Comma: comma, Label: d.Label, LabelKind: kind,
 			Select: d.Columns, Ignore: d.Ignore, Impute: impute})
+		return t, missingHint(err)
 	}
 	opts := data.ParquetOptions{Label: d.Label, LabelKind: kind, Select: d.Columns, Ignore: d.Ignore, Impute: impute}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return data.ReadParquetDir(path, opts)
+		t, err := data.ReadParquetDir(path, opts)
+		return t, missingHint(err)
 	}
-	return data.ReadParquet(path, opts)
+	t, err := data.ReadParquet(path, opts)
+	return t, missingHint(err)
+}
+
+// missingHint rewrites the readers' advice about a missing value, which
+// names package data's Go identifiers, in the config's terms.
+func missingHint(err error) error {
+	return modelfile.ReplaceHint(err, "set Impute to MissingMean to fill it with the column mean",
+		"set impute: mean under data: to fill it with the column mean")
 }
 
 // readIDXPair reads an IDX file of examples (first dim: count) and one of

@@ -71,7 +71,7 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		return nil, err
 	}
 	m := &modelfile.Model{Net: net, Spec: spec, Task: task, Classes: splits.Train.Classes, Columns: splits.Train.Columns,
-		Label: splits.Train.LabelName, Scaler: splits.Scaler}
+		Label: splits.Train.LabelName, Scaler: splits.Scaler, Impute: splits.ImputeMeans, TrainedOn: splits.TrainedOn}
 	if err := m.CheckOutput(out); err != nil {
 		line := 0
 		if n := len(c.modelLines); n > 0 {
@@ -98,10 +98,6 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		return nil, err
 	}
 	evalL, err := mkLoader(splits.Eval, false)
-	if err != nil {
-		return nil, err
-	}
-	opt, err := c.newOptimizer(net.Parameters())
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +134,18 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	}
 	logf("model: %d parameters, input %v, output %v", net.NumParameters(), shape, out)
 
+	// The epochs so far: the trainer's history (which includes the epochs
+	// of a resumed run), or those of the L-BFGS loop.
 	var tr *train.Trainer
+	var done []runlog.Epoch
 	hooks := ro.Hooks
 	hooks.EpochEnd = func(r runlog.Epoch) error {
+		done = append(done, r)
+		if tr != nil {
+			done = tr.History()
+		}
 		if writeMetrics {
-			if err := runlog.WriteMetricsCSV(res.MetricsPath, task, tr.History()); err != nil {
+			if err := runlog.WriteMetricsCSVSplit(res.MetricsPath, task, done, c.EvalSplit()); err != nil {
 				return err
 			}
 		}
@@ -151,11 +154,35 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		}
 		return nil
 	}
+	var hist []runlog.Epoch
+	if kind, _ := c.optimizerKind(); kind == "lbfgs" {
+		ds, err := data.NewDataset(splits.Train, data.DatasetOptions{Shape: shape})
+		if err != nil {
+			return nil, fmt.Errorf("data: %w", err)
+		}
+		hist, err = c.fitLBFGS(ctx, net, ds, evalL, task, hooks, logf)
+		res.Epochs = hist
+		if err != nil {
+			return res, err
+		}
+	} else if hist, err = c.fitTrainer(ctx, net, task, trainL, evalL, ckpt, hooks, res, &tr, logf); err != nil {
+		return res, err
+	}
+	return c.finish(res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
+}
+
+// fitTrainer trains with a mini-batch optimizer through train.Trainer.
+func (c *Config) fitTrainer(ctx context.Context, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader, ckpt string,
+	hooks train.Hooks, res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
+	opt, err := c.newOptimizer(net.Parameters())
+	if err != nil {
+		return nil, err
+	}
 	sched, err := c.newSchedule(opt)
 	if err != nil {
 		return nil, err
 	}
-	tr, err = train.New(train.Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: sched,
+	tr, err := train.New(train.Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: sched,
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
@@ -163,6 +190,7 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	*trp = tr
 	if c.Output.Resume {
 		if _, err := os.Stat(ckpt); err == nil {
 			if err := tr.LoadCheckpoint(ckpt); err != nil {
@@ -174,9 +202,14 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	}
 	hist, err := tr.Fit(ctx)
 	res.Epochs, res.Stopped = hist, tr.Stopped()
-	if err != nil {
-		return res, err
-	}
+	return hist, err
+}
+
+// finish scores the trained model on the test split and writes the model
+// file and the curves.
+func (c *Config) finish(res *Result, splits *Splits, net *nn.Sequential, task metrics.Task, hist []runlog.Epoch, trainL *data.Loader,
+	mkLoader func(*data.Table, bool) (*data.Loader, error), writePlot bool, logf func(string, ...any)) (*Result, error) {
+	m := res.Model
 	if len(hist) > 0 {
 		secs := make([]float64, len(hist))
 		for i, r := range hist {

@@ -41,7 +41,9 @@ func TestRunWritesOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
-	if len(lines) != 21 || lines[0] != "epoch,train_loss,train_accuracy,val_loss,val_accuracy,lr,seconds,eval_seconds" ||
+	// baseConfig has no validation split: the test split is scored every
+	// epoch, and the columns say so.
+	if len(lines) != 21 || lines[0] != "epoch,train_loss,train_accuracy,test_loss,test_accuracy,lr,seconds,eval_seconds" ||
 		!strings.HasPrefix(lines[20], "20,") {
 		t.Fatalf("metrics.csv:\n%s", csv)
 	}
@@ -143,5 +145,32 @@ func TestLoadModelErrors(t *testing.T) {
 	}
 	if _, err := modelfile.Load(wrong); err == nil || !strings.Contains(err.Error(), "3 classes") {
 		t.Errorf("output/class mismatch: %v", err)
+	}
+}
+
+// TestEvalColumnsNamedAfterSplit: with data.validation the per-epoch
+// columns are val_*, and early stopping without a validation split is a
+// config error naming the fix instead of model selection on test data.
+func TestEvalColumnsNamedAfterSplit(t *testing.T) {
+	c, err := ParseConfig([]byte(baseConfig), "iris.yaml", []string{"epochs=3", "data.validation=0.2",
+		"early_stopping.patience=2", "output.dir=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), c, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(r.MetricsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "epoch,train_loss,train_accuracy,val_loss,val_accuracy,") {
+		t.Errorf("metrics.csv header: %s", strings.SplitN(string(b), "\n", 2)[0])
+	}
+	_, err = ParseConfig([]byte(baseConfig), "iris.yaml", []string{"early_stopping.patience=2"})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "set data.validation") {
+		t.Errorf("early stopping without validation: %v, want a ConfigError naming data.validation", err)
 	}
 }
