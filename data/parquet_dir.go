@@ -59,8 +59,9 @@ type hiveValue struct {
 }
 
 // ParquetParts returns the Parquet files of the data set at dir, sorted by
-// path: every file whose name ends in .parquet, .parq or .pq, in dir or
-// below it, as Spark, PyArrow and SQL engines lay partitioned data out.
+// path: every file whose name ends in .parquet, .parq or .pq (in any case),
+// in dir or below it, as Spark, PyArrow and SQL engines lay partitioned
+// data out. Symbolic links are followed.
 // Files and directories whose names start with "." or "_" are skipped, as
 // those engines skip them (_SUCCESS, _metadata, .crc checksums, _temporary
 // directories of unfinished jobs), except directories such as _x=1 that are
@@ -95,35 +96,15 @@ func listParquet(path string) (*parquetDataset, error) {
 // must be under the same keys, in the same order; a directory level that is
 // not key=value adds no column.
 func listParquetDir(dir string) (*parquetDataset, error) {
-	var files, other, hidden []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		name := d.Name()
-		if hiddenParquetName(name) {
-			hidden = append(hidden, name)
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if slices.ContainsFunc(parquetExts, func(ext string) bool { return strings.HasSuffix(name, ext) }) {
-			files = append(files, p)
-		} else {
-			other = append(other, name)
-		}
-		return nil
-	})
+	root, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
 	}
+	var l parquetListing
+	if err := l.walk(dir, []os.FileInfo{root}); err != nil {
+		return nil, err
+	}
+	files, other, hidden := l.files, l.other, l.hidden
 	if len(files) == 0 {
 		msg := fmt.Sprintf("%s: no Parquet files (*.parquet, *.parq, *.pq) in it or below it", dir)
 		if len(other) > 0 {
@@ -180,6 +161,54 @@ func listParquetDir(dir string) (*parquetDataset, error) {
 		}
 	}
 	return ds, nil
+}
+
+// parquetListing collects the files under a directory.
+type parquetListing struct {
+	files  []string // Parquet files, by path
+	other  []string // names of other files
+	hidden []string // names of skipped files and directories
+}
+
+// walk lists dir, whose directory and those above it up to the root are
+// ancestors, and the directories below it. Symbolic links are followed
+// (the root too may be one); a link back to an ancestor is an error.
+func (l *parquetListing) walk(dir string, ancestors []os.FileInfo) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(dir, name)
+		if hiddenParquetName(name) {
+			l.hidden = append(l.hidden, name)
+			continue
+		}
+		isDir := e.IsDir()
+		var st os.FileInfo
+		if isDir || e.Type()&fs.ModeSymlink != 0 {
+			if st, err = os.Stat(p); err == nil {
+				isDir = st.IsDir()
+			} // a broken link is a file, which fails to open if it is read
+		}
+		if isDir {
+			if slices.ContainsFunc(ancestors, func(a os.FileInfo) bool { return os.SameFile(a, st) }) {
+				return fmt.Errorf("%s: a symbolic link to a directory above it", p)
+			}
+			if err := l.walk(p, append(ancestors, st)); err != nil {
+				return err
+			}
+			continue
+		}
+		lower := strings.ToLower(name)
+		if slices.ContainsFunc(parquetExts, func(ext string) bool { return strings.HasSuffix(lower, ext) }) {
+			l.files = append(l.files, p)
+		} else {
+			l.other = append(l.other, name)
+		}
+	}
+	return nil
 }
 
 // hiddenParquetName reports whether a file or directory is skipped: names

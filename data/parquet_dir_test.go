@@ -250,3 +250,30 @@ func TestParquetDirAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetDirLinks checks that symbolic links are followed, the root
+// too, and that a link back up is an error, not an endless walk.
+func TestParquetDirLinks(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "data")
+	writeParquetGo(t, filepath.Join(dir, "k=1", "A.PARQUET"), []hiveRow{{1, "a"}})
+	writeParquetGo(t, filepath.Join(base, "elsewhere", "b.parquet"), []hiveRow{{2, "b"}})
+	if err := os.Symlink(filepath.Join(base, "elsewhere"), filepath.Join(dir, "k=2")); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	link := filepath.Join(base, "link")
+	os.Symlink(dir, link)
+	f, err := ReadParquetFrame(link, ParquetFrameOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := f.Int64s("k")
+	if f.String() != "Frame 2×3 [x float64, label string, k int64]" || !slices.Equal(k, []int64{1, 2}) {
+		t.Fatalf("%s k %v", f, k)
+	}
+	loop := filepath.Join(dir, "k=1", "up")
+	os.Symlink(dir, loop)
+	if _, err := ParquetParts(dir); err == nil || err.Error() != loop+": a symbolic link to a directory above it" {
+		t.Fatalf("loop: %v", err)
+	}
+}
