@@ -108,8 +108,8 @@ func (c parquetColumn) listOfLeaf() bool {
 }
 
 // parquetPlan chooses the columns to read from those a file offers
-// (indices into cols), checking them as it likes; errors are returned as
-// they are.
+// (indices into its argument), checking them as it likes; errors are
+// returned as they are.
 type parquetPlan func(cols []parquetColumn) ([]int, error)
 
 // readParquetFrameFile appends the rows of one file to cols (nil for the
