@@ -1,6 +1,7 @@
 package data
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -276,4 +277,28 @@ func TestParquetDirLinks(t *testing.T) {
 	if _, err := ParquetParts(dir); err == nil || err.Error() != loop+": a symbolic link to a directory above it" {
 		t.Fatalf("loop: %v", err)
 	}
+}
+
+// FuzzUnescapePathName checks that decoding undoes Spark's escaping of
+// directory names (every byte outside letters, digits and a few marks as
+// %XX) and never fails on other input.
+func FuzzUnescapePathName(f *testing.F) {
+	for _, s := range []string{"US", "a/b=c", "100%", "%zz", "café", "10:00", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c < 0x20 || c >= 0x7f || strings.IndexByte("\"#%'*/:=?\\{[]^", c) >= 0 {
+				fmt.Fprintf(&b, "%%%02X", c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+		if got := unescapePathName(b.String()); got != s {
+			t.Fatalf("%q escaped as %q decodes to %q", s, b.String(), got)
+		}
+		unescapePathName(s)
+	})
 }
