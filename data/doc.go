@@ -27,9 +27,10 @@
 // [ReadCSVFrame] infers column types (a column of numbers is Float64, any
 // other is String; CSVFrameOptions.Types fixes some) and reads missing
 // cells as nulls. [ReadParquetFrame] maps the Parquet schema: floats,
-// integers (as Int64), booleans, UTF-8 strings and dictionaries of them, and
-// lists of numbers, which become one Vector column. It reads a file or a
-// directory of partitions.
+// integers (as Int64), booleans, UTF-8 strings and dictionaries of them,
+// decimals, dates, timestamps and times (as Float64, see below), and lists
+// of numbers, which become one Vector column. It reads a file or a
+// partitioned directory (see below).
 //
 // [ReadParquet] and [ReadParquetDir] are such a Frame read (of the columns
 // they need) followed by Frame.Table. [ReadCSV] keeps a direct path, which
@@ -49,17 +50,65 @@
 //     (class or number), feature columns, the tokens that mean "missing" and
 //     whether missing values are an error or replaced by the column mean.
 //   - Parquet, through Apache Arrow: [ReadParquet], [ReadParquetDir] for a
-//     directory of part-*.parquet partitions, and [WriteParquet]. Features
-//     are numeric or boolean columns, or lists of numbers (fixed-size or not,
-//     as embeddings and images are stored), which become one Table column
-//     per element, named v[0], v[1], …; selecting those names reads the
-//     list column whole.
+//     partitioned directory (see below), and [WriteParquet]. Features are
+//     numeric or boolean columns (decimals, dates and timestamps count as
+//     numbers), or lists of numbers (fixed-size or not, as embeddings and
+//     images are stored), which become one Table column per element, named
+//     v[0], v[1], …; selecting those names reads the list column whole.
 //   - Iris: [Iris] returns Fisher's Iris data, embedded in the binary.
 //
 // Errors about input name the file, the line or row (1-based) and the column,
 // for example:
 //
 //	iris.csv:17: column "sepal_width" (2): cannot parse "abc" as a number
+//
+// # Parquet data sets
+//
+// A directory is read as Spark, PyArrow and SQL engines write data sets:
+// every file named *.parquet, *.parq or *.pq in it or below it, whatever
+// the writer's naming, in the byte order of their paths. Names starting
+// with "_" or "." are skipped, files and directories alike, as those
+// engines skip them: _SUCCESS, _metadata and _common_metadata, Hadoop's
+// .crc checksums, the _temporary and .spark-staging directories of
+// unfinished jobs. A directory without Parquet files is an error that says
+// which other files it holds.
+//
+// Directories named key=value (Hive-style partitioning, as written by
+// Spark's partitionBy, PyArrow's partition_cols, Hive, Trino, DuckDB)
+// give every row below them a column named key, after the files' own
+// columns, in directory order:
+//
+//	sales/year=2023/country=US/part-00000-….snappy.parquet
+//	sales/year=2024/country=__HIVE_DEFAULT_PARTITION__/part-00001-….parquet
+//	// columns: [ …the files' columns…, year int64, country string ]
+//
+// A key's column is Int64 if every value is a base-10 integer, Float64 if
+// every value is a decimal number (not NaN, Inf or hexadecimal), and String
+// otherwise; __HIVE_DEFAULT_PARTITION__ or an empty value is null, and %XX
+// escapes (Spark writes "/" as %2F, "=" as %3D, ":" as %3A) are decoded.
+// Keys are columns like any other: features, the label, ignored, selected.
+// Every file must sit under the same keys, and a key may not also be a
+// column of the files. Directory levels that are not key=value add nothing.
+//
+// Parquet types that hold numbers under another name are read as Float64
+// (and are numeric features and labels):
+//
+//   - DECIMAL, of any physical type (INT32, INT64, FIXED_LEN_BYTE_ARRAY,
+//     BYTE_ARRAY), as SQL engines write numeric(p,s): the nearest float64
+//     to the value. That is exact for integers up to 2^53 and keeps about
+//     15 significant digits; numeric(38,s) values beyond that lose the rest
+//     (a float32 Table feature keeps about 7 digits);
+//   - DATE: days since 1970-01-01, as Spark's unix_date;
+//   - TIMESTAMP (milli-, micro-, nanoseconds, and the legacy INT96 of
+//     Spark, Hive and Impala): seconds since 1970-01-01 00:00:00 with a
+//     fraction, as CAST(ts AS DOUBLE); an instant in UTC for timestamps
+//     adjusted to UTC, the wall-clock reading otherwise;
+//   - TIME: seconds since midnight.
+//
+// A timestamp is a large number: in a float32 Table, seconds since 1970 are
+// precise to about two minutes, and unscaled they swamp other features.
+// Standardize them, derive features (hour of day, age in days) in a Frame,
+// or leave them out with Ignore.
 //
 // # Transforms
 //

@@ -2,6 +2,8 @@ package data_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/fathom-ml/fathom/data"
@@ -61,4 +63,42 @@ func ExampleDistributedSampler() {
 	// Output:
 	// rank 0 [0 2 4]
 	// rank 1 [1 3 0]
+}
+
+// A data set partitioned by key=value directories, as Spark's partitionBy
+// writes it: the keys become columns.
+func ExampleReadParquetDir() {
+	dir, _ := os.MkdirTemp("", "sales")
+	defer os.RemoveAll(dir)
+	for _, p := range []struct {
+		path  string
+		price float32
+	}{
+		{"year=2023/region=north%2Feast/part-00000.snappy.parquet", 9.5},
+		{"year=2024/region=__HIVE_DEFAULT_PARTITION__/part-00000.snappy.parquet", 12},
+	} {
+		path := filepath.Join(dir, filepath.FromSlash(p.path))
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		data.WriteParquet(path, &data.Table{Rows: 1, Cols: 1, X: []float32{p.price}, Columns: []string{"price"}})
+	}
+	os.WriteFile(filepath.Join(dir, "_SUCCESS"), nil, 0o644) // skipped
+
+	f, err := data.ReadParquetFrame(dir, data.ParquetFrameOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	regions, _ := f.Strings("region")
+	fmt.Println(f)
+	fmt.Printf("%q %v\n", regions, f.Col("region").Valid())
+	t, err := data.ReadParquetDir(dir, data.ParquetOptions{Label: "price", LabelKind: data.LabelNumeric, Ignore: []string{"region"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(t.Columns, t.X, t.Y)
+	// Output:
+	// Frame 2×3 [price float32, year int64, region string]
+	// ["north/east" ""] [true false]
+	// [year] [2023 2024] [9.5 12]
 }

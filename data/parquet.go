@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -56,37 +53,21 @@ const featureShapeKey = "fathom.feature_shape"
 // It reads the columns it needs into a Frame (see ReadParquetFrame), after
 // checking their types, and converts that with Frame.Table.
 func ReadParquet(path string, opts ParquetOptions) (*Table, error) {
-	return readParquetTable(path, []string{path}, opts)
+	return readParquetTable(path, &parquetDataset{parts: []parquetPart{{path: path}}}, opts)
 }
 
-// ParquetParts returns the partition files of a partitioned Parquet data set:
-// the files called part-*.parquet in dir (as Spark and fathom write them),
-// sorted by name.
-func ParquetParts(dir string) ([]string, error) {
-	parts, err := filepath.Glob(filepath.Join(dir, "part-*.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	if len(parts) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: no part-*.parquet files", dir)
-	}
-	slices.Sort(parts)
-	return parts, nil
-}
-
-// ReadParquetDir reads every partition file of dir (see ParquetParts), in
-// name order, into one Table. All partitions must have the selected columns;
-// a class label's class list is collected over all of them. An error about a
-// row names its partition and its row in that file.
+// ReadParquetDir reads every Parquet file under dir (see ParquetParts), in
+// path order, into one Table. The keys of Hive-style key=value directories
+// are columns like the files' own (see ReadParquetFrame): features, the
+// label, or ignored. All files must have the selected columns; a class
+// label's class list is collected over all of them. An error about a row
+// names its file and its row in that file.
 func ReadParquetDir(dir string, opts ParquetOptions) (*Table, error) {
-	parts, err := ParquetParts(dir)
+	ds, err := listParquetDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	return readParquetTable(dir, parts, opts)
+	return readParquetTable(dir, ds, opts)
 }
 
 // vectorWidth returns the length of a fixed-size list of numbers, 0 for a
@@ -173,13 +154,16 @@ func recordColumn(rec arrow.RecordBatch, name string) (arrow.Array, error) {
 	return rec.Column(idx[0]), nil
 }
 
+// isNumericType reports whether dt is read as a number: a float, an
+// integer, a boolean, or a decimal, date, time or timestamp (see
+// isNumberLikeType).
 func isNumericType(dt arrow.DataType) bool {
 	switch dt.ID() {
 	case arrow.FLOAT32, arrow.FLOAT64, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.BOOL:
 		return true
 	}
-	return false
+	return isNumberLikeType(dt)
 }
 
 func checkLabelType(dt arrow.DataType, kind LabelKind) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -27,8 +26,9 @@ type ParquetFrameOptions struct {
 	BatchSize int
 }
 
-// ReadParquetFrame reads a Parquet file, or every partition of a directory
-// (see ParquetParts) in name order, into a Frame. Types map as follows:
+// ReadParquetFrame reads a Parquet file, or every Parquet file of a
+// directory and its subdirectories (see ParquetParts) in path order, into a
+// Frame. Types map as follows:
 //
 //   - float and double: Float32 and Float64 columns;
 //   - signed and unsigned integers of every width: Int64 (an unsigned
@@ -36,33 +36,41 @@ type ParquetFrameOptions struct {
 //   - booleans: Bool;
 //   - UTF-8 strings (byte arrays annotated UTF8/String, large strings,
 //     string views) and dictionaries of them: String;
+//   - decimals, whatever their physical type: Float64, the nearest float64
+//     to the decimal value (exact up to 2^53 unscaled, 15 significant
+//     digits);
+//   - dates: Float64, days since 1970-01-01; timestamps (INT96 included):
+//     Float64, seconds since 1970-01-01 00:00:00 (UTC for timestamps
+//     adjusted to UTC, wall-clock otherwise), with a fraction; times of day:
+//     Float64, seconds since midnight;
 //   - lists, large lists and fixed-size lists of numbers or booleans:
 //     Vector, of float32 elements for a list of floats, float64 otherwise.
 //     Every row's list must have the same length (for a variable-length
 //     list, the length of its first non-empty list).
 //
+// The keys of Hive-style key=value directories of a partitioned data set
+// become columns after the files' own: Int64 if every value of a key is an
+// integer, Float64 if every one is a number, String otherwise; a value
+// __HIVE_DEFAULT_PARTITION__ (or empty) is null, and %XX escapes are
+// decoded. Columns can name them like any column.
+//
 // Nulls become missing values; a null element of a list is a missing element
 // (VectorColumn.ElemNull). The schema's key-value metadata becomes the
-// frame's metadata. Other types (plain binary, timestamps, structs, …) are an
-// error naming the column: leave them out with Columns. Errors name the file,
-// the column and, for bad values, the row (1-based, within the file).
+// frame's metadata. Other types (plain binary, structs, …) are an error
+// naming the column: leave them out with Columns. Errors name the file, the
+// column and, for bad values, the row (1-based, within the file).
 func ReadParquetFrame(path string, opts ParquetFrameOptions) (*Frame, error) {
-	files := []string{path}
-	if st, err := os.Stat(path); err != nil {
+	ds, err := listParquet(path)
+	if err != nil {
 		return nil, err
-	} else if st.IsDir() {
-		if files, err = ParquetParts(path); err != nil {
-			return nil, err
-		}
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 1 << 16
 	}
 	var cols []*frameColumnBuilder
 	var meta map[string]string
-	for _, p := range files {
-		var err error
-		cols, meta, err = readParquetFrameFile(p, opts, nil, cols, meta)
+	for _, part := range ds.parts {
+		cols, meta, err = readParquetFrameFile(part, ds.keys, opts, nil, cols, meta)
 		if err != nil {
 			return nil, err
 		}
@@ -83,14 +91,33 @@ func ReadParquetFrame(path string, opts ParquetFrameOptions) (*Frame, error) {
 	return f, nil
 }
 
-// parquetPlan chooses the columns to read from a file's schema (indices
-// into names), checking them as it likes; errors are returned as they are.
-type parquetPlan func(fr *pqarrow.FileReader, schema *arrow.Schema, names []string) ([]int, error)
+// parquetColumn is a column a Parquet file offers: one of its own (field
+// set) or one of its key=value directories (field nil).
+type parquetColumn struct {
+	name  string
+	typ   arrow.DataType
+	field *pqarrow.SchemaField
+}
+
+// leaf reports whether the column is not nested.
+func (c parquetColumn) leaf() bool { return c.field == nil || c.field.IsLeaf() }
+
+// listOfLeaf reports whether the column is a list of a leaf.
+func (c parquetColumn) listOfLeaf() bool {
+	return c.field != nil && len(c.field.Children) == 1 && c.field.Children[0].IsLeaf()
+}
+
+// parquetPlan chooses the columns to read from those a file offers
+// (indices into its argument), checking them as it likes; errors are
+// returned as they are.
+type parquetPlan func(cols []parquetColumn) ([]int, error)
 
 // readParquetFrameFile appends the rows of one file to cols (nil for the
-// first file, which then defines the columns). plan, if not nil, chooses the
+// first file, which then defines the columns). keys are the data set's
+// key=value columns, whose values part holds. plan, if not nil, chooses the
 // columns instead of opts.Columns.
-func readParquetFrameFile(path string, opts ParquetFrameOptions, plan parquetPlan, cols []*frameColumnBuilder, meta map[string]string) ([]*frameColumnBuilder, map[string]string, error) {
+func readParquetFrameFile(part parquetPart, keys []hiveKey, opts ParquetFrameOptions, plan parquetPlan, cols []*frameColumnBuilder, meta map[string]string) ([]*frameColumnBuilder, map[string]string, error) {
+	path := part.path
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
@@ -104,18 +131,28 @@ func readParquetFrameFile(path string, opts ParquetFrameOptions, plan parquetPla
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
 	}
-	names := make([]string, schema.NumFields())
-	pos := make(map[string]int, len(names))
+	avail := make([]parquetColumn, 0, schema.NumFields()+len(keys))
+	names := make([]string, 0, cap(avail))
+	pos := make(map[string]int, cap(avail))
 	for i, f := range schema.Fields() {
-		names[i] = f.Name
 		if _, dup := pos[f.Name]; dup {
 			return nil, nil, fmt.Errorf("%s: column name %q appears twice", path, f.Name)
 		}
 		pos[f.Name] = i
+		names = append(names, f.Name)
+		avail = append(avail, parquetColumn{name: f.Name, typ: f.Type, field: &fr.Manifest.Fields[i]})
+	}
+	for _, k := range keys {
+		if _, dup := pos[k.name]; dup {
+			return nil, nil, fmt.Errorf("%s: column %q is both in the file and a key of its key=value directories", path, k.name)
+		}
+		pos[k.name] = len(avail)
+		names = append(names, k.name)
+		avail = append(avail, parquetColumn{name: k.name, typ: k.arrowType()})
 	}
 	src := make([]int, 0, len(names))
 	if plan != nil {
-		if src, err = plan(fr, schema, names); err != nil {
+		if src, err = plan(avail); err != nil {
 			return nil, nil, err
 		}
 	} else if len(opts.Columns) > 0 {
@@ -137,26 +174,32 @@ func readParquetFrameFile(path string, opts ParquetFrameOptions, plan parquetPla
 	if len(src) == 0 {
 		return nil, nil, fmt.Errorf("%s: no columns", path)
 	}
+	nFile := schema.NumFields()
 	fileCols := make([]*frameColumnBuilder, len(src))
-	leaves := make([]int, len(src))
+	var leaves []int
 	for k, j := range src {
-		f := fr.Manifest.Fields[j]
-		b, err := newFrameColumnBuilder(names[j], f.Field.Type)
+		c := avail[j]
+		b, err := newFrameColumnBuilder(c.name, c.typ)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if b.kind == Vector {
-			if len(f.Children) != 1 || !f.Children[0].IsLeaf() {
-				return nil, nil, fmt.Errorf("%s: column %q has type %s; a vector column must be a list of numbers", path, names[j], f.Field.Type)
-			}
-			leaves[k] = f.Children[0].ColIndex
-		} else {
-			if !f.IsLeaf() {
-				return nil, nil, fmt.Errorf("%s: column %q has nested type %s", path, names[j], f.Field.Type)
-			}
-			leaves[k] = f.ColIndex
-		}
 		fileCols[k] = b
+		if j >= nFile {
+			b.key = j - nFile
+			continue
+		}
+		b.key = -1
+		if b.kind == Vector {
+			if !c.listOfLeaf() {
+				return nil, nil, fmt.Errorf("%s: column %q has type %s; a vector column must be a list of numbers", path, c.name, c.typ)
+			}
+			leaves = append(leaves, c.field.Children[0].ColIndex)
+		} else {
+			if !c.leaf() {
+				return nil, nil, fmt.Errorf("%s: column %q has nested type %s", path, c.name, c.typ)
+			}
+			leaves = append(leaves, c.field.ColIndex)
+		}
 	}
 	if cols == nil {
 		cols = fileCols
@@ -181,27 +224,39 @@ func readParquetFrameFile(path string, opts ParquetFrameOptions, plan parquetPla
 	for _, c := range cols {
 		c.reserve(int(pf.NumRows()))
 	}
-	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
-	}
-	defer rr.Release()
 	fileRow := 0
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		for _, c := range cols {
-			a, err := recordColumn(rec, c.name)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
-			}
-			if err := c.append(a, fileRow); err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
-			}
+	if len(leaves) == 0 {
+		fileRow = int(pf.NumRows()) // only key=value columns: nothing to decode
+	} else {
+		rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
 		}
-		fileRow += int(rec.NumRows())
+		defer rr.Release()
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			for _, c := range cols {
+				if c.key >= 0 {
+					continue
+				}
+				a, err := recordColumn(rec, c.name)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", path, err)
+				}
+				if err := c.append(a, fileRow); err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", path, err)
+				}
+			}
+			fileRow += int(rec.NumRows())
+		}
+		if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, fmt.Errorf("%s: parquet: after row %d: %w", path, fileRow, err)
+		}
 	}
-	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, fmt.Errorf("%s: parquet: after row %d: %w", path, fileRow, err)
+	for _, c := range cols {
+		if c.key >= 0 {
+			c.appendRepeated(part.vals[c.key], fileRow)
+		}
 	}
 	return cols, meta, nil
 }
@@ -212,6 +267,7 @@ type frameColumnBuilder struct {
 	kind   Kind
 	elem32 bool // a vector of float32
 	width  int  // vector width; 0 until known
+	key    int  // the index of a key=value column among the keys, −1 for a file's column
 	rows   int
 
 	f64       []float64
@@ -258,6 +314,9 @@ func scalarKind(dt arrow.DataType) (Kind, bool) {
 		return String, true
 	case arrow.DICTIONARY:
 		return scalarKind(dt.(*arrow.DictionaryType).ValueType)
+	}
+	if isNumberLikeType(dt) {
+		return Float64, true
 	}
 	return 0, false
 }
@@ -459,6 +518,27 @@ func (c *frameColumnBuilder) intern(s string) string {
 	return v
 }
 
+// appendRepeated appends n rows of a key=value column's value.
+func (c *frameColumnBuilder) appendRepeated(v hiveValue, n int) {
+	for range n {
+		if v.null {
+			c.setNull(c.rows)
+			c.appendZero()
+		} else {
+			c.setValid(c.rows)
+			switch c.kind {
+			case Int64:
+				c.i64 = append(c.i64, v.i)
+			case Float64:
+				c.f64 = append(c.f64, v.f)
+			case String:
+				c.str = append(c.str, v.s)
+			}
+		}
+		c.rows++
+	}
+}
+
 func (c *frameColumnBuilder) appendZero() {
 	switch c.kind {
 	case Float64:
@@ -581,7 +661,8 @@ func (c *frameColumnBuilder) column() (Column, error) {
 	return NewVectorColumn(c.name, c.width, c.f64, valid, ev), nil
 }
 
-// numericValue64 returns element i of a numeric or boolean array as float64.
+// numericValue64 returns element i of a numeric or boolean array, or of a
+// decimal, date, time or timestamp array (see isNumberLikeType), as float64.
 func numericValue64(a arrow.Array, i int) float64 {
 	switch a := a.(type) {
 	case *array.Float32:
@@ -608,6 +689,9 @@ func numericValue64(a arrow.Array, i int) float64 {
 		if a.Value(i) {
 			return 1
 		}
+	default:
+		v, _ := numberLikeValue(a, i)
+		return v
 	}
 	return 0
 }

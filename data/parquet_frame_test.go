@@ -169,7 +169,7 @@ func TestReadParquetFrameErrors(t *testing.T) {
 	if _, err := ReadParquetFrame(parts, ParquetFrameOptions{}); err == nil || !strings.Contains(err.Error(), "part-1.parquet") {
 		t.Fatalf("partitions with different widths: %v", err)
 	}
-	if _, err := ReadParquetFrame(t.TempDir(), ParquetFrameOptions{}); err == nil || !strings.Contains(err.Error(), "no part-*.parquet files") {
+	if _, err := ReadParquetFrame(t.TempDir(), ParquetFrameOptions{}); err == nil || !strings.Contains(err.Error(), "no Parquet files (*.parquet, *.parq, *.pq) in it or below it") {
 		t.Fatalf("empty dir: %v", err)
 	}
 }

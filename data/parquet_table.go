@@ -4,16 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// readParquetTable reads files (one, or the partitions of where) into a
-// Frame of the columns opts needs and converts it to a Table. Each file's
-// columns are checked against opts before anything is decoded; errors about
-// a row name the file it is in and its row within that file.
-func readParquetTable(where string, files []string, opts ParquetOptions) (*Table, error) {
+// readParquetTable reads the files of ds (one, or the partitions of where)
+// into a Frame of the columns opts needs and converts it to a Table. Each
+// file's columns are checked against opts before anything is decoded;
+// errors about a row name the file it is in and its row within that file.
+func readParquetTable(where string, ds *parquetDataset, opts ParquetOptions) (*Table, error) {
 	if _, err := newClassEncoder(opts.Classes); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -23,16 +20,16 @@ func readParquetTable(where string, files []string, opts ParquetOptions) (*Table
 	}
 	var cols []*frameColumnBuilder
 	var meta map[string]string
-	starts := make([]int, len(files)) // first frame row of each file
-	for k, p := range files {
+	starts := make([]int, len(ds.parts)) // first frame row of each file
+	for k, part := range ds.parts {
 		if k > 0 && len(cols) > 0 {
 			starts[k] = cols[0].rows
 		}
-		plan := func(fr *pqarrow.FileReader, schema *arrow.Schema, names []string) ([]int, error) {
-			return planParquetTable(p, fr, names, opts)
+		plan := func(avail []parquetColumn) ([]int, error) {
+			return planParquetTable(part.path, avail, opts)
 		}
 		var err error
-		cols, meta, err = readParquetFrameFile(p, fopts, plan, cols, meta)
+		cols, meta, err = readParquetFrameFile(part, ds.keys, fopts, plan, cols, meta)
 		if err != nil {
 			return nil, err
 		}
@@ -41,7 +38,7 @@ func readParquetTable(where string, files []string, opts ParquetOptions) (*Table
 	for k, c := range cols {
 		col, err := c.column()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", files[len(files)-1], err)
+			return nil, fmt.Errorf("%s: %w", ds.parts[len(ds.parts)-1].path, err)
 		}
 		out[k] = col
 	}
@@ -58,7 +55,7 @@ func readParquetTable(where string, files []string, opts ParquetOptions) (*Table
 		var re *rowError
 		if errors.As(err, &re) {
 			k := max(0, sortSearchLast(starts, re.row))
-			return nil, fmt.Errorf("%s: row %d: %s", files[k], re.row-starts[k]+1, re.msg)
+			return nil, fmt.Errorf("%s: row %d: %s", ds.parts[k].path, re.row-starts[k]+1, re.msg)
 		}
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -77,11 +74,15 @@ func sortSearchLast(starts []int, row int) int {
 	return k - 1
 }
 
-// planParquetTable resolves opts against a file's columns and checks their
-// types, returning the columns to read: the features in order, then the
-// label.
-func planParquetTable(path string, fr *pqarrow.FileReader, names []string, opts ParquetOptions) ([]int, error) {
-	isVector := func(j int) bool { return vectorWidth(fr.Manifest.Fields[j].Field.Type) >= 0 }
+// planParquetTable resolves opts against the columns a file offers and
+// checks their types, returning the columns to read: the features in order,
+// then the label.
+func planParquetTable(path string, avail []parquetColumn, opts ParquetOptions) ([]int, error) {
+	names := make([]string, len(avail))
+	for j, c := range avail {
+		names[j] = c.name
+	}
+	isVector := func(j int) bool { return vectorWidth(avail[j].typ) >= 0 }
 	sel, err := selectColumns(names, opts.Label, 0, collapseVectorNames(opts.Select, names, isVector), opts.Ignore)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -90,30 +91,30 @@ func planParquetTable(path string, fr *pqarrow.FileReader, names []string, opts 
 		return nil, fmt.Errorf("%s: label options given but no label column", path)
 	}
 	for _, j := range sel.features {
-		f := fr.Manifest.Fields[j]
-		if vectorWidth(f.Field.Type) >= 0 {
+		c := avail[j]
+		if vectorWidth(c.typ) >= 0 {
 			// A list of numbers (an embedding, an image) is a vector
 			// feature: one Table column per element.
-			if len(f.Children) != 1 || !f.Children[0].IsLeaf() {
-				return nil, fmt.Errorf("%s: column %q has type %s; a vector feature must be a list of numbers", path, names[j], f.Field.Type)
+			if !c.listOfLeaf() {
+				return nil, fmt.Errorf("%s: column %q has type %s; a vector feature must be a list of numbers", path, c.name, c.typ)
 			}
 			continue
 		}
-		if !f.IsLeaf() {
-			return nil, fmt.Errorf("%s: column %q has nested type %s; only numbers, booleans and lists of numbers can be features", path, names[j], f.Field.Type)
+		if !c.leaf() {
+			return nil, fmt.Errorf("%s: column %q has nested type %s; only numbers, booleans and lists of numbers can be features", path, c.name, c.typ)
 		}
-		if !isNumericType(f.Field.Type) {
-			return nil, fmt.Errorf("%s: column %q has type %s; features must be numbers or booleans", path, names[j], f.Field.Type)
+		if !isNumericType(c.typ) {
+			return nil, fmt.Errorf("%s: column %q has type %s; features must be numbers or booleans", path, c.name, c.typ)
 		}
 	}
 	read := slices.Clone(sel.features)
 	if sel.label >= 0 {
-		f := fr.Manifest.Fields[sel.label]
-		if !f.IsLeaf() {
-			return nil, fmt.Errorf("%s: label column %q has nested type %s", path, names[sel.label], f.Field.Type)
+		c := avail[sel.label]
+		if !c.leaf() {
+			return nil, fmt.Errorf("%s: label column %q has nested type %s", path, c.name, c.typ)
 		}
-		if err := checkLabelType(f.Field.Type, opts.LabelKind); err != nil {
-			return nil, fmt.Errorf("%s: label column %q: %v", path, names[sel.label], err)
+		if err := checkLabelType(c.typ, opts.LabelKind); err != nil {
+			return nil, fmt.Errorf("%s: label column %q: %v", path, c.name, err)
 		}
 		read = append(read, sel.label)
 	}

@@ -190,7 +190,7 @@ func TestParquetCorruptFile(t *testing.T) {
 func TestParquetDir(t *testing.T) {
 	dir := t.TempDir()
 	iris, _ := Iris()
-	// Three partitions, written out of order; only part-*.parquet files count.
+	// Three partitions, written out of order; _SUCCESS is skipped.
 	for i, rows := range [][]int{{100, 101}, {0, 1, 2}, {50}} {
 		name := filepath.Join(dir, "part-0000"+string(rune('0'+(2-i)))+".parquet")
 		part := iris.Subset(rows)
@@ -213,7 +213,7 @@ func TestParquetDir(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
-	if _, err := ReadParquetDir(t.TempDir(), ParquetOptions{}); err == nil || !strings.Contains(err.Error(), "no part-*.parquet files") {
+	if _, err := ReadParquetDir(t.TempDir(), ParquetOptions{}); err == nil || !strings.Contains(err.Error(), "no Parquet files (*.parquet, *.parq, *.pq) in it or below it") {
 		t.Fatalf("empty dir: %v", err)
 	}
 	// A partition with different columns is an error naming it.
