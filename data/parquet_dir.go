@@ -15,6 +15,18 @@ import (
 // parquetExts are the name endings of the Parquet files of a directory.
 var parquetExts = []string{".parquet", ".parq", ".pq"}
 
+// IsParquetFile reports whether a file name has one of the endings Parquet
+// files are given (.parquet, .parq, .pq; any letter case).
+func IsParquetFile(name string) bool {
+	lower := strings.ToLower(name)
+	for _, ext := range parquetExts {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	return false
+}
+
 // hiveNull is the directory value Hive and Spark write for a null key.
 const hiveNull = "__HIVE_DEFAULT_PARTITION__"
 

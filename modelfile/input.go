@@ -35,7 +35,7 @@ func (m *Model) ReadInput(path string, label bool) (*data.Table, error) {
 			kind = data.LabelNumeric
 		}
 	}
-	parquet := st.IsDir() || isParquet(path)
+	parquet := st.IsDir() || data.IsParquetFile(path)
 	if m.Impute != nil && m.Columns != nil {
 		t, err := m.readImputed(path, parquet, lab, kind)
 		return t, m.missingHint(err)
@@ -63,11 +63,6 @@ func (m *Model) ReadInput(path string, label bool) (*data.Table, error) {
 		t, err = data.ReadCSV(path, opts)
 	}
 	return t, m.missingHint(err)
-}
-
-func isParquet(path string) bool {
-	lower := strings.ToLower(path)
-	return strings.HasSuffix(lower, ".parquet") || strings.HasSuffix(lower, ".pq")
 }
 
 // readImputed reads the input as a Frame, fills the nulls of the model's
@@ -154,7 +149,7 @@ func InputColumns(path string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !st.IsDir() && !isParquet(path) {
+	if !st.IsDir() && !data.IsParquetFile(path) {
 		return csvHeader(path)
 	}
 	if st.IsDir() {

@@ -111,14 +111,15 @@ func (p *Predictions) WriteJSONLines(w io.Writer) error {
 }
 
 // WriteFile writes the predictions to path in the format its extension
-// names: .csv (WriteCSV), .parquet or .pq (Table, as Parquet), or .jsonl
+// names: .csv (WriteCSV), .parquet, .parq or .pq (Table, as Parquet), or .jsonl
 // or .json (WriteJSONLines). The file is written to a temporary name and
 // renamed.
 func (p *Predictions) WriteFile(path string) error {
 	var b strings.Builder
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".parquet", ".pq":
+	if data.IsParquetFile(path) {
 		return data.WriteParquet(path, p.Table())
+	}
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".csv":
 		if err := p.WriteCSV(&b); err != nil {
 			return err

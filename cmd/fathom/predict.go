@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/modelfile"
 )
 
@@ -70,8 +71,8 @@ func runPredict(modelPath, input, out string, batch int, stdout, stderr io.Write
 		}
 		return w.Flush()
 	}
-	switch ext := strings.ToLower(filepath.Ext(out)); ext {
-	case ".parquet", ".pq", ".csv":
+	switch ext := strings.ToLower(filepath.Ext(out)); {
+	case data.IsParquetFile(out), ext == ".csv":
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return fmt.Errorf("--out %s: %w", out, err)
 		}
