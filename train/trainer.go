@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"time"
 
@@ -297,14 +298,22 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 			t.partialSec += time.Since(start).Seconds()
 			return runlog.Epoch{}, t.interrupted(err)
 		}
-		out := o.Model.Forward(b.X)
-		loss := o.Loss(out, b)
-		lv := loss.Item()
-		if math.IsNaN(lv) || math.IsInf(lv, 0) {
-			return runlog.Epoch{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
+		// A data-parallel rank's part of a short last global batch may be
+		// empty: it computes nothing but still takes part in the step.
+		var out *tensor.Tensor
+		var lv float64
+		if b.Size > 0 {
+			out = o.Model.Forward(b.X)
+			loss := o.Loss(out, b)
+			lv = loss.Item()
+			if math.IsNaN(lv) || math.IsInf(lv, 0) {
+				return runlog.Epoch{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
+			}
+			opt.ZeroGrad()
+			loss.Backward()
+		} else {
+			opt.ZeroGrad()
 		}
-		opt.ZeroGrad()
-		loss.Backward()
 		if err := st.AfterBackward(params); err != nil {
 			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 		}
@@ -314,10 +323,12 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		if err := opt.Step(); err != nil {
 			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 		}
-		modelfile.AddBatch(&t.partial, lv, out, b)
+		if b.Size > 0 {
+			modelfile.AddBatch(&t.partial, lv, out, b)
+		}
 		t.step = k + 1
 		t.globalStep++
-		if h := o.Hooks.Batch; h != nil && main {
+		if h := o.Hooks.Batch; h != nil && main && b.Size > 0 {
 			h(BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
 				Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
 		}
@@ -375,7 +386,7 @@ func (t *Trainer) evaluate() (metrics.Metrics, error) {
 	}
 	acc := metrics.Accumulator{Task: o.Task}
 	_, batches := o.Strategy.Batches(o.Eval, 0, 0)
-	modelfile.EvalBatches(&acc, o.Model, batches, o.Loss)
+	modelfile.EvalBatches(&acc, o.Model, nonEmpty(batches), o.Loss)
 	if err := o.Strategy.ReduceMetrics(&acc); err != nil {
 		return metrics.Metrics{}, err
 	}
@@ -399,4 +410,16 @@ func (t *Trainer) clip(params []*tensor.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// nonEmpty leaves out the empty batches of a data-parallel rank's shard
+// (the mean loss of no rows is NaN).
+func nonEmpty(batches iter.Seq2[int, *data.Batch]) iter.Seq2[int, *data.Batch] {
+	return func(yield func(int, *data.Batch) bool) {
+		for k, b := range batches {
+			if b.Size > 0 && !yield(k, b) {
+				return
+			}
+		}
+	}
 }
