@@ -77,6 +77,7 @@ type bucket struct {
 	dtype   tensor.DType
 	f32     []float32
 	f64     []float64
+	flat    *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
 	params  []*param
 	pending int // parameters not ready yet this step
 	work    *comm.Work
@@ -167,8 +168,10 @@ func (d *DDP) layout() {
 		}
 		if b.dtype == tensor.Float32 {
 			b.f32 = make([]float32, n)
+			b.flat = tensor.FromFloat32(b.f32, n)
 		} else {
 			b.f64 = make([]float64, n)
+			b.flat = tensor.FromFloat64(b.f64, n)
 		}
 		b.pending = len(b.params)
 		for _, p := range b.params {
@@ -289,13 +292,7 @@ func (d *DDP) launch(i int) {
 		clear(b.f32)
 		clear(b.f64)
 	case d.scale != 1:
-		s32 := float32(d.scale)
-		for j := range b.f32 {
-			b.f32[j] *= s32
-		}
-		for j := range b.f64 {
-			b.f64[j] *= d.scale
-		}
+		b.flat.MulScalarInPlace(d.scale)
 	}
 	if b.dtype == tensor.Float32 {
 		b.work = comm.AllReduceAsync(d.g, b.f32, comm.Sum)
