@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,45 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fathom-ml/fathom/modelfile"
+	"github.com/fathom-ml/fathom/train/job"
 )
+
+// checkWeightsSHA checks that a final --json line's weights_sha256 is the
+// fingerprint of the model file it names.
+func checkWeightsSHA(t *testing.T, final map[string]any) {
+	t.Helper()
+	path, _ := final["model_path"].(string)
+	m, err := modelfile.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := final["weights_sha256"], job.WeightsSHA256(m.Net); got != want {
+		t.Errorf("weights_sha256 %v, the model file's weights hash to %s", got, want)
+	}
+}
+
+// TestTrainWeightsSHA256 checks the fingerprint of a single-process run:
+// that of the model file written, the same for the same seed.
+func TestTrainWeightsSHA256(t *testing.T) {
+	var sums []any
+	for range 2 {
+		dir := t.TempDir()
+		out, err := captureStdout(t, true, func() error {
+			return runTrain(context.Background(), "../../examples/iris.yaml", []string{"epochs=5", "output.dir=" + dir}, true, io.Discard)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		final := lastJSON(t, out)
+		checkWeightsSHA(t, final)
+		sums = append(sums, final["weights_sha256"])
+	}
+	if sums[0] != sums[1] {
+		t.Errorf("two runs of one config: weights_sha256 %v and %v", sums[0], sums[1])
+	}
+}
 
 // TestTrainDataParallel runs `fathom run -n 2 -- fathom train
 // examples/iris.yaml --json` end to end: two workers train one model on
@@ -52,9 +91,7 @@ func TestTrainDataParallel(t *testing.T) {
 	if acc, _ := final["test_accuracy"].(float64); acc < 0.93 {
 		t.Errorf("test accuracy %v, want ≥ 0.93: %v", acc, final)
 	}
-	if h, _ := final["weights_sha256"].(string); len(h) != 64 {
-		t.Errorf("weights_sha256 %q", h)
-	}
+	checkWeightsSHA(t, final)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
