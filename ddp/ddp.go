@@ -23,6 +23,12 @@ type Options struct {
 	// step (their slots are reduced as they are); without it Sync and
 	// Prepare return an *UnusedParameterError naming them.
 	FindUnusedParameters bool
+	// KeepLocalBuffers turns off the broadcast of rank 0's buffers (such as
+	// BatchNorm's running statistics) at the end of every Sync, so that
+	// each replica keeps the statistics of its own batches. With the
+	// broadcast (PyTorch's broadcast_buffers, the default) every replica
+	// evaluates with the same buffers.
+	KeepLocalBuffers bool
 }
 
 // UnusedParameterError reports parameters that got no gradient in a step
@@ -54,6 +60,7 @@ type DDP struct {
 	opts    Options
 	params  []*param  // trainable parameters in registration order
 	buckets []*bucket // bucket 0 holds the last parameters
+	buffers []nn.Named
 	byT     map[*tensor.Tensor]*param
 	removes []func()
 
@@ -102,10 +109,10 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 	if opts.FirstBucketMB == 0 {
 		opts.FirstBucketMB = 1
 	}
-	if err := broadcastState(model, g); err != nil {
-		return nil, err
+	if err := broadcast(g, append(model.NamedParameters(), model.NamedBuffers()...)); err != nil {
+		return nil, fmt.Errorf("ddp: broadcasting the start from rank 0: %w", err)
 	}
-	d := &DDP{g: g, opts: opts, scale: 1 / float64(g.Size()), byT: map[*tensor.Tensor]*param{}}
+	d := &DDP{g: g, opts: opts, scale: 1 / float64(g.Size()), byT: map[*tensor.Tensor]*param{}, buffers: model.NamedBuffers()}
 	for _, nt := range model.NamedParameters() {
 		t := nt.Tensor
 		if !t.RequiresGrad() {
@@ -341,6 +348,11 @@ func (d *DDP) Sync() error {
 	if len(errs) > 0 {
 		return fmt.Errorf("ddp: reducing gradients: %w", errors.Join(errs...))
 	}
+	if len(d.buffers) > 0 && !d.opts.KeepLocalBuffers {
+		if err := broadcast(d.g, d.buffers); err != nil {
+			return fmt.Errorf("ddp: broadcasting rank 0's buffers: %w", err)
+		}
+	}
 	if len(unused) > 0 {
 		return d.unusedError(unused)
 	}
@@ -355,18 +367,17 @@ func (d *DDP) Close() {
 	d.removes = nil
 }
 
-// broadcastState overwrites every parameter and buffer with rank 0's.
-func broadcastState(model nn.Module, g *comm.Group) error {
-	entries := append(model.NamedParameters(), model.NamedBuffers()...)
+// broadcast overwrites the tensors of entries with rank 0's.
+func broadcast(g *comm.Group, entries []nn.Named) error {
 	// Check everything before sending anything, so that a rank never
 	// stops half-way through the broadcasts the others wait for.
 	for _, e := range entries {
 		t := e.Tensor
 		if dt := t.DType(); dt != tensor.Float32 && dt != tensor.Float64 && dt != tensor.Int64 {
-			return fmt.Errorf("ddp: cannot broadcast %q of dtype %v (float32, float64 or int64)", e.Name, dt)
+			return fmt.Errorf("cannot broadcast %q of dtype %v (float32, float64 or int64)", e.Name, dt)
 		}
 		if !t.IsContiguous() {
-			return fmt.Errorf("ddp: %q is not contiguous", e.Name)
+			return fmt.Errorf("%q is not contiguous", e.Name)
 		}
 	}
 	works := make([]*comm.Work, 0, len(entries))
@@ -387,8 +398,5 @@ func broadcastState(model nn.Module, g *comm.Group) error {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("ddp: broadcasting the start from rank 0: %w", errors.Join(errs...))
-	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -386,3 +386,34 @@ func TestUnusedParameter(t *testing.T) {
 		commtest.MustAll(t, fmt.Sprint("allowed unused, prepare ", prepare), errs)
 	}
 }
+
+// TestBuffersFollowRankZero checks that BatchNorm's running statistics,
+// updated by each replica from its own batch, are rank 0's on every rank
+// after Sync, and stay each rank's own with KeepLocalBuffers.
+func TestBuffersFollowRankZero(t *testing.T) {
+	gs := commtest.Groups(t, 2, comm.TransportTCP, nil)
+	p := newProblem(16, 16)
+	for _, keep := range []bool{false, true} {
+		means := make([][]float32, 2)
+		errs := commtest.OnAll(gs, func(g *comm.Group) error {
+			rng := tensor.NewRNG(1)
+			m := nn.NewSequential(nn.NewLinear(rng, 6, 8), nn.NewBatchNorm1d(8), nn.NewReLU(), nn.NewLinear(rng, 8, 3))
+			d, err := New(m, g, Options{KeepLocalBuffers: keep})
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			x, y := p.batch(p.part(0, g.Rank(), 2))
+			lossOf(m, x, y).Backward()
+			if err := d.Sync(); err != nil {
+				return err
+			}
+			means[g.Rank()] = slices.Clone(nn.StateDict(m)["1.running_mean"].Float32s())
+			return nil
+		})
+		commtest.MustAll(t, fmt.Sprint("keep ", keep), errs)
+		if same := slices.Equal(means[0], means[1]); same == keep {
+			t.Errorf("KeepLocalBuffers %v: running means equal across ranks: %v (%v, %v)", keep, same, means[0], means[1])
+		}
+	}
+}

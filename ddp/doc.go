@@ -57,6 +57,13 @@
 // synchronization off: gradients accumulate locally in the buckets, and
 // the next backward outside NoSync reduces the accumulated sum.
 //
-// Not yet here: broadcasting buffers every step (they are broadcast once,
-// at New), SyncBatchNorm, ZeRO sharding and gradient compression.
+// # Buffers
+//
+// Buffers (BatchNorm's running statistics) are not reduced: each replica
+// updates its own from its batches, and at the end of every Sync rank 0's
+// are broadcast to all (PyTorch's broadcast_buffers), so every replica
+// evaluates with the same model; Options.KeepLocalBuffers turns that off.
+//
+// Not yet here: SyncBatchNorm, ZeRO sharding, gradient compression and
+// bitwise equality of the results across world sizes.
 package ddp
