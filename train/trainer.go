@@ -332,10 +332,10 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 			h(BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
 				Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
 		}
-		if o.CheckpointPath != "" && main && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
+		if o.CheckpointPath != "" && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
 			sec := time.Since(start).Seconds()
 			t.partialSec += sec
-			err := t.SaveCheckpoint(o.CheckpointPath)
+			err := t.checkpointMidEpoch(o.CheckpointPath)
 			t.partialSec -= sec
 			if err != nil {
 				return runlog.Epoch{}, err
@@ -363,6 +363,25 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		res.EvalSeconds = time.Since(es).Seconds()
 	}
 	return res, nil
+}
+
+// checkpointMidEpoch writes a checkpoint within an epoch, on every
+// process: the checkpoint holds the epoch's training sums of all
+// processes so far (ReduceMetrics), so that a run resumed from it, in
+// which every process loads it and only the main one keeps the sums
+// (LoadCheckpoint), counts each example once.
+func (t *Trainer) checkpointMidEpoch(path string) error {
+	sums := t.partial
+	if err := t.opts.Strategy.ReduceMetrics(&sums); err != nil {
+		return fmt.Errorf("train: checkpoint at epoch %d, step %d: %w", t.epoch+1, t.step, err)
+	}
+	if !t.opts.Strategy.IsMain() {
+		return nil
+	}
+	local := t.partial
+	t.partial = sums
+	defer func() { t.partial = local }()
+	return t.SaveCheckpoint(path)
 }
 
 // interrupted checkpoints a cancelled run and wraps the context error.
