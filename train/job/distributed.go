@@ -37,7 +37,8 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 	}
 	if c.BatchSize%e.WorldSize != 0 {
 		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf(
-			"batch_size %d is the global batch of all %d workers and must be a multiple of their number", c.BatchSize, e.WorldSize)}
+			"batch_size %d is the global batch of all %d workers and must be a multiple of their number (e.g. --set batch_size=%d)",
+			c.BatchSize, e.WorldSize, max(c.BatchSize/e.WorldSize, 1)*e.WorldSize)}
 	}
 	g, err := comm.NewFromEnv(ctx)
 	if err != nil {
