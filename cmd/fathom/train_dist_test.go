@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,6 +93,35 @@ func TestTrainDataParallel(t *testing.T) {
 		t.Errorf("test accuracy %v, want ≥ 0.93: %v", acc, final)
 	}
 	checkWeightsSHA(t, final)
+	// With a validation split the test split is scored after training:
+	// sharded too, and the result is one process's within rounding.
+	vdir := t.TempDir()
+	sets := []string{"data.validation=0.2", "epochs=20", "output.dir=" + vdir}
+	cmd = exec.CommandContext(ctx, exe, "run", "-n", "2", "--", exe, "train", "../../examples/iris.yaml", "--json", "--quiet",
+		"--set", sets[0], "--set", sets[1], "--set", sets[2])
+	cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("with a validation split: %v", err)
+	}
+	lines = strings.Split(strings.TrimSpace(string(out)), "\n")
+	var dist map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[len(lines)-1], "[0] ")), &dist); err != nil {
+		t.Fatal(err)
+	}
+	one, err := captureStdout(t, true, func() error {
+		return runTrain(context.Background(), "../../examples/iris.yaml", append(sets[:2:2], "output.dir="+t.TempDir()), true, io.Discard)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	single := lastJSON(t, one)
+	dl, _ := dist["test_loss"].(float64)
+	sl, _ := single["test_loss"].(float64)
+	if dist["test_accuracy"] != single["test_accuracy"] || math.Abs(dl-sl) > 1e-4*math.Abs(sl) {
+		t.Errorf("2 workers: test accuracy %v loss %v; one process: %v and %v", dist["test_accuracy"], dl, single["test_accuracy"], sl)
+	}
+
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,11 @@ import (
 	"math"
 
 	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/internal/distenv"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
@@ -21,7 +24,8 @@ import (
 // train one model together, data parallel, and rank 0 writes the files.
 // A nil *distributed is the single-process job.
 type distributed struct {
-	g *comm.Group
+	g  *comm.Group
+	dp *train.DataParallel
 }
 
 // joinDistributed joins the job's process group when the environment
@@ -44,7 +48,7 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &distributed{g: g}, nil
+	return &distributed{g: g, dp: train.NewDataParallel(g, ddp.Options{})}, nil
 }
 
 // strategy returns the trainer's Strategy: nil (Local) for one process.
@@ -52,7 +56,31 @@ func (d *distributed) strategy() train.Strategy {
 	if d == nil {
 		return nil
 	}
-	return train.NewDataParallel(d.g, ddp.Options{})
+	return d.dp
+}
+
+// evaluate scores net on l as modelfile.Evaluate does; in a distributed
+// job each worker scores its shard and the sums are reduced.
+func (d *distributed) evaluate(net nn.Layer, l *data.Loader, task metrics.Task, loss modelfile.LossFunc) (metrics.Metrics, error) {
+	if d == nil {
+		return modelfile.Evaluate(net, l, task, loss)
+	}
+	if err := modelfile.CheckTargets(l.Dataset(), task); err != nil {
+		return metrics.Metrics{}, err
+	}
+	acc := metrics.Accumulator{Task: task}
+	_, batches := d.dp.Batches(l, 0, 0)
+	modelfile.EvalBatches(&acc, net, func(yield func(int, *data.Batch) bool) {
+		for k, b := range batches {
+			if b.Size > 0 && !yield(k, b) { // a shard's part of a short last batch may be empty
+				return
+			}
+		}
+	}, loss)
+	if err := d.dp.ReduceMetrics(&acc); err != nil {
+		return metrics.Metrics{}, err
+	}
+	return acc.Metrics(), nil
 }
 
 // main reports whether this process writes the files and the log: rank 0,

@@ -211,7 +211,7 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-		if res.Test, err = modelfile.Evaluate(net, testL, task, c.lossFunc()); err != nil {
+		if res.Test, err = dist.evaluate(net, testL, task, c.lossFunc()); err != nil {
 			return res, err
 		}
 	}
