@@ -1,6 +1,6 @@
 // Package comm is fathom's collective-communication layer: a process group
 // of WorldSize ranks, a rendezvous store, TCP and shared-memory transports,
-// and the collectives that data-parallel training (comm/ddp), parameter
+// and the collectives that data-parallel training (package ddp), parameter
 // servers and classic ML aggregation are built on.
 //
 // # Process group

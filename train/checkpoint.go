@@ -145,6 +145,11 @@ func (t *Trainer) restore(path string, c *modelfile.Checkpoint) error {
 	t.epoch, t.step, t.globalStep = c.Epoch, c.Step, c.GlobalStep
 	t.history = ts.History
 	t.partial = metrics.Accumulator{Task: o.Task, LossSum: ts.LossSum, Correct: ts.Correct, SqErr: ts.SqErr, N: ts.Seen}
+	if !o.Strategy.IsMain() {
+		// The sums are every process's so far (checkpointMidEpoch): the
+		// main process carries them.
+		t.partial = metrics.Accumulator{Task: o.Task}
+	}
 	t.partialSec = ts.PartialSec
 	t.bad, t.stopped = ts.Bad, ts.Stopped
 	if ts.Best != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"time"
 
@@ -297,14 +298,22 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 			t.partialSec += time.Since(start).Seconds()
 			return runlog.Epoch{}, t.interrupted(err)
 		}
-		out := o.Model.Forward(b.X)
-		loss := o.Loss(out, b)
-		lv := loss.Item()
-		if math.IsNaN(lv) || math.IsInf(lv, 0) {
-			return runlog.Epoch{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
+		// A data-parallel rank's part of a short last global batch may be
+		// empty: it computes nothing but still takes part in the step.
+		var out *tensor.Tensor
+		var lv float64
+		if b.Size > 0 {
+			out = o.Model.Forward(b.X)
+			loss := o.Loss(out, b)
+			lv = loss.Item()
+			if math.IsNaN(lv) || math.IsInf(lv, 0) {
+				return runlog.Epoch{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
+			}
+			opt.ZeroGrad()
+			loss.Backward()
+		} else {
+			opt.ZeroGrad()
 		}
-		opt.ZeroGrad()
-		loss.Backward()
 		if err := st.AfterBackward(params); err != nil {
 			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 		}
@@ -314,17 +323,19 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		if err := opt.Step(); err != nil {
 			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 		}
-		modelfile.AddBatch(&t.partial, lv, out, b)
+		if b.Size > 0 {
+			modelfile.AddBatch(&t.partial, lv, out, b)
+		}
 		t.step = k + 1
 		t.globalStep++
-		if h := o.Hooks.Batch; h != nil && main {
+		if h := o.Hooks.Batch; h != nil && main && b.Size > 0 {
 			h(BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
 				Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
 		}
-		if o.CheckpointPath != "" && main && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
+		if o.CheckpointPath != "" && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
 			sec := time.Since(start).Seconds()
 			t.partialSec += sec
-			err := t.SaveCheckpoint(o.CheckpointPath)
+			err := t.checkpointMidEpoch(o.CheckpointPath)
 			t.partialSec -= sec
 			if err != nil {
 				return runlog.Epoch{}, err
@@ -354,6 +365,25 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 	return res, nil
 }
 
+// checkpointMidEpoch writes a checkpoint within an epoch, on every
+// process: the checkpoint holds the epoch's training sums of all
+// processes so far (ReduceMetrics), so that a run resumed from it, in
+// which every process loads it and only the main one keeps the sums
+// (LoadCheckpoint), counts each example once.
+func (t *Trainer) checkpointMidEpoch(path string) error {
+	sums := t.partial
+	if err := t.opts.Strategy.ReduceMetrics(&sums); err != nil {
+		return fmt.Errorf("train: checkpoint at epoch %d, step %d: %w", t.epoch+1, t.step, err)
+	}
+	if !t.opts.Strategy.IsMain() {
+		return nil
+	}
+	local := t.partial
+	t.partial = sums
+	defer func() { t.partial = local }()
+	return t.SaveCheckpoint(path)
+}
+
 // interrupted checkpoints a cancelled run and wraps the context error.
 func (t *Trainer) interrupted(cause error) error {
 	if t.opts.CheckpointPath != "" && t.opts.Strategy.IsMain() {
@@ -375,7 +405,7 @@ func (t *Trainer) evaluate() (metrics.Metrics, error) {
 	}
 	acc := metrics.Accumulator{Task: o.Task}
 	_, batches := o.Strategy.Batches(o.Eval, 0, 0)
-	modelfile.EvalBatches(&acc, o.Model, batches, o.Loss)
+	modelfile.EvalBatches(&acc, o.Model, nonEmpty(batches), o.Loss)
 	if err := o.Strategy.ReduceMetrics(&acc); err != nil {
 		return metrics.Metrics{}, err
 	}
@@ -399,4 +429,16 @@ func (t *Trainer) clip(params []*tensor.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// nonEmpty leaves out the empty batches of a data-parallel rank's shard
+// (the mean loss of no rows is NaN).
+func nonEmpty(batches iter.Seq2[int, *data.Batch]) iter.Seq2[int, *data.Batch] {
+	return func(yield func(int, *data.Batch) bool) {
+		for k, b := range batches {
+			if b.Size > 0 && !yield(k, b) {
+				return
+			}
+		}
+	}
 }

@@ -121,6 +121,9 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 	if err != nil {
 		return err
 	}
+	if !res.Main {
+		return nil // a distributed job's other workers: rank 0 reports
+	}
 	final := map[string]any{
 		"train_loss":         nil,
 		"test_loss":          finiteOrNil(res.Test.Loss),
@@ -130,6 +133,7 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 		"early_stopped":      res.Stopped,
 		"model_path":         res.ModelPath,
 		"task":               res.Task.String(),
+		"weights_sha256":     res.WeightsSHA256,
 	}
 	if n := len(res.Epochs); n > 0 {
 		final["train_loss"] = finiteOrNil(res.Epochs[n-1].Train.Loss)

@@ -27,6 +27,7 @@ var floors = map[string]int{
 	"tensor":          2, "comm/store": 1, "launch": 2,
 	"tensor/gradcheck": 3, "comm": 3, "nn": 3, "optim": 3, "data": 3,
 	"comm/tensorcomm": 4, "comm/commtest": 4, "modelfile": 4, "runlog": 4,
+	"ddp":       4, // on tensor, nn and comm; train builds its Strategy on it
 	"train":     5,
 	"train/job": 6,
 	"cmd/":      7, "examples/": 7, "deploy": 7,

@@ -42,4 +42,13 @@
 // exponential is ExponentialLR and cosine (t_max, default the epoch count;
 // eta_min) is CosineWithWarmup without warm-up, which stays at eta_min
 // after t_max.
+//
+// # Distributed
+//
+// When the environment names several workers (WORLD_SIZE > 1, as `fathom
+// run -n N` and torchrun set it), Run joins their process group and trains
+// one model with train.DataParallel: batch_size is the global batch and
+// must divide by N, evaluation is sharded with its sums reduced, and only
+// rank 0 writes the files and logs (Result.Main). Result.WeightsSHA256
+// fingerprints the trained weights either way (WeightsSHA256).
 package job

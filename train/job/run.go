@@ -41,6 +41,11 @@ type Result struct {
 	// Files written.
 	ModelPath, MetricsPath, PlotPath, CheckpointPath string
 	Model                                            *modelfile.Model
+	// WeightsSHA256 fingerprints the trained weights (WeightsSHA256).
+	WeightsSHA256 string
+	// Main is false on the workers of a distributed job other than rank 0,
+	// which write no files and should print nothing.
+	Main bool
 }
 
 // Run executes a training job: load and split the data, build the model,
@@ -56,6 +61,14 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	task, err := c.task()
 	if err != nil {
 		return nil, err
+	}
+	dist, err := joinDistributed(ctx, c) // nil for one process
+	if err != nil {
+		return nil, err
+	}
+	defer dist.close()
+	if !dist.main() {
+		ro.Log = nil
 	}
 	splits, err := c.LoadData()
 	if err != nil {
@@ -186,7 +199,7 @@ func (c *Config) fitTrainer(ctx context.Context, net *nn.Sequential, task metric
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
-		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks})
+		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, Strategy: dist.strategy()})
 	if err != nil {
 		return nil, err
 	}
@@ -231,12 +244,16 @@ func (c *Config) finish(res *Result, splits *Splits, net *nn.Sequential, task me
 		if err != nil {
 			return res, err
 		}
-		if res.Test, err = modelfile.Evaluate(net, testL, task, c.lossFunc()); err != nil {
+		if res.Test, err = dist.evaluate(net, testL, task, c.lossFunc()); err != nil {
 			return res, err
 		}
 	}
 	m.Info = map[string]any{"data": c.Data.Source, "epochs": len(hist), "seed": c.Seed,
 		"test_" + task.Headline(): metricValue(res.Test, task.Headline()), "test_loss": res.Test.Loss}
+	res.WeightsSHA256, res.Main = WeightsSHA256(net), dist.main()
+	if !res.Main {
+		return res, nil
+	}
 	if err := m.Save(res.ModelPath); err != nil {
 		return res, err
 	}

@@ -1,0 +1,402 @@
+package ddp
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// Options configure New. The zero value gives PyTorch's defaults.
+type Options struct {
+	// BucketCapMB is the largest size of a gradient bucket in MiB; 0
+	// means 25.
+	BucketCapMB float64
+	// FirstBucketMB is the size of the first bucket (the last layers'
+	// gradients, ready first) in MiB; 0 means 1. A small first bucket
+	// starts communication early in the backward pass.
+	FirstBucketMB float64
+	// FindUnusedParameters allows parameters that receive no gradient in a
+	// step (their slots are reduced as they are); without it Sync and
+	// Prepare return an *UnusedParameterError naming them.
+	FindUnusedParameters bool
+	// KeepLocalBuffers turns off the broadcast of rank 0's buffers (such as
+	// BatchNorm's running statistics) at the end of every Sync, so that
+	// each replica keeps the statistics of its own batches. With the
+	// broadcast (PyTorch's broadcast_buffers, the default) every replica
+	// evaluates with the same buffers.
+	KeepLocalBuffers bool
+}
+
+// UnusedParameterError reports parameters that got no gradient in a step
+// while Options.FindUnusedParameters was off.
+type UnusedParameterError struct {
+	Rank  int
+	Names []string
+}
+
+func (e *UnusedParameterError) Error() string {
+	return fmt.Sprintf("ddp: rank %d: parameter %s received no gradient in this step (it does not take part in computing the loss); "+
+		"set FindUnusedParameters to allow unused parameters, or freeze them with SetRequiresGrad(false) before ddp.New",
+		e.Rank, quoteList(e.Names))
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// DDP synchronizes the gradients of one model replica with the other
+// ranks of a group. Its methods are called from the training goroutine
+// (the hooks run inside Backward on it); one DDP per model.
+type DDP struct {
+	g       *comm.Group
+	opts    Options
+	params  []*param  // trainable parameters in registration order
+	buckets []*bucket // bucket 0 holds the last parameters
+	buffers []nn.Named
+	byT     map[*tensor.Tensor]*param
+	removes []func()
+
+	scale  float64 // this rank's weight in the sum
+	noSync bool
+	next   int // the next bucket to queue this step
+
+	onLaunch func(bucket int) // test probe: a bucket's all-reduce was queued
+}
+
+type param struct {
+	name   string
+	t      *tensor.Tensor
+	view   *tensor.Tensor // the Grad installed: the slot in the bucket
+	bucket int
+	off, n int
+	ready  bool
+}
+
+type bucket struct {
+	dtype   tensor.DType
+	f32     []float32
+	f64     []float64
+	flat    *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
+	params  []*param
+	pending int // parameters not ready yet this step
+	work    *comm.Work
+}
+
+func (b *bucket) len() int { return len(b.f32) + len(b.f64) }
+
+// New broadcasts rank 0's parameters and buffers to every rank of g, lays
+// the gradients of model's trainable parameters out in buckets and
+// registers the hooks that reduce them. Every rank must call it with the
+// same architecture. Parameters must be float32 or float64.
+func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
+	if model == nil || g == nil {
+		return nil, errors.New("ddp: New needs a model and a group")
+	}
+	if opts.BucketCapMB < 0 || opts.FirstBucketMB < 0 {
+		return nil, fmt.Errorf("ddp: bucket sizes must not be negative (BucketCapMB %v, FirstBucketMB %v)", opts.BucketCapMB, opts.FirstBucketMB)
+	}
+	if opts.BucketCapMB == 0 {
+		opts.BucketCapMB = 25
+	}
+	if opts.FirstBucketMB == 0 {
+		opts.FirstBucketMB = 1
+	}
+	if err := broadcast(g, append(model.NamedParameters(), model.NamedBuffers()...)); err != nil {
+		return nil, fmt.Errorf("ddp: broadcasting the start from rank 0: %w", err)
+	}
+	d := &DDP{g: g, opts: opts, scale: 1 / float64(g.Size()), byT: map[*tensor.Tensor]*param{}, buffers: model.NamedBuffers()}
+	for _, nt := range model.NamedParameters() {
+		t := nt.Tensor
+		if !t.RequiresGrad() {
+			continue
+		}
+		if dt := t.DType(); dt != tensor.Float32 && dt != tensor.Float64 {
+			return nil, fmt.Errorf("ddp: parameter %q has dtype %v; gradient buckets hold float32 or float64", nt.Name, dt)
+		}
+		p := &param{name: nt.Name, t: t, n: t.Numel()}
+		d.params = append(d.params, p)
+		d.byT[t] = p
+	}
+	d.layout()
+	for _, p := range d.params {
+		p := p
+		d.removes = append(d.removes, p.t.RegisterGradReadyHook(func(*tensor.Tensor) { d.gradReady(p) }))
+	}
+	return d, nil
+}
+
+// layout assigns the parameters to buckets in reverse registration order,
+// one open bucket per dtype, closing a bucket once it reaches its size
+// limit (FirstBucketMB for the first of a dtype, BucketCapMB after), and
+// installs every parameter's Grad as a view of its slot.
+func (d *DDP) layout() {
+	mib := func(mb float64, dt tensor.DType) int {
+		return max(int(mb*(1<<20))/dt.Size(), 1)
+	}
+	open := map[tensor.DType]*bucket{}
+	count := map[tensor.DType]int{}
+	var order []*bucket
+	for i := len(d.params) - 1; i >= 0; i-- {
+		p := d.params[i]
+		dt := p.t.DType()
+		b := open[dt]
+		if b == nil {
+			b = &bucket{dtype: dt}
+			open[dt] = b
+			order = append(order, b)
+		}
+		p.off = 0
+		for _, q := range b.params {
+			p.off += q.n
+		}
+		b.params = append(b.params, p)
+		limit := mib(d.opts.BucketCapMB, dt)
+		if count[dt] == 0 {
+			limit = mib(d.opts.FirstBucketMB, dt)
+		}
+		if p.off+p.n >= limit {
+			open[dt] = nil
+			count[dt]++
+		}
+	}
+	d.buckets = order
+	for bi, b := range order {
+		n := 0
+		for _, p := range b.params {
+			n += p.n
+		}
+		if b.dtype == tensor.Float32 {
+			b.f32 = make([]float32, n)
+			b.flat = tensor.FromFloat32(b.f32, n)
+		} else {
+			b.f64 = make([]float64, n)
+			b.flat = tensor.FromFloat64(b.f64, n)
+		}
+		b.pending = len(b.params)
+		for _, p := range b.params {
+			p.bucket = bi
+			if b.dtype == tensor.Float32 {
+				p.view = tensor.FromFloat32(b.f32[p.off:p.off+p.n:p.off+p.n], p.t.Shape()...)
+			} else {
+				p.view = tensor.FromFloat64(b.f64[p.off:p.off+p.n:p.off+p.n], p.t.Shape()...)
+			}
+			if old := p.t.Grad(); old != nil {
+				p.view.CopyFrom(old)
+			}
+			p.t.SetGrad(p.view)
+		}
+	}
+}
+
+// Buckets returns the parameter names of every bucket, in the order the
+// buckets are reduced.
+func (d *DDP) Buckets() [][]string {
+	out := make([][]string, len(d.buckets))
+	for i, b := range d.buckets {
+		for _, p := range b.params {
+			out[i] = append(out[i], p.name)
+		}
+	}
+	return out
+}
+
+// SetScale sets the weight of this rank's gradients in the sums of the
+// following steps (until changed): 1/WorldSize by default, the average;
+// localRows/globalRows to weight ranks by their batch sizes; 0 for a rank
+// that ran no backward in the step.
+func (d *DDP) SetScale(w float64) { d.scale = w }
+
+// Scale returns the weight SetScale set.
+func (d *DDP) Scale() float64 { return d.scale }
+
+// NoSync runs fn with gradient synchronization off: backward passes inside
+// fn accumulate gradients locally and Sync does nothing; the next backward
+// after it reduces the accumulated sum (gradient accumulation).
+func (d *DDP) NoSync(fn func() error) error {
+	prev := d.noSync
+	d.noSync = true
+	defer func() { d.noSync = prev }()
+	return fn()
+}
+
+// Prepare checks, between the forward pass and loss.Backward, which
+// parameters the loss reaches (loss.ReachableLeaves). Unreached ones are
+// an *UnusedParameterError, or with FindUnusedParameters they are marked
+// ready at once so that their buckets do not wait for Sync. Calling it is
+// optional: Sync finds unused parameters too, after the fact.
+func (d *DDP) Prepare(loss *tensor.Tensor) error {
+	if d.noSync {
+		return nil
+	}
+	reached := map[*tensor.Tensor]bool{}
+	for _, t := range loss.ReachableLeaves() {
+		reached[t] = true
+	}
+	var unused []*param
+	for _, p := range d.params {
+		if !reached[p.t] {
+			unused = append(unused, p)
+		}
+	}
+	if len(unused) == 0 {
+		return nil
+	}
+	if !d.opts.FindUnusedParameters {
+		return d.unusedError(unused)
+	}
+	for _, p := range unused {
+		d.gradReady(p)
+	}
+	return nil
+}
+
+func (d *DDP) unusedError(ps []*param) error {
+	e := &UnusedParameterError{Rank: d.g.Rank()}
+	for _, p := range ps {
+		e.Names = append(e.Names, p.name)
+	}
+	return e
+}
+
+// gradReady marks p's gradient ready for this step and queues the buckets
+// that are complete, in order.
+func (d *DDP) gradReady(p *param) {
+	if d.noSync || p.ready {
+		return
+	}
+	if g := p.t.Grad(); g != p.view {
+		// Someone replaced the Grad (SetGrad): take its values back into
+		// the bucket and reinstall the view.
+		if g != nil {
+			p.view.CopyFrom(g)
+		} else {
+			p.view.Zero()
+		}
+		p.t.SetGrad(p.view)
+	}
+	p.ready = true
+	b := d.buckets[p.bucket]
+	b.pending--
+	for d.next < len(d.buckets) && d.buckets[d.next].pending == 0 {
+		d.launch(d.next)
+		d.next++
+	}
+}
+
+// launch scales bucket i by this rank's weight and queues its all-reduce.
+func (d *DDP) launch(i int) {
+	b := d.buckets[i]
+	switch {
+	case d.scale == 0:
+		clear(b.f32)
+		clear(b.f64)
+	case d.scale != 1:
+		b.flat.MulScalarInPlace(d.scale)
+	}
+	if b.dtype == tensor.Float32 {
+		b.work = comm.AllReduceAsync(d.g, b.f32, comm.Sum)
+	} else {
+		b.work = comm.AllReduceAsync(d.g, b.f64, comm.Sum)
+	}
+	if d.onLaunch != nil {
+		d.onLaunch(i)
+	}
+}
+
+// Sync completes the step's gradient reduction: it queues the buckets
+// that did not start during Backward (a rank with weight 0 contributes
+// zeros), waits for every all-reduce, and resets for the next step. After
+// it every parameter's Grad holds the weighted sum over the ranks. Inside
+// NoSync it does nothing. It returns an *UnusedParameterError when a
+// parameter got no gradient (unless FindUnusedParameters), after taking
+// part in the reduction so that the other ranks are not left waiting.
+func (d *DDP) Sync() error {
+	if d.noSync {
+		return nil
+	}
+	var unused []*param
+	if d.scale != 0 && !d.opts.FindUnusedParameters {
+		for _, p := range d.params {
+			if !p.ready {
+				unused = append(unused, p)
+			}
+		}
+	}
+	for ; d.next < len(d.buckets); d.next++ {
+		d.launch(d.next)
+	}
+	var errs []error
+	for _, b := range d.buckets {
+		if err := b.work.Wait(); err != nil {
+			errs = append(errs, err)
+		}
+		b.work = nil
+		b.pending = len(b.params)
+	}
+	for _, p := range d.params {
+		p.ready = false
+	}
+	d.next = 0
+	if len(errs) > 0 {
+		return fmt.Errorf("ddp: reducing gradients: %w", errors.Join(errs...))
+	}
+	if len(d.buffers) > 0 && !d.opts.KeepLocalBuffers {
+		if err := broadcast(d.g, d.buffers); err != nil {
+			return fmt.Errorf("ddp: broadcasting rank 0's buffers: %w", err)
+		}
+	}
+	if len(unused) > 0 {
+		return d.unusedError(unused)
+	}
+	return nil
+}
+
+// Close removes the hooks. The Grads stay views of the buckets.
+func (d *DDP) Close() {
+	for _, r := range d.removes {
+		r()
+	}
+	d.removes = nil
+}
+
+// broadcast overwrites the tensors of entries with rank 0's.
+func broadcast(g *comm.Group, entries []nn.Named) error {
+	// Check everything before sending anything, so that a rank never
+	// stops half-way through the broadcasts the others wait for.
+	for _, e := range entries {
+		t := e.Tensor
+		if dt := t.DType(); dt != tensor.Float32 && dt != tensor.Float64 && dt != tensor.Int64 {
+			return fmt.Errorf("cannot broadcast %q of dtype %v (float32, float64 or int64)", e.Name, dt)
+		}
+		if !t.IsContiguous() {
+			return fmt.Errorf("%q is not contiguous", e.Name)
+		}
+	}
+	works := make([]*comm.Work, 0, len(entries))
+	for _, e := range entries {
+		t := e.Tensor
+		switch t.DType() {
+		case tensor.Float32:
+			works = append(works, comm.BroadcastAsync(g, t.Float32s(), 0))
+		case tensor.Float64:
+			works = append(works, comm.BroadcastAsync(g, t.Float64s(), 0))
+		case tensor.Int64:
+			works = append(works, comm.BroadcastAsync(g, t.Int64s(), 0))
+		}
+	}
+	var errs []error
+	for _, w := range works {
+		if err := w.Wait(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

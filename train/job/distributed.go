@@ -1,0 +1,134 @@
+package job
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+
+	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/ddp"
+	"github.com/fathom-ml/fathom/internal/distenv"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/modelfile"
+	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/tensor"
+	"github.com/fathom-ml/fathom/train"
+)
+
+// distributed is a job running as one worker of several (`fathom run -n N
+// -- fathom train CONFIG`, or torchrun, or a PyTorchJob): the workers
+// train one model together, data parallel, and rank 0 writes the files.
+// A nil *distributed is the single-process job.
+type distributed struct {
+	g  *comm.Group
+	dp *train.DataParallel
+}
+
+// joinDistributed joins the job's process group when the environment
+// names more than one worker (WORLD_SIZE > 1); otherwise it returns nil.
+// batch_size is the global batch, so it must divide among the workers.
+func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
+	e, err := distenv.FromOS()
+	if err != nil {
+		return nil, err
+	}
+	if e.WorldSize <= 1 {
+		return nil, nil
+	}
+	if c.BatchSize%e.WorldSize != 0 {
+		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf(
+			"batch_size %d is the global batch of all %d workers and must be a multiple of their number (e.g. --set batch_size=%d)",
+			c.BatchSize, e.WorldSize, max(c.BatchSize/e.WorldSize, 1)*e.WorldSize)}
+	}
+	g, err := comm.NewFromEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &distributed{g: g, dp: train.NewDataParallel(g, ddp.Options{})}, nil
+}
+
+// strategy returns the trainer's Strategy: nil (Local) for one process.
+func (d *distributed) strategy() train.Strategy {
+	if d == nil {
+		return nil
+	}
+	return d.dp
+}
+
+// evaluate scores net on l as modelfile.Evaluate does; in a distributed
+// job each worker scores its shard and the sums are reduced.
+func (d *distributed) evaluate(net nn.Layer, l *data.Loader, task metrics.Task, loss modelfile.LossFunc) (metrics.Metrics, error) {
+	if d == nil {
+		return modelfile.Evaluate(net, l, task, loss)
+	}
+	if err := modelfile.CheckTargets(l.Dataset(), task); err != nil {
+		return metrics.Metrics{}, err
+	}
+	acc := metrics.Accumulator{Task: task}
+	_, batches := d.dp.Batches(l, 0, 0)
+	modelfile.EvalBatches(&acc, net, func(yield func(int, *data.Batch) bool) {
+		for k, b := range batches {
+			if b.Size > 0 && !yield(k, b) { // a shard's part of a short last batch may be empty
+				return
+			}
+		}
+	}, loss)
+	if err := d.dp.ReduceMetrics(&acc); err != nil {
+		return metrics.Metrics{}, err
+	}
+	return acc.Metrics(), nil
+}
+
+// main reports whether this process writes the files and the log: rank 0,
+// or the only process.
+func (d *distributed) main() bool { return d == nil || d.g.Rank() == 0 }
+
+func (d *distributed) close() {
+	if d != nil {
+		d.g.Close()
+	}
+}
+
+// WeightsSHA256 returns the hex SHA-256 of a model's state: every tensor of
+// nn.StateEntries (parameters then buffers, in that one order), its
+// elements in row-major order as little-endian bytes of its dtype (4 for
+// float32). Equal fingerprints mean bit-identical weights, whatever
+// produced them (one process or N, a resumed run or not).
+func WeightsSHA256(m nn.Module) string {
+	h := sha256.New()
+	var buf []byte
+	for _, e := range nn.StateEntries(m) {
+		t := e.Tensor
+		buf = buf[:0]
+		switch t.DType() {
+		case tensor.Float32:
+			for _, v := range t.Float32s() {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+			}
+		case tensor.Float64:
+			for _, v := range t.Float64s() {
+				buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+			}
+		case tensor.Int64:
+			for _, v := range t.Int64s() {
+				buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+			}
+		case tensor.Int32:
+			for _, v := range t.Int32s() {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
+			}
+		case tensor.Uint8, tensor.Bool:
+			buf = append(buf, t.Uint8s()...)
+		case tensor.Float16, tensor.BFloat16:
+			for _, v := range t.Uint16s() {
+				buf = binary.LittleEndian.AppendUint16(buf, v)
+			}
+		}
+		h.Write(buf)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
