@@ -169,6 +169,9 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	}
 	var hist []runlog.Epoch
 	if kind, _ := c.optimizerKind(); kind == "lbfgs" {
+		if dist != nil {
+			return nil, &ConfigError{File: c.file, Msg: "optimizer lbfgs trains full-batch in one process; run it without fathom run -n N"}
+		}
 		ds, err := data.NewDataset(splits.Train, data.DatasetOptions{Shape: shape})
 		if err != nil {
 			return nil, fmt.Errorf("data: %w", err)
@@ -178,14 +181,14 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-	} else if hist, err = c.fitTrainer(ctx, net, task, trainL, evalL, ckpt, hooks, res, &tr, logf); err != nil {
+	} else if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, ckpt, hooks, res, &tr, logf); err != nil {
 		return res, err
 	}
-	return c.finish(res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
+	return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
 }
 
 // fitTrainer trains with a mini-batch optimizer through train.Trainer.
-func (c *Config) fitTrainer(ctx context.Context, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader, ckpt string,
+func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader, ckpt string,
 	hooks train.Hooks, res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
 	opt, err := c.newOptimizer(net.Parameters())
 	if err != nil {
@@ -220,7 +223,7 @@ func (c *Config) fitTrainer(ctx context.Context, net *nn.Sequential, task metric
 
 // finish scores the trained model on the test split and writes the model
 // file and the curves.
-func (c *Config) finish(res *Result, splits *Splits, net *nn.Sequential, task metrics.Task, hist []runlog.Epoch, trainL *data.Loader,
+func (c *Config) finish(dist *distributed, res *Result, splits *Splits, net *nn.Sequential, task metrics.Task, hist []runlog.Epoch, trainL *data.Loader,
 	mkLoader func(*data.Table, bool) (*data.Loader, error), writePlot bool, logf func(string, ...any)) (*Result, error) {
 	m := res.Model
 	if len(hist) > 0 {
