@@ -3,6 +3,7 @@ package runlog
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // An axis maps data values in [lo, hi] to pixels and carries its tick
@@ -41,20 +42,25 @@ func niceStep(raw float64) float64 {
 	if !(raw > 0) || math.IsInf(raw, 0) {
 		return 0
 	}
-	exp := math.Floor(math.Log10(raw))
-	p := math.Pow(10, exp)
-	var m float64
-	switch f := raw / p; {
+	exp := int(math.Floor(math.Log10(raw)))
+	var m string
+	switch f := raw / math.Pow(10, float64(exp)); {
 	case f < 1.5:
-		m = 1
+		m = "1"
 	case f < 3:
-		m = 2
+		m = "2"
 	case f < 7:
-		m = 5
+		m = "5"
 	default:
-		m = 10
+		m = "10"
 	}
-	return m * p
+	// Parsing gives the double nearest m·10^exp; m*math.Pow(10, exp) may
+	// be a little off (5.000000000000002e+307).
+	step, err := strconv.ParseFloat(m+"e"+strconv.Itoa(exp), 64)
+	if err != nil { // out of range
+		return 0
+	}
+	return step
 }
 
 // nextStep returns the nice step after step: 1 → 2 → 5 → 10.
@@ -67,10 +73,10 @@ func ticksAt(lo, hi, step float64) []float64 {
 	if !(step > 0) {
 		return nil
 	}
-	first := math.Ceil(lo/step) * step
+	first := math.Ceil(lo / step)
 	var ts []float64
 	for i := 0; i < 100; i++ {
-		t := first + float64(i)*step
+		t := (first + float64(i)) * step // k·step: no sum of rounding errors, no overflow
 		if t > hi+step*1e-9 {
 			break
 		}
@@ -97,7 +103,8 @@ func tickLabels(ticks []float64, step float64) []string {
 		maxAbs = math.Max(maxAbs, math.Abs(t))
 	}
 	// The epsilon keeps log10(1e-4) = -4.0000000001 from one more digit.
-	stepExp := int(math.Floor(math.Log10(step) + 1e-9))
+	exp10 := func(v float64) int { return int(math.Floor(math.Log10(v) + 1e-9)) }
+	stepExp := exp10(step)
 	labels := make([]string, len(ticks))
 	for i, t := range ticks {
 		switch {
@@ -106,8 +113,13 @@ func tickLabels(ticks []float64, step float64) []string {
 		case step >= 1e-4 && maxAbs < 1e7:
 			labels[i] = strconv.FormatFloat(t, 'f', max(0, -stepExp), 64)
 		default:
-			d := int(math.Floor(math.Log10(maxAbs)+1e-9)) - stepExp
-			labels[i] = strconv.FormatFloat(t, 'e', min(max(d, 0), 6), 64)
+			// As many digits as the step needs, less trailing zeros.
+			d := min(max(exp10(math.Abs(t))-stepExp, 0), 6)
+			mant, exp, _ := strings.Cut(strconv.FormatFloat(t, 'e', d, 64), "e")
+			if strings.Contains(mant, ".") {
+				mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+			}
+			labels[i] = mant + "e" + exp
 		}
 	}
 	return labels
