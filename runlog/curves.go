@@ -73,7 +73,8 @@ func drawCurves(task metrics.Task, hist []Epoch, title, evalName string) curvesI
 	loss := mk("loss", func(x metrics.Metrics) float64 { return x.Loss })
 	metric := mk(m, func(x metrics.Metrics) float64 { v, _ := x.Get(m); return v })
 	if title != "" {
-		loss.title = title + ": loss"
+		// A long title is shortened, not the panel's name.
+		loss.title = fitText(title, curvesW/2-2*padOuter-textWidth(": loss")) + ": loss"
 	}
 
 	// Both panels share the epoch axis, over every epoch of hist.
