@@ -135,8 +135,12 @@ func drawPanel(img *image.RGBA, area image.Rectangle, p panel, xlo, xhi float64)
 			}
 		}
 	}
+	empty := math.IsNaN(ylo)
 	ylo, yhi = dataRange(ylo, yhi, 0.05)
 	ystep, yticks := niceTicks(ylo, yhi, 5)
+	if empty { // no values to read off the axis
+		yticks = nil
+	}
 	ylabels := tickLabels(yticks, ystep)
 	labelW := 0
 	for _, l := range ylabels {
