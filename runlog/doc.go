@@ -3,7 +3,9 @@
 // early-stopping helpers over those records, and the files a run leaves
 // behind: metrics.csv (WriteMetricsCSV), JSON lines (WriteJSONLine,
 // AppendJSONLine, ReadJSONLines) and the learning curves curves.png
-// (PlotCurves, drawn with gonum/plot).
+// (PlotCurves, drawn with the standard library's image packages: a small
+// rasterizer, nice tick values and a built-in 5×7 bitmap font, so the
+// fathom binary carries no plotting library or font files).
 //
 // It depends on package metrics only, so a tool that reads or draws run
 // logs needs neither the trainer nor the model code, and code that serves

@@ -3,18 +3,13 @@ package runlog
 import (
 	"bytes"
 	"fmt"
-	"image/color"
+	"image/png"
+	"io"
 	"math"
 	"strconv"
 
 	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/metrics"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // WriteMetricsCSV writes one row per epoch: epoch, training loss and
@@ -53,73 +48,25 @@ func WriteMetricsCSVSplit(path string, task metrics.Task, hist []Epoch, split st
 	return atomicfile.WriteBytes(path, b.Bytes())
 }
 
-// PlotCurves draws the learning curves as a PNG: the loss per epoch on the
-// left and the task's metric on the right, training and evaluation data
-// as separate lines.
+// PlotCurves draws the learning curves as a PNG of 960×400 pixels: the
+// loss per epoch on the left and the task's metric on the right, training
+// and evaluation data as separate lines ("train" and "eval"), title (if
+// not empty) above the loss. Values that are NaN or infinite are left
+// out. The file is written to a temporary name and renamed.
 func PlotCurves(path string, task metrics.Task, hist []Epoch, title string) error {
-	m := task.Headline()
-	panel := func(name string, get func(metrics.Metrics) float64) (*plot.Plot, error) {
-		p := plot.New()
-		p.Title.Text = name
-		p.X.Label.Text = "epoch"
-		p.Add(plotter.NewGrid())
-		var tr, ev plotter.XYs
-		for _, r := range hist {
-			if v := get(r.Train); !math.IsNaN(v) && !math.IsInf(v, 0) {
-				tr = append(tr, plotter.XY{X: float64(r.Epoch), Y: v})
-			}
-			if r.Eval != nil {
-				if v := get(*r.Eval); !math.IsNaN(v) && !math.IsInf(v, 0) {
-					ev = append(ev, plotter.XY{X: float64(r.Epoch), Y: v})
-				}
-			}
-		}
-		for _, s := range []struct {
-			name string
-			xy   plotter.XYs
-			c    color.RGBA
-		}{{"train", tr, color.RGBA{R: 31, G: 119, B: 180, A: 255}}, {"eval", ev, color.RGBA{R: 255, G: 127, B: 14, A: 255}}} {
-			if len(s.xy) == 0 {
-				continue
-			}
-			l, pts, err := plotter.NewLinePoints(s.xy)
-			if err != nil {
-				return nil, err
-			}
-			l.Color, pts.Color = s.c, s.c
-			l.Width = vg.Points(1.5)
-			if len(s.xy) > 30 { // markers would crowd the line
-				p.Add(l)
-				p.Legend.Add(s.name, l)
-				continue
-			}
-			p.Add(l, pts)
-			p.Legend.Add(s.name, l, pts)
-		}
-		p.Legend.Top = name == "loss"
-		return p, nil
+	return PlotCurvesSplit(path, task, hist, title, "eval")
+}
+
+// PlotCurvesSplit is PlotCurves with the evaluation curves named after
+// the split they hold, as WriteMetricsCSVSplit names its columns: "val"
+// (or "validation") is drawn as "validation", any other name as it is.
+func PlotCurvesSplit(path string, task metrics.Task, hist []Epoch, title, split string) error {
+	name := split
+	if split == "val" {
+		name = "validation"
 	}
-	lp, err := panel("loss", func(x metrics.Metrics) float64 { return x.Loss })
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	mp, err := panel(m, func(x metrics.Metrics) float64 { v, _ := x.Get(m); return v })
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	if title != "" {
-		lp.Title.Text = title + ": loss"
-	}
-	img := vgimg.New(vg.Points(720), vg.Points(300))
-	dc := draw.New(img)
-	t := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(12), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6)}
-	plots := [][]*plot.Plot{{lp, mp}}
-	cs := plot.Align(plots, t, dc)
-	lp.Draw(cs[0][0])
-	mp.Draw(cs[0][1])
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	return atomicfile.WriteBytes(path, buf.Bytes())
+	c := drawCurves(task, hist, title, name)
+	return atomicfile.Write(path, func(w io.Writer) error {
+		return png.Encode(w, c.img)
+	})
 }

@@ -89,14 +89,3 @@ func TestJSONLines(t *testing.T) {
 		t.Fatalf("read back %+v %v", back, err)
 	}
 }
-
-func TestPlotCurves(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "curves.png")
-	if err := PlotCurves(path, metrics.Classification, testHistory(), "test"); err != nil {
-		t.Fatal(err)
-	}
-	png, err := os.ReadFile(path)
-	if err != nil || len(png) < 1000 || string(png[1:4]) != "PNG" {
-		t.Fatalf("curves.png: %d bytes, %v", len(png), err)
-	}
-}
