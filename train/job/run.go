@@ -261,7 +261,7 @@ func (c *Config) finish(dist *distributed, res *Result, splits *Splits, net *nn.
 		return res, err
 	}
 	if writePlot {
-		if err := runlog.PlotCurves(res.PlotPath, task, hist, ""); err != nil {
+		if err := runlog.PlotCurvesSplit(res.PlotPath, task, hist, "", c.EvalSplit()); err != nil {
 			return res, err
 		}
 	}

@@ -2,7 +2,11 @@
 // CSV that comm/testdata/netns_bench.sh writes, one line per algorithm, with
 // the time the 2(N−1)K/N argument predicts for a ring at link rate.
 //
-//	go run ./internal/tools/allreduceplot -in comm/testdata/results/netns_1gbit_n4.csv -out docs/img/allreduce_ring_vs_naive.png
+//	cd internal/tools/allreduceplot && go run .
+//
+// It is a module of its own (go.mod beside it), so that its plotting
+// library stays out of fathom's build; its default paths are relative to
+// this folder.
 package main
 
 import (
@@ -24,8 +28,8 @@ import (
 type point struct{ size, ms float64 }
 
 func main() {
-	in := flag.String("in", "comm/testdata/results/netns_1gbit_n4.csv", "CSV written by netns_bench.sh")
-	out := flag.String("out", "docs/img/allreduce_ring_vs_naive.png", "PNG to write")
+	in := flag.String("in", "../../../comm/testdata/results/netns_1gbit_n4.csv", "CSV written by netns_bench.sh")
+	out := flag.String("out", "../../../docs/img/allreduce_ring_vs_naive.png", "PNG to write")
 	link := flag.Float64("link-gbps", 0.125, "link rate in GB/s (1 Gbit/s = 0.125)")
 	flag.Parse()
 	if err := run(*in, *out, *link); err != nil {
