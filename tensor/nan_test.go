@@ -139,6 +139,19 @@ func TestExtremaNaNLikeTorch(t *testing.T) {
 			t.Fatalf("MaxDim %v indices %v, want [1 2]", dt, got)
 		}
 		checkTorch(t, "MaxDim grad "+dt.String(), x.Grad().To(tensor.Float64).Float64s(), []float64{0, 1, 0, 0, 0, 1}, tol)
+		// torch.max(x, 0) down the columns (strided), and torch.amin(x, 0).
+		x = tensor.FromValues(dt, []float64{1, nan, 3, 4, 5, 6, nan, 0, nan}, 3, 3).SetRequiresGrad(true)
+		v, i = x.MaxDim(0, false)
+		v.SumAll().Backward()
+		checkTorch(t, "MaxDim 0 "+dt.String(), v.To(tensor.Float64).Float64s(), []float64{nan, nan, nan}, tol)
+		if got := i.Int64s(); !slices.Equal(got, []int64{2, 0, 2}) {
+			t.Fatalf("MaxDim 0 %v indices %v, want [2 0 2]", dt, got)
+		}
+		checkTorch(t, "MaxDim 0 grad "+dt.String(), x.Grad().To(tensor.Float64).Float64s(), []float64{0, 1, 0, 0, 0, 0, 1, 0, 1}, tol)
+		checkTorch(t, "Min 0 "+dt.String(), x.Min([]int{0}, false).To(tensor.Float64).Float64s(), []float64{nan, nan, nan}, tol)
+		if got := x.ArgMin(0, false).Int64s(); !slices.Equal(got, []int64{2, 0, 2}) {
+			t.Fatalf("ArgMin 0 %v = %v, want [2 0 2]", dt, got)
+		}
 		// torch.argmax, torch.argmin: the first NaN.
 		a := tensor.FromValues(dt, []float64{1, nan, 3, nan})
 		if am, an := a.ArgMax(0, false).Item(), a.ArgMin(0, false).Item(); am != 1 || an != 1 {
@@ -183,6 +196,24 @@ func TestMaxPoolNaNLikeTorch(t *testing.T) {
 		}
 		checkTorch(t, "MaxPool2d grad "+dt.String(), x.Grad().To(tensor.Float64).Float64s(),
 			[]float64{0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0}, 0)
+
+		// Several NaNs in a window: torch 1.13 picks the last.
+		x2 := tensor.FromValues(dt, []float64{nan, nan, 1, nan, nan, 0, nan, 2}, 1, 1, 2, 4)
+		_, idx2 := tensor.MaxPool2dWithIndices(x2, [2]int{2, 2}, [2]int{2, 2}, [2]int{}, [2]int{1, 1}, false)
+		if got := idx2.Int64s(); !slices.Equal(got, []int64{4, 6}) {
+			t.Fatalf("MaxPool2d %v several NaNs: indices %v, want [4 6]", dt, got)
+		}
+		// 3×3 windows, stride 1, padding 1: the general kernel.
+		x = x.Detach().SetRequiresGrad(true)
+		y, idx = tensor.MaxPool2dWithIndices(x, [2]int{3, 3}, [2]int{1, 1}, [2]int{1, 1}, [2]int{1, 1}, false)
+		y.SumAll().Backward()
+		checkTorch(t, "MaxPool2d 3×3 "+dt.String(), y.To(tensor.Float64).Float64s(),
+			[]float64{nan, nan, nan, 8, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan}, 0)
+		if got := idx.Int64s(); !slices.Equal(got, []int64{1, 1, 1, 7, 8, 8, 11, 11, 8, 8, 11, 11, 8, 8, 11, 11}) {
+			t.Fatalf("MaxPool2d 3×3 %v indices %v", dt, got)
+		}
+		checkTorch(t, "MaxPool2d 3×3 grad "+dt.String(), x.Grad().To(tensor.Float64).Float64s(),
+			[]float64{0, 3, 0, 0, 0, 0, 0, 1, 6, 0, 0, 6, 0, 0, 0, 0}, 0)
 	}
 }
 
