@@ -9,9 +9,10 @@ import (
 // Activation modules wrap the elementwise tensor methods (x.Relu(),
 // x.Gelu(), ...), which are the functional forms. All have no parameters
 // and their zero values are ready to use, with PyTorch's defaults filled in
-// by the constructors where a parameter exists.
+// by the constructors where a parameter exists. As in PyTorch, every
+// activation maps NaN to NaN.
 
-// ReLU is max(x, 0).
+// ReLU is max(x, 0); NaN stays NaN and −0 stays −0 (torch.relu).
 type ReLU struct{ Base }
 
 // NewReLU returns a ReLU module.

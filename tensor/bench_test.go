@@ -133,3 +133,31 @@ func BenchmarkSmallOps(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReluMax measures the NaN-propagating ReLU (forward and
+// backward), Maximum and the Max reductions on 1 Mi Float32 elements.
+func BenchmarkReluMax(b *testing.B) {
+	rng := tensor.NewRNG(3)
+	n := 1 << 20
+	x := rng.Uniform(tensor.Float32, -1, 1, n)
+	y := rng.Uniform(tensor.Float32, -1, 1, n)
+	m := x.Reshape(1024, 1024)
+	xg := x.Detach().SetRequiresGrad(true)
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"Relu", func() { x.Relu() }},
+		{"ReluBackward", func() { xg.Relu().SumAll().Backward() }},
+		{"Maximum", func() { x.Maximum(y) }},
+		{"MaxAll", func() { x.MaxAll() }},
+		{"MaxRows", func() { m.Max([]int{1}, false) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.f()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+		})
+	}
+}

@@ -468,14 +468,17 @@ func (a *Tensor) Pow(b *Tensor) *Tensor {
 	return out
 }
 
-// maxMinGrad splits g between a and b for Maximum/Minimum: the winner gets
-// it all, ties share it equally (PyTorch's convention).
+// maxMinGrad splits g between a and b for Maximum (win = opGt) or Minimum
+// (win = opLt) as PyTorch does: each side gets g·(1 − [the other wins] −
+// ½[tie]), so ties share g equally and where either is NaN (no win, no
+// tie) both get all of it.
 func maxMinGrad(win binOp, g, a, b *Tensor) (ga, gb *Tensor) {
-	w := binaryRaw(opAdd, binaryRaw(win, a, b).castRaw(g.dtype),
-		binaryScalarRaw(opMul, binaryRaw(opEq, a, b).castRaw(g.dtype), 0.5))
-	ga = binaryRaw(opMul, g, w)
-	gb = binaryRaw(opSub, g, ga)
-	return ga, gb
+	tie := binaryScalarRaw(opMul, binaryRaw(opEq, a, b).castRaw(g.dtype), 0.5)
+	share := func(other, self *Tensor) *Tensor {
+		lost := binaryRaw(opAdd, binaryRaw(win, other, self).castRaw(g.dtype), tie)
+		return binaryRaw(opSub, g, binaryRaw(opMul, g, lost))
+	}
+	return share(b, a), share(a, b)
 }
 
 // Maximum returns the elementwise larger of a and b (NaN if either is NaN).

@@ -34,7 +34,7 @@ type Conv2dOpts struct {
 	Groups   int    // input and output channels split into Groups independent convolutions; 0 means 1
 	// Relu applies max(0, ·) to the output in the same pass, while each
 	// image's output is still in cache: Conv2d then returns
-	// relu(conv(x)), whose gradient passes where the output is positive,
+	// relu(conv(x)), whose gradient passes where the output is not ≤ 0,
 	// without a separate activation tensor.
 	Relu bool
 }
@@ -150,7 +150,8 @@ func Conv2d(x, w, b *Tensor, opts Conv2dOpts) *Tensor {
 		back := func(gy *Tensor) []*Tensor {
 			gy = gy.contiguousRaw()
 			if g.relu {
-				// The gradient of the fused ReLU: gy where out > 0. The
+				// The gradient of the fused ReLU: gy unless out ≤ 0 (a NaN
+				// output passes it, as in PyTorch). The
 				// masked copy is scratch, recycled when the node is done.
 				m := emptyUninit(ct, gy.shape)
 				m.st.meta().eng = true
@@ -159,7 +160,7 @@ func Conv2d(x, w, b *Tensor, opts Conv2dOpts) *Tensor {
 				case Float32:
 					kernel.ReluBackwardF32(flat[float32](m), flat[float32](gy), flat[float32](out))
 				case Float64:
-					reluMaskF64(flat[float64](m), flat[float64](gy), flat[float64](out))
+					reluMask(flat[float64](m), flat[float64](gy), flat[float64](out))
 				}
 				gy = m
 			}
@@ -549,15 +550,15 @@ func reluInPlace[T float](s []T) {
 	}
 }
 
-// reluMaskF64 sets dst = g where y > 0, else 0 (the ReLU gradient from
-// its output).
-func reluMaskF64(dst, g, y []float64) {
+// reluMask sets dst = 0 where y ≤ 0, else g: the ReLU gradient from its
+// input or output, passing g where y is NaN (PyTorch's threshold_backward).
+func reluMask[T float](dst, g, y []T) {
 	g, y = g[:len(dst)], y[:len(dst)]
 	for i := range dst {
-		if y[i] > 0 {
-			dst[i] = g[i]
-		} else {
+		if y[i] <= 0 {
 			dst[i] = 0
+		} else {
+			dst[i] = g[i]
 		}
 	}
 }

@@ -60,7 +60,10 @@
 //
 // Only Float32, Float64 and the 16-bit types are differentiable; integer
 // and Bool tensors never require grad. The gradient of a kink (Relu and Abs
-// at 0, Clamp at its bounds) follows PyTorch's convention.
+// at 0, Clamp at its bounds) follows PyTorch's convention, and so does NaN:
+// it propagates through every activation, Clamp, Max/Min (NaN wins, and
+// ArgMax/ArgMin return the first NaN), Maximum/Minimum and MaxPool2d, and
+// the gradients at NaN are torch 1.13's.
 //
 // In-place ops (AddInPlace, MulScalarInPlace, AxpyInPlace, AddcmulInPlace,
 // AddcdivInPlace, CopyFrom, Fill, Zero, ...) are for optimizers, gradient

@@ -225,8 +225,8 @@ func Outer(a, b *Tensor) *Tensor {
 func Linear(x, w, b *Tensor) *Tensor { return linear(x, w, b, false) }
 
 // LinearRelu returns Linear(x, w, b).Relu() as one op: the ReLU is applied
-// to the GEMM's output in place, and backward masks the gradient by the
-// output's sign before Linear's backward, so no intermediate tensor is
+// to the GEMM's output in place, and backward zeroes the gradient where
+// the output is ≤ 0 before Linear's backward, so no intermediate tensor is
 // kept. nn.Sequential uses it for a Linear followed by a ReLU.
 func LinearRelu(x, w, b *Tensor) *Tensor { return linear(x, w, b, true) }
 
@@ -299,7 +299,8 @@ func linear(x, w, b *Tensor, relu bool) *Tensor {
 		back := func(g *Tensor) []*Tensor {
 			g2 := g.reshapeRaw([]int{rows, outF})
 			if relu {
-				// Mask the gradient by out > 0 into scratch recycled
+				// Zero the gradient where out ≤ 0 (a NaN passes) into
+				// scratch recycled
 				// when this call is done.
 				m := emptyUninit(ct, []int{rows, outF})
 				m.st.meta().eng = true
@@ -309,7 +310,7 @@ func linear(x, w, b *Tensor, relu bool) *Tensor {
 				case Float32:
 					kernel.ReluBackwardF32(data[float32](m), flat[float32](g2), data[float32](out))
 				case Float64:
-					reluMaskF64(data[float64](m), flat[float64](g2), data[float64](out))
+					reluMask(data[float64](m), flat[float64](g2), data[float64](out))
 				}
 				g2 = m
 			}

@@ -194,7 +194,7 @@ func is2x2(g kernel.Window2d) bool {
 
 // maxPool2x2 is max pooling with a 2×2 window and stride 2, unrolled: the
 // same results as the general loop (first maximum in row-major window
-// order; the first NaN wins). code, unless nil, receives the window
+// order; the last NaN wins, as in PyTorch). code, unless nil, receives the window
 // position of each maximum: 0 top left, 1 top right, 2 bottom left, 3
 // bottom right.
 func maxPool2x2[T float](dst []T, code []uint8, src []T, planes int, g kernel.Window2d) {
@@ -225,14 +225,16 @@ func maxPool2x2[T float](dst []T, code []uint8, src []T, planes int, g kernel.Wi
 					// 0/1 flags (SETcc) rather than jumps.
 					n0, n1, n2 := b2u(a != m), b2u(b != m), b2u(c != m)
 					k := n0 * (1 + n1*(1+n2))
-					if m != m { // the first NaN wins
+					if m != m { // the last NaN wins, as in PyTorch
 						switch {
-						case a != a:
-							k = 0
-						case b != b:
-							k = 1
+						case d != d:
+							k = 3
 						case c != c:
 							k = 2
+						case b != b:
+							k = 1
+						default:
+							k = 0
 						}
 					}
 					o[x], cd[x] = m, k

@@ -287,13 +287,17 @@ func (t *Tensor) Mean(dims []int, keepDim bool) *Tensor {
 func (t *Tensor) MeanAll() *Tensor { return t.Mean(nil, false) }
 
 // extremum is Max or Min over dims; the gradient is shared equally by the
-// elements that attain the extremum (PyTorch's amax/amin rule).
+// elements that attain the extremum (PyTorch's amax/amin rule), and where
+// the extremum is NaN by the NaNs (torch.max()'s rule; torch 1.13's amax
+// gives the whole slice a NaN gradient instead).
 func (t *Tensor) extremum(op redOp, dims []int, keepDim bool) *Tensor {
 	out := reduceRaw(op, t, dims, keepDim)
 	if track1(out, t) {
 		mask := normDims(dims, len(t.shape), op.String())
 		out.attach(op.String(), func(g *Tensor) []*Tensor {
-			hit := binaryRaw(opEq, t, expandGrad(out, t.shape, mask, keepDim)).castRaw(g.dtype)
+			o := expandGrad(out, t.shape, mask, keepDim)
+			bothNaN := binaryRaw(opAnd, binaryRaw(opNe, t, t), binaryRaw(opNe, o, o))
+			hit := binaryRaw(opOr, binaryRaw(opEq, t, o), bothNaN).castRaw(g.dtype)
 			count := reduceRaw(redSum, hit, dims, true)
 			share := binaryRaw(opDiv, expandGrad(g, t.shape, mask, keepDim), count)
 			return []*Tensor{binaryRaw(opMul, share, hit)}

@@ -123,14 +123,11 @@ func unaryElem(op unOp, x, p1, p2 float64) float64 {
 		return math.Tanh(x)
 	case opSigmoid:
 		return sigmoid(x)
-	case opRelu:
-		if x > 0 {
-			return x
+	case opRelu: // NaN stays NaN and −0 stays −0, as in torch.relu
+		if x < 0 {
+			return 0
 		}
-		if x != x {
-			return x
-		}
-		return 0
+		return x
 	case opLeakyRelu:
 		if x > 0 {
 			return x
@@ -214,21 +211,21 @@ func unaryGradElem(op unOp, g, x, y, p1, p2 float64) float64 {
 		return g * (1 - y*y)
 	case opSigmoid:
 		return g * y * (1 - y)
-	case opRelu:
-		if x > 0 {
-			return g
+	case opRelu: // PyTorch's threshold_backward: a NaN passes g
+		if x <= 0 {
+			return 0
 		}
-		return 0
+		return g
 	case opLeakyRelu:
 		if x > 0 {
 			return g
 		}
 		return g * p1
-	case opElu:
-		if x > 0 {
-			return g
+	case opElu: // as PyTorch: a NaN passes g
+		if x <= 0 {
+			return g * p1 * math.Exp(x)
 		}
-		return g * p1 * math.Exp(x)
+		return g
 	case opSoftplus:
 		if x*p1 > p2 {
 			return g
@@ -286,10 +283,10 @@ func unaryVec[T float](op unOp, d, x []T, p1, p2 float64) {
 		}
 	case opRelu:
 		for i := range d {
-			if v := x[i]; v > 0 || v != v {
-				d[i] = v
-			} else {
+			if v := x[i]; v < 0 {
 				d[i] = 0
+			} else {
+				d[i] = v
 			}
 		}
 	case opLeakyRelu:
@@ -469,13 +466,7 @@ func unaryGradVec[T float](op unOp, d, g, s []T, p1, p2 float64, usesX bool) {
 			d[i] = g[i] * s[i]
 		}
 	case opRelu:
-		for i := range d {
-			if s[i] > 0 {
-				d[i] = g[i]
-			} else {
-				d[i] = 0
-			}
-		}
+		reluMask(d, g, s)
 	default:
 		for i := range d {
 			if usesX {
@@ -561,7 +552,8 @@ func (t *Tensor) Sigmoid() *Tensor { return t.unary(opSigmoid, 0, 0) }
 // LogSigmoid returns ln σ(t), computed without overflow.
 func (t *Tensor) LogSigmoid() *Tensor { return t.unary(opLogSigmoid, 0, 0) }
 
-// Relu returns max(t, 0) (gradient 0 at 0).
+// Relu returns 0 where t < 0 and t elsewhere: NaN propagates and −0 stays
+// −0, as in torch.relu. The gradient is 0 where t ≤ 0 and passes at NaN.
 func (t *Tensor) Relu() *Tensor { return t.unary(opRelu, 0, 0) }
 
 // LeakyRelu returns t where t > 0 and slope·t elsewhere.

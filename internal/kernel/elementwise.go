@@ -181,15 +181,17 @@ func AxpyF32(alpha float32, x, y []float32) {
 	split(n, grainMem, func(lo, hi int) { elem.axpyF32(alpha, x[lo:hi], y[lo:hi]) })
 }
 
-// ReluF32 sets dst[i] = max(x[i], 0); NaN maps to 0.
+// ReluF32 sets dst[i] = 0 where x[i] < 0 and x[i] elsewhere, so NaN stays
+// NaN and −0 stays −0 (as torch.relu).
 func ReluF32(dst, x []float32) {
 	n := len(dst)
 	checkLen("ReluF32", "x", len(x), n)
 	mapUnary(grainMem, elem.reluF32, dst, x)
 }
 
-// ReluBackwardF32 sets dst[i] = grad[i] where x[i] > 0 and 0 elsewhere: the
-// gradient of ReluF32 with respect to its input x. dst may alias grad.
+// ReluBackwardF32 sets dst[i] = 0 where x[i] ≤ 0 and grad[i] elsewhere,
+// NaN included (PyTorch's threshold_backward): the gradient of ReluF32 with
+// respect to its input x, or equally its output. dst may alias grad.
 func ReluBackwardF32(dst, grad, x []float32) {
 	n := len(dst)
 	checkLen("ReluBackwardF32", "grad", len(grad), n)

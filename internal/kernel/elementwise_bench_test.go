@@ -150,3 +150,39 @@ func BenchmarkSmallOverhead(b *testing.B) {
 		sinkF64 += float64(SumF32(x) + DotF32(x, y) + MaxF32(x))
 	}
 }
+
+func BenchmarkReluF32(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{1 << 14, 1 << 20} {
+		x, g, z := randF32(rng, n, -1, 1), randF32(rng, n, -1, 1), make([]float32, n)
+		for _, k := range elemVariants {
+			b.Run(fmt.Sprintf("forward/%s/n=%d", k.name, n), func(b *testing.B) {
+				b.SetBytes(int64(8 * n))
+				for b.Loop() {
+					k.reluF32(z, x)
+				}
+			})
+			b.Run(fmt.Sprintf("backward/%s/n=%d", k.name, n), func(b *testing.B) {
+				b.SetBytes(int64(12 * n))
+				for b.Loop() {
+					k.reluBackwardF32(z, g, x)
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkMinMaxVariantsF32(b *testing.B) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, n := range []int{1 << 14, 1 << 20} {
+		x := randF32(rng, n, -1, 1)
+		for _, k := range elemVariants {
+			b.Run(fmt.Sprintf("max/%s/n=%d", k.name, n), func(b *testing.B) {
+				b.SetBytes(int64(4 * n))
+				for b.Loop() {
+					sinkF64 += float64(k.maxF32(x))
+				}
+			})
+		}
+	}
+}

@@ -98,23 +98,27 @@ func minRef[T float](x []T) T {
 	return m
 }
 
-// reluRef sets dst[i] = x[i] if x[i] > 0, else 0 (NaN maps to 0).
+// reluRef sets dst[i] = 0 where x[i] < 0 and x[i] elsewhere, so NaN stays
+// NaN and −0 stays −0, as in PyTorch (and as VMAXPS with x as the second
+// source gives).
 func reluRef(dst, x []float32) {
 	for i := range dst {
-		if x[i] > 0 {
-			dst[i] = x[i]
-		} else {
+		if v := x[i]; v < 0 {
 			dst[i] = 0
+		} else {
+			dst[i] = v
 		}
 	}
 }
 
+// reluBackwardRef sets dst[i] = 0 where x[i] ≤ 0 and grad[i] elsewhere,
+// NaN included (PyTorch's threshold_backward).
 func reluBackwardRef(dst, grad, x []float32) {
 	for i := range dst {
-		if x[i] > 0 {
-			dst[i] = grad[i]
-		} else {
+		if x[i] <= 0 {
 			dst[i] = 0
+		} else {
+			dst[i] = grad[i]
 		}
 	}
 }

@@ -313,6 +313,107 @@ func TestReluAndBackward(t *testing.T) {
 	})
 }
 
+// specialPositions returns where TestReluSpecials and TestExtremeSpecials
+// put a special value in a slice of n: first, middle, last, and either side
+// of the end of every variant's vector body (the tail starts at a multiple
+// of 4, 8 or 16).
+func specialPositions(n int) []int {
+	var at []int
+	for _, i := range []int{0, n / 2, n - 1, n&^15 - 1, n &^ 15, n&^7 - 1, n &^ 7, n&^3 - 1, n &^ 3} {
+		if i >= 0 && i < n && !slices.Contains(at, i) {
+			at = append(at, i)
+		}
+	}
+	return at
+}
+
+// TestReluSpecials pins ReLU and its gradient at NaN, ±Inf and ±0 to
+// PyTorch 1.13 (torch.relu, threshold_backward):
+//
+//	x      relu(x)  grad (upstream 3)
+//	NaN    NaN      3
+//	+Inf   +Inf     3
+//	−Inf   0        0
+//	+0     +0       0
+//	−0     −0       0
+func TestReluSpecials(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	negZero := float32(math.Copysign(0, -1))
+	for _, c := range []struct {
+		x, y, dx float32
+	}{{nan, nan, 3}, {inf, inf, 3}, {-inf, 0, 0}, {0, 0, 0}, {negZero, negZero, 0}} {
+		forVariants(t, func(t *testing.T, k *elemKernels) {
+			for _, n := range []int{1, 3, 8, 15, 16, 17, 33, 64, 100} {
+				for _, at := range specialPositions(n) {
+					x := make([]float32, n)
+					g := make([]float32, n)
+					for i := range x {
+						x[i], g[i] = float32(i%5)-2, 3 // −2…2: both sides of the kink
+					}
+					x[at] = c.x
+					y, dx := make([]float32, n), make([]float32, n)
+					k.reluF32(y, x)
+					k.reluBackwardF32(dx, g, x)
+					if got := y[at]; math.Float32bits(got) != math.Float32bits(c.y) && !(got != got && c.y != c.y) {
+						t.Fatalf("relu n=%d x[%d]=%v: %v, want %v", n, at, c.x, got, c.y)
+					}
+					if got := dx[at]; got != c.dx {
+						t.Fatalf("reluBackward n=%d x[%d]=%v: %v, want %v", n, at, c.x, got, c.dx)
+					}
+					for i := range x {
+						if i == at {
+							continue
+						}
+						if want := max(x[i], 0); y[i] != want {
+							t.Fatalf("relu n=%d special at %d: y[%d] = %v, want %v", n, at, i, y[i], want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestExtremeSpecials puts NaN and ±Inf at every special position: a NaN
+// anywhere makes max and min NaN (and ArgMax/ArgMin return the first NaN,
+// as torch.argmax does); an infinity is found wherever it is.
+func TestExtremeSpecials(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	forVariants(t, func(t *testing.T, k *elemKernels) {
+		for _, n := range []int{1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1000} {
+			for _, at := range specialPositions(n) {
+				x := make([]float64, n)
+				for i := range x {
+					x[i] = float64(i%7) - 3
+				}
+				for _, v := range []float64{nan, inf, -inf} {
+					z := slices.Clone(x)
+					z[at] = v
+					z32 := make([]float32, n)
+					for i := range z {
+						z32[i] = float32(z[i])
+					}
+					wantMax, wantMin := z[0], z[0]
+					for _, e := range z { // Go's max and min propagate NaN
+						wantMax, wantMin = max(wantMax, e), min(wantMin, e)
+					}
+					for _, c := range []struct {
+						name      string
+						got, want float64
+					}{
+						{"maxF64", k.maxF64(z), wantMax}, {"minF64", k.minF64(z), wantMin},
+						{"maxF32", float64(k.maxF32(z32)), wantMax}, {"minF32", float64(k.minF32(z32)), wantMin},
+					} {
+						if !sameF64(c.got, c.want) {
+							t.Fatalf("%s n=%d x[%d]=%v: %v, want %v", c.name, n, at, v, c.got, c.want)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
 func head(x []float32) []float32 { return x[:min(len(x), 8)] }
 
 // expInputs spans the whole float32 domain of exp: underflow to 0 through

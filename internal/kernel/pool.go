@@ -33,7 +33,7 @@ func planeGrain(g Window2d) int {
 // (padding counts as −Inf; a NaN in the window wins, as in PyTorch) and, if
 // argmax is not nil, argmax to the position of that maximum within its input
 // plane, h·W + w (PyTorch's indices; the first maximum in row-major window
-// order on ties). A window lying entirely in the padding yields −Inf and
+// order on ties, but the last NaN, as PyTorch's CPU kernel picks). A window lying entirely in the padding yields −Inf and
 // index −1. argmax has the layout of dst. MaxPool2dForward is the same for
 // both float types.
 func MaxPool2dForwardF32(dst []float32, argmax []int32, src []float32, planes int, g Window2d) {
@@ -63,7 +63,6 @@ func MaxPool2dForward[T float32 | float64](dst []T, argmax []int32, src []T, pla
 				for x := range ow {
 					best, at := negInf, int32(-1)
 					h0, w0 := y*g.StrideH-g.PadH, x*g.StrideW-g.PadW
-				window:
 					for kh := range g.KH {
 						ih := h0 + kh*g.DilH
 						if ih < 0 || ih >= g.H {
@@ -75,12 +74,9 @@ func MaxPool2dForward[T float32 | float64](dst []T, argmax []int32, src []T, pla
 								continue
 							}
 							v := in[ih*g.W+iw]
-							if v > best || at < 0 {
+							// torch: (val > maxval) || isnan(val)
+							if v > best || v != v || at < 0 {
 								best, at = v, int32(ih*g.W+iw)
-							}
-							if v != v {
-								best, at = v, int32(ih*g.W+iw)
-								break window
 							}
 						}
 					}

@@ -84,12 +84,21 @@ func TestMaxPool(t *testing.T) {
 }
 
 func TestMaxPoolNaNAndPaddingOnly(t *testing.T) {
+	nan32 := float32(math.NaN())
 	src := []float32{1, float32(math.NaN()), 3, 4}
 	dst := make([]float32, 1)
 	idx := make([]int32, 1)
 	MaxPool2dForwardF32(dst, idx, src, 1, Window2d{H: 2, W: 2, KH: 2, KW: 2})
 	if dst[0] == dst[0] || idx[0] != 1 {
 		t.Fatalf("NaN in window: %v@%d, want NaN@1", dst[0], idx[0])
+	}
+	// several NaNs: the last one's index, as torch.nn.functional.max_pool2d
+	// (torch 1.13: indices [4, 6] for this 2×4 plane)
+	src = []float32{nan32, nan32, 1, nan32, nan32, 0, nan32, 2}
+	dst, idx = make([]float32, 2), make([]int32, 2)
+	MaxPool2dForwardF32(dst, idx, src, 1, Window2d{H: 2, W: 4, KH: 2, KW: 2, StrideW: 2})
+	if dst[0] == dst[0] || dst[1] == dst[1] || idx[0] != 4 || idx[1] != 6 {
+		t.Fatalf("NaNs in window: %v@%v, want NaN@[4 6]", dst, idx)
 	}
 	// dilation 3 with padding 2 on a 1-wide plane: the first window's taps
 	// at columns −2 and 1 are both outside.

@@ -60,6 +60,8 @@ const (
 	cmpEQOQ   = 0x00
 	cmpLTOS   = 0x01
 	cmpUNORDQ = 0x03
+	cmpNGEUQ  = 0x19
+	cmpNLEUQ  = 0x16
 	cmpGTOQ   = 0x1e
 )
 
@@ -766,16 +768,20 @@ func logSetup(s isa) func(v reg.VecVirtual) {
 	}
 }
 
-// reluSetup: max(x, 0) with NaN → 0 (the zero is the second source).
+// reluSetup: max(0, x) with x as the second source, which VMAXPS returns
+// when either source is NaN (and when both are zeros): NaN stays NaN and
+// −0 stays −0, as in PyTorch.
 func reluSetup(s isa) func(v reg.VecVirtual) {
 	zero := s.vec()
 	VXORPS(zero, zero, zero)
 	return func(v reg.VecVirtual) {
-		VMAXPS(zero, v, v) // Intel vmaxps v, v, zero
+		VMAXPS(v, zero, v) // Intel vmaxps v, zero, v
 	}
 }
 
-// reluBackward: dst[i] = grad[i] if x[i] > 0 else 0.
+// reluBackward: dst[i] = 0 if x[i] ≤ 0 else grad[i], so a NaN x passes the
+// gradient (PyTorch's threshold_backward): the compares are the unordered
+// negations, true for NaN.
 func genReluBackward(s isa) {
 	fn := "reluBackwardF32" + s.name
 	text(fn, "func(dst, grad, x []float32)")
@@ -792,11 +798,11 @@ func genReluBackward(s isa) {
 			v := s.vec()
 			if s.bytes == 64 {
 				k := K()
-				VCMPPS(U8(cmpLTOS), elem(x, i, f32, s, j), zero, k) // k = 0 < x
+				VCMPPS(U8(cmpNGEUQ), elem(x, i, f32, s, j), zero, k) // k = !(0 ≥ x)
 				VMOVUPS_Z(elem(g, i, f32, s, j), k, v)
 			} else {
 				VMOVUPS(elem(x, i, f32, s, j), v)
-				VCMPPS(U8(cmpGTOQ), zero, v, v)
+				VCMPPS(U8(cmpNLEUQ), zero, v, v) // !(x ≤ 0)
 				VANDPS(elem(g, i, f32, s, j), v, v)
 			}
 			VMOVUPS(v, elem(dst, i, f32, s, j))
