@@ -30,8 +30,8 @@ func TestWriteRemovesOrphans(t *testing.T) {
 		{tmp(strconv.Itoa(os.Getppid()) + "-" + host + "-abc123"), true, false},           // live writer (our parent)
 		{tmp(strconv.Itoa(os.Getpid()) + "-" + host + "-abc124"), true, false},            // this process: maybe another goroutine
 		{tmp(strconv.Itoa(deadPID) + "-0badf00d-abc123"), true, false},                    // another host's
-		{tmp("2bq9x1k7a"), true, true},                                                // older form, two days old
-		{tmp("2bq9x1k7b"), false, false},                                              // older form, fresh
+		{tmp("2bq9x1k7a"), true, true},                                                    // older form, two days old
+		{tmp("2bq9x1k7b"), false, false},                                                  // older form, fresh
 		{tmp("notes.txt"), true, false},                                                   // not our pattern
 		{"." + "other.txt.tmp-" + strconv.Itoa(deadPID) + "-" + host + "-a", true, false}, // another destination
 	}
