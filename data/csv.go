@@ -311,7 +311,10 @@ func (s *CSVScanner) appendRow(t *Table, rec []string) error {
 	return nil
 }
 
-// parseFloat32 parses a number, rejecting values outside the float32 range.
+// parseFloat32 parses a number, rejecting values outside the float32 range
+// and the non-finite spellings strconv accepts ("inf", "Infinity", "-inf",
+// "nan"; NaN is usually caught before as a missing-value spelling): a
+// single infinity turns a standardized column into NaNs.
 func parseFloat32(cell string) (float32, error) {
 	v, err := strconv.ParseFloat(cell, 32)
 	if err != nil {
@@ -320,6 +323,9 @@ func parseFloat32(cell string) (float32, error) {
 			return 0, fmt.Errorf("%q is outside the float32 range", cell)
 		}
 		return 0, fmt.Errorf("cannot parse %q as a number", cell)
+	}
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("%q is not a finite number", cell)
 	}
 	return float32(v), nil
 }

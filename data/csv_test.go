@@ -247,6 +247,7 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add("1;2\n3;NA\n", true, false)
 	f.Add("a,b\n\"1\",\"2\n\"\n", false, false)
 	f.Add("x,l\n1e38,1\n-0,2\n", false, true)
+	f.Add("x,y\n1,inf\n-Infinity,2\n", false, false)
 	f.Fuzz(func(t *testing.T, input string, noHeader, label bool) {
 		opts := CSVOptions{NoHeader: noHeader, Impute: MissingMean}
 		if strings.Contains(input, ";") {
@@ -266,9 +267,35 @@ func FuzzReadCSV(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, v := range tab.X {
-			if math.IsNaN(float64(v)) {
-				t.Fatalf("NaN in %v", tab.X)
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("non-finite value in %v", tab.X)
 			}
 		}
 	})
+}
+
+// TestCSVRejectsNonFinite: every spelling of an infinity strconv accepts,
+// and NaN when it is not a missing-value spelling, is refused with its
+// file, line and column, in features and numeric labels, by the direct
+// reader and through a Frame.
+func TestCSVRejectsNonFinite(t *testing.T) {
+	for _, cell := range []string{"inf", "Inf", "+inf", "-inf", "Infinity", "-Infinity", "INF", "nan"} {
+		input := "a,b\n1,2\n3," + cell + "\n"
+		want := `bad.csv:3: column "b" (2): "` + cell + `" is not a finite number`
+		_, err := ParseCSV(strings.NewReader(input), "bad.csv", CSVOptions{Missing: []string{}})
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %q", cell, err, want)
+		}
+		_, err = ParseCSV(strings.NewReader(input), "bad.csv", CSVOptions{Missing: []string{}, LabelIndex: -1, LabelKind: LabelNumeric})
+		if want := `bad.csv:3: label column "b" (2): "` + cell + `" is not a finite number`; err == nil || err.Error() != want {
+			t.Errorf("%s as label: got %v, want %q", cell, err, want)
+		}
+		fr, err := ParseCSVFrame(strings.NewReader(input), "bad.csv", CSVFrameOptions{Missing: []string{}})
+		if err != nil {
+			t.Fatalf("%s: frame: %v", cell, err)
+		}
+		if _, err := fr.Table(TableOptions{}); err == nil || !strings.Contains(err.Error(), `row 2: column "b"`) || !strings.Contains(err.Error(), "is not a finite number") {
+			t.Errorf("%s: frame table: got %v", cell, err)
+		}
+	}
 }

@@ -57,6 +57,12 @@
 //     v[0], v[1], …; selecting those names reads the list column whole.
 //   - Iris: [Iris] returns Fisher's Iris data, embedded in the binary.
 //
+// Hostile input is bounded: what reading one IDX or Parquet file may
+// allocate is checked against [MaxInputBytes] (FATHOM_MAX_INPUT_BYTES,
+// default 4 GiB) from its header or footer before anything is allocated,
+// and NaN and infinities are refused in features and numeric labels (see
+// docs/reliability.md).
+//
 // Errors about input name the file, the line or row (1-based) and the column,
 // for example:
 //

@@ -192,6 +192,9 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 			t.Y = make([]float32, n)
 			for i := range n {
 				t.Y[i] = scalarFloat32(c, i)
+				if !isFinite32(t.Y[i]) {
+					return nil, rowErrorf(i, "label column %q: %v is not a finite number", c.Name(), scalarFloat64(c, i))
+				}
 			}
 		} else {
 			t.Labels = make([]int64, n)
@@ -216,17 +219,23 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 
 // fillScalar writes the values of a numeric or boolean column into Table
 // column off of x (row stride stride); missing rows get the zero value,
-// for the caller to handle. Without compat, a finite float64 outside the
-// float32 range is an error.
+// for the caller to handle. NaN, infinities and finite float64s outside the
+// float32 range are errors (one would turn a standardized column into NaNs).
 func fillScalar(x []float32, stride, off int, c Column, compat bool) error {
 	switch c := c.(type) {
 	case *Float32Column:
 		for i, v := range c.values {
+			if !isFinite32(v) {
+				return rowErrorf(i, "column %q: %v is not a finite number", c.name, v)
+			}
 			x[i*stride+off] = v
 		}
 	case *Float64Column:
 		for i, v := range c.values {
-			if !compat && (v > math.MaxFloat32 || v < -math.MaxFloat32) && !math.IsInf(v, 0) {
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return rowErrorf(i, "column %q: %v is not a finite number", c.name, v)
+			}
+			if v > math.MaxFloat32 || v < -math.MaxFloat32 {
 				return rowErrorf(i, "column %q: %v is outside the float32 range", c.name, v)
 			}
 			x[i*stride+off] = float32(v)
@@ -270,9 +279,30 @@ func fillVector(x []float32, stride, off int, c *VectorColumn, null func(i int, 
 			} else {
 				x[p+e] = float32(c.f64[i*w+e])
 			}
+			if !isFinite32(x[p+e]) {
+				v := float64(x[p+e])
+				if !c.is32 {
+					v = c.f64[i*w+e]
+				}
+				return rowErrorf(i, "column %q: %v is not a finite float32", fmt.Sprintf("%s[%d]", c.name, e), v)
+			}
 		}
 	}
 	return nil
+}
+
+// isFinite32 reports whether v is neither infinite nor NaN.
+func isFinite32(v float32) bool {
+	return !math.IsInf(float64(v), 0) && !math.IsNaN(float64(v))
+}
+
+// scalarFloat64 returns row i of a numeric or boolean column as float64,
+// for messages.
+func scalarFloat64(c Column, i int) float64 {
+	if c, ok := c.(*Float64Column); ok {
+		return c.values[i]
+	}
+	return float64(scalarFloat32(c, i))
 }
 
 // scalarFloat32 returns row i of a numeric or boolean column as float32.

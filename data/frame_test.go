@@ -270,9 +270,24 @@ func TestFrameTable(t *testing.T) {
 	if _, err := big.Table(TableOptions{}); err == nil || !strings.Contains(err.Error(), `row 1: column "x": 1e+300 is outside the float32 range`) {
 		t.Fatalf("got %v", err)
 	}
-	inf, _ := NewFrame(NewColumn("x", []float64{math.Inf(1)}, nil))
-	if got, err := inf.Table(TableOptions{}); err != nil || !math.IsInf(float64(got.X[0]), 1) {
-		t.Fatalf("infinity: %v, %v", got, err)
+	// Non-finite values are refused, as features and as numeric labels,
+	// float64 or float32: one infinity turns a standardized column into
+	// NaNs.
+	for _, test := range []struct {
+		col  Column
+		opts TableOptions
+		want string
+	}{
+		{NewColumn("x", []float64{1, math.Inf(1)}, nil), TableOptions{}, `row 2: column "x": +Inf is not a finite number`},
+		{NewColumn("x", []float64{math.Inf(-1)}, nil), TableOptions{}, `row 1: column "x": -Inf is not a finite number`},
+		{NewColumn("x", []float64{math.NaN()}, nil), TableOptions{}, `row 1: column "x": NaN is not a finite number`},
+		{NewColumn("x", []float32{float32(math.Inf(1))}, nil), TableOptions{}, `row 1: column "x": +Inf is not a finite number`},
+		{NewColumn("x", []float64{math.Inf(1)}, nil), TableOptions{Label: "x", LabelKind: LabelNumeric}, `row 1: label column "x": +Inf is not a finite number`},
+	} {
+		fr, _ := NewFrame(test.col)
+		if got, err := fr.Table(test.opts); err == nil || !strings.Contains(err.Error(), test.want) {
+			t.Errorf("got %v, %v; want %q", got, err, test.want)
+		}
 	}
 	// An all-null column has no mean.
 	allNull, _ := NewFrame(NewColumn("x", []float64{0, 0}, []bool{false, false}))

@@ -73,8 +73,9 @@ func (t IDXType) String() string {
 	return "0x" + strconv.FormatUint(uint64(t), 16)
 }
 
-// MaxIDXBytes is the largest element data an IDX file may declare (16 GiB).
-// Larger declared sizes are refused before anything is allocated.
+// MaxIDXBytes is the largest element data an IDX file may declare (16 GiB),
+// whatever the memory limit (see [MaxInputBytes]). Larger declared sizes
+// are refused before anything is allocated.
 const MaxIDXBytes = 16 << 30
 
 // IDX is the content of an IDX file: its dimensions and its elements. Exactly
@@ -134,19 +135,67 @@ func (x *IDX) AsFloat32(scale float32) []float32 {
 }
 
 // ReadIDX reads an IDX file, plain or gzip-compressed (recognised by its
-// magic bytes, whatever the file is called).
+// magic bytes, whatever the file is called), within the memory limit
+// [MaxInputBytes] returns.
 func ReadIDX(path string) (*IDX, error) {
+	return ReadIDXLimit(path, 0)
+}
+
+// ReadIDXLimit is ReadIDX with an explicit memory limit in bytes (0 means
+// [MaxInputBytes]). See [DecodeIDXLimit] for what the limit counts. An
+// uncompressed file must be exactly as long as its header declares; that
+// is checked before its data is read.
+func ReadIDXLimit(path string, maxBytes int64) (*IDX, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return DecodeIDX(f, path)
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return decodeIDX(f, path, size, maxBytes)
 }
 
 // DecodeIDX reads an IDX file from r, plain or gzip-compressed; name is used
-// in error messages. The input must end where the data ends.
+// in error messages. The input must end where the data ends. Memory is
+// bounded by [MaxInputBytes].
 func DecodeIDX(r io.Reader, name string) (*IDX, error) {
+	return decodeIDX(r, name, -1, 0)
+}
+
+// DecodeIDXLimit is DecodeIDX with an explicit memory limit in bytes (0
+// means [MaxInputBytes]). The limit counts what reading the file and
+// using it allocate: the element data, its conversion to a Go slice of the
+// element type, and the float32 copy a Table holds ([IDX.AsFloat32]). A
+// header declaring more is refused before anything is allocated; the data
+// buffer grows as data arrives, so a short (or gzip) stream that declares a
+// large size costs about what it really holds.
+func DecodeIDXLimit(r io.Reader, name string, maxBytes int64) (*IDX, error) {
+	return decodeIDX(r, name, -1, maxBytes)
+}
+
+// idxCost returns the bytes decoding count elements of typ and converting
+// them to float32 allocate: the raw data, the typed slice (the raw data
+// itself for unsigned bytes) and the float32 copy.
+func idxCost(typ IDXType, count uint64) uint64 {
+	raw := count * uint64(typ.size())
+	typed := raw
+	if typ == IDXUint8 {
+		typed = 0
+	}
+	return raw + typed + 4*count
+}
+
+// decodeIDX decodes r; size is the length of r's file (-1 if unknown).
+func decodeIDX(r io.Reader, name string, size int64, maxBytes int64) (*IDX, error) {
+	if maxBytes <= 0 {
+		var err error
+		if maxBytes, err = MaxInputBytes(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	br := bufio.NewReaderSize(r, 1<<16)
 	var src io.Reader = br
 	where := "byte offset"
@@ -176,10 +225,10 @@ func DecodeIDX(r io.Reader, name string) (*IDX, error) {
 		return nil, fail("bad magic number % x: the first two bytes must be zero", head)
 	}
 	typ := IDXType(head[2])
-	size := typ.size()
-	if size == 0 {
+	if typ.size() == 0 {
 		return nil, fail("bad magic number % x: unknown element type 0x%02x", head, head[2])
 	}
+	elemSize := typ.size()
 	ndims := int(head[3])
 	dimBytes := make([]byte, 4*ndims)
 	if k, err := io.ReadFull(src, dimBytes); err != nil {
@@ -196,11 +245,19 @@ func DecodeIDX(r io.Reader, name string) (*IDX, error) {
 		}
 		n = lo
 	}
-	hi, nbytes := bits.Mul64(n, uint64(size))
+	hi, nbytes := bits.Mul64(n, uint64(elemSize))
 	if hi != 0 || nbytes > MaxIDXBytes {
 		return nil, fail("dimensions %v of %s need more than the %d-byte limit", dims, typ, MaxIDXBytes)
 	}
 	start := 4 + 4*ndims
+	if where == "byte offset" && size >= 0 && uint64(size) != uint64(start)+nbytes {
+		return nil, fail("the file is %d bytes but its header declares dimensions %v of %s, %d bytes of data after a %d-byte header",
+			size, dims, typ, nbytes, start)
+	}
+	if cost := idxCost(typ, n); cost > uint64(maxBytes) {
+		return nil, fail("dimensions %v of %s need %d bytes of memory (%d of data and its float32 copy), over the limit of %d bytes (set %s to raise it)",
+			dims, typ, cost, nbytes, maxBytes, MaxInputBytesEnv)
+	}
 	buf, err := readAtMost(src, int(nbytes))
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {

@@ -231,6 +231,7 @@ func FuzzReadIDX(f *testing.F) {
 	f.Add([]byte{0, 0, 0x0D, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0x3f, 0xc0, 0, 0})
 	f.Add([]byte{0, 0, 0x0E, 1, 0x7f, 0xff, 0xff, 0xff})
 	f.Add(gzipped([]byte{0, 0, 0x0C, 1, 0, 0, 0, 1, 0, 0, 0, 7}))
+	f.Add(idxBomb(1<<30, 4096)) // gzip bomb: 1 GiB declared, 4 KiB of zeros
 	f.Fuzz(func(t *testing.T, b []byte) {
 		x, err := DecodeIDX(bytes.NewReader(b), "fuzz")
 		if err != nil {

@@ -41,6 +41,10 @@ type MNISTOptions struct {
 	RawPixels bool
 	// Classes names the labels; nil means the digits "0" to "9".
 	Classes []string
+	// MaxBytes bounds the memory the images and labels of the split take
+	// once decoded, float32 copy included; 0 means [MaxInputBytes]
+	// (FATHOM_MAX_INPUT_BYTES).
+	MaxBytes int64
 }
 
 // LoadMNIST loads one split of an MNIST-format data set (MNIST,
@@ -65,7 +69,13 @@ func LoadMNIST(dir, split string, opts MNISTOptions) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	images, err := ReadIDX(imagesPath)
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		if limit, err = MaxInputBytes(); err != nil {
+			return nil, err
+		}
+	}
+	images, err := ReadIDXLimit(imagesPath, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +83,10 @@ func LoadMNIST(dir, split string, opts MNISTOptions) (*Table, error) {
 		return nil, fmt.Errorf("%s: want unsigned bytes in 3 dimensions (count, rows, cols), have %s in %d dimensions %v",
 			imagesPath, images.Type, len(images.Dims), images.Dims)
 	}
-	labels, err := ReadIDX(labelsPath)
+	// The labels get what the images left of the limit (at least a byte:
+	// 0 would mean the default).
+	left := limit - int64(idxCost(images.Type, uint64(images.Len())))
+	labels, err := ReadIDXLimit(labelsPath, max(left, 1))
 	if err != nil {
 		return nil, err
 	}

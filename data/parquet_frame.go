@@ -24,6 +24,10 @@ type ParquetFrameOptions struct {
 	Columns []string
 	// BatchSize is the number of rows decoded at a time; 0 means 65536.
 	BatchSize int
+	// MaxBytes bounds the memory the Frame's columns may take, checked
+	// against each file's declared row count before it is read; 0 means
+	// MaxInputBytes (FATHOM_MAX_INPUT_BYTES).
+	MaxBytes int64
 }
 
 // ReadParquetFrame reads a Parquet file, or every Parquet file of a
@@ -221,6 +225,27 @@ func readParquetFrameFile(part parquetPart, keys []hiveKey, opts ParquetFrameOpt
 			}
 		}
 	}
+	// The footer declares the row count: refuse a file (or a data set)
+	// whose columns would take more than the limit before reading it, so
+	// that a few bytes of footer cannot claim 2^40 rows.
+	limit := opts.MaxBytes
+	if limit <= 0 {
+		if limit, err = MaxInputBytes(); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	n := pf.NumRows()
+	if n < 0 || n > math.MaxInt32*math.MaxInt32 {
+		return nil, nil, fmt.Errorf("%s: parquet: the footer declares %d rows", path, n)
+	}
+	var need float64
+	for _, c := range cols {
+		need += float64(c.rows+int(n)) * float64(c.rowBytes())
+	}
+	if need > float64(limit) {
+		return nil, nil, fmt.Errorf("%s: parquet: its footer declares %d rows, which (with earlier files) need about %.0f bytes of memory, over the limit of %d bytes (set %s to raise it)",
+			path, n, need, limit, MaxInputBytesEnv)
+	}
 	for _, c := range cols {
 		c.reserve(int(pf.NumRows()))
 	}
@@ -330,6 +355,24 @@ func (c *frameColumnBuilder) describe() string {
 		return fmt.Sprintf("vector<%s, %d>", elem, c.width)
 	}
 	return c.kind.String()
+}
+
+// rowBytes is the memory one row of the column takes in a Frame.
+func (c *frameColumnBuilder) rowBytes() int {
+	switch c.kind {
+	case Float32:
+		return 4
+	case String:
+		return 16
+	case Bool:
+		return 1
+	case Vector:
+		if c.elem32 {
+			return 4 * max(c.width, 1)
+		}
+		return 8 * max(c.width, 1)
+	}
+	return 8
 }
 
 // reserve makes room for n more rows (a file's row count, from its footer).

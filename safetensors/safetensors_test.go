@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -350,6 +351,7 @@ func FuzzReadSafetensors(f *testing.F) {
 	f.Add(file(`{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},"b":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}`, nil))
 	f.Add(file(`{"a":{"dtype":"F4","shape":[2],"data_offsets":[0,1]}}`, []byte{7}))
 	f.Add(binary.LittleEndian.AppendUint64(nil, 99_999_999))
+	f.Add(bombFile()) // 1 TiB declared, 8 bytes present
 	f.Fuzz(func(t *testing.T, b []byte) {
 		got, err := Read(bytes.NewReader(b))
 		if err != nil {
@@ -382,5 +384,41 @@ func BenchmarkReadFile(b *testing.B) {
 		if _, err := ReadFile(path); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// bombFile declares one U8 tensor of 1 TiB and holds 8 bytes of it.
+func bombFile() []byte {
+	return file(`{"w":{"dtype":"U8","shape":[1099511627776],"data_offsets":[0,1099511627776]}}`, make([]byte, 8))
+}
+
+// TestReadDeclaredSizeBomb: a file whose header declares far more data than
+// it holds is refused having allocated about what it holds, from a stream
+// (the buffer grows as data arrives) and from a file (its size is checked
+// first).
+func TestReadDeclaredSizeBomb(t *testing.T) {
+	b := bombFile()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Read(bytes.NewReader(b))
+	runtime.ReadMemStats(&after)
+	if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "truncated data: the tensors need 1099511627776 bytes after the header, the file has 8") {
+		t.Fatalf("stream: got %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("stream: allocated %d bytes", got)
+	}
+	p := filepath.Join(t.TempDir(), "bomb.safetensors")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&before)
+	_, err = ReadFile(p)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "the tensors cover 1099511627776 bytes of data, the file has 8 after the header") {
+		t.Fatalf("file: got %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("file: allocated %d bytes", got)
 	}
 }

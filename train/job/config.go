@@ -284,6 +284,10 @@ func ParseConfig(text []byte, name string, overrides []string) (*Config, error) 
 			return nil, &ConfigError{File: name, Msg: fmt.Sprintf("--set %s: %v", o, err)}
 		}
 	}
+	if err := checkAliases(root); err != nil {
+		err.File = name
+		return nil, err
+	}
 	if err := checkKeys(root, reflect.TypeFor[Config](), ""); err != nil {
 		err.File = name
 		if err.Line == 0 {
@@ -329,6 +333,62 @@ func yamlName(f reflect.StructField) string {
 		name = strings.ToLower(f.Name)
 	}
 	return name
+}
+
+// maxExpandedNodes bounds the size of a YAML tree with every alias
+// expanded. checkKeys and decoding walk the expanded tree, so a few
+// hundred bytes of nested aliases (a "billion laughs") would otherwise
+// run for hours. Real configs expand to a few thousand nodes at most.
+const maxExpandedNodes = 100_000
+
+// checkAliases reports a tree whose alias-expanded size exceeds
+// maxExpandedNodes, naming the line of the alias that crosses the bound.
+// It visits each node once (sizes are memoized by node), so it takes time
+// linear in the text whatever the aliases expand to.
+func checkAliases(root *yaml.Node) *ConfigError {
+	sizes := map[*yaml.Node]int{}
+	var size func(n *yaml.Node) (int, *ConfigError)
+	size = func(n *yaml.Node) (int, *ConfigError) {
+		if s, ok := sizes[n]; ok {
+			if s < 0 {
+				return 0, &ConfigError{Line: n.Line, Msg: "an alias refers to a value that contains it"}
+			}
+			return s, nil
+		}
+		sizes[n] = -1 // in progress
+		total := 1
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			s, err := size(n.Alias)
+			if err != nil {
+				return 0, err
+			}
+			total += s
+			if total > maxExpandedNodes {
+				return 0, &ConfigError{Line: n.Line, Msg: fmt.Sprintf("too many aliases: the alias *%s expands the config past %d values", n.Value, maxExpandedNodes)}
+			}
+		}
+		for _, c := range n.Content {
+			s, err := size(c)
+			if err != nil {
+				return 0, err
+			}
+			total += s
+			if total > maxExpandedNodes {
+				line, what := c.Line, "the aliases in this value expand"
+				if line == 0 {
+					line = n.Line
+				}
+				if c.Kind == yaml.AliasNode {
+					what = fmt.Sprintf("the alias *%s expands", c.Value)
+				}
+				return 0, &ConfigError{Line: line, Msg: fmt.Sprintf("too many aliases: %s the config past %d values", what, maxExpandedNodes)}
+			}
+		}
+		sizes[n] = total
+		return total, nil
+	}
+	_, err := size(root)
+	return err
 }
 
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
@@ -447,6 +507,9 @@ func DecodeSpecYAML(text []byte) (nn.Spec, error) {
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nn.Spec{}, errors.New("model spec: want one YAML document")
+	}
+	if err := checkAliases(doc.Content[0]); err != nil {
+		return nn.Spec{}, fmt.Errorf("model spec: line %d: %s", err.Line, err.Msg)
 	}
 	if err := checkKeys(doc.Content[0], reflect.TypeFor[nn.Spec](), ""); err != nil {
 		return nn.Spec{}, fmt.Errorf("model spec: line %d: %s", err.Line, err.Msg)

@@ -175,6 +175,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("{}"), "model.0.out=1")
 	f.Add([]byte("a: &x [1]\nb: *x\n"), "a.b.c=[1, {x: 2}]")
 	f.Add([]byte(""), "=")
+	f.Add([]byte("data: {source: iris}\nloss: mse\nmodel:\n  - type: residual\n    layers:\n"+residualLaughs(9, "      ")), "epochs=1")
 	for _, e := range []string{"iris", "linear-regression", "fashion-mlp", "fashion-cnn"} {
 		if b, err := os.ReadFile("../../examples/" + e + ".yaml"); err == nil {
 			f.Add(b, "data.shape=[1, 28, 28]")

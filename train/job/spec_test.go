@@ -125,6 +125,7 @@ func TestConfigBadKernel(t *testing.T) {
 func FuzzDecodeSpecYAML(f *testing.F) {
 	f.Add([]byte(cnnYAML))
 	f.Add([]byte("input: [3, 8, 8]\nlayers: [{type: conv2d, out: 2, kernel: [2, 3]}, {type: flatten}, {type: linear, out: 2}]\n"))
+	f.Add([]byte("layers:\n  - type: residual\n    layers:\n" + residualLaughs(9, "      ")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		spec, err := DecodeSpecYAML(data)
 		if err != nil {
