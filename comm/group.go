@@ -35,6 +35,8 @@ type Group struct {
 	server *store.Server
 	st     store.Store // rendezvous and close
 	watch  store.Store // blocks on the abort key
+	beat   store.Store // the heartbeat's own client (nil when disabled)
+	hb     heartbeat
 
 	incoming chan accepted
 
@@ -189,6 +191,9 @@ func New(ctx context.Context, o Options) (_ *Group, err error) {
 	}
 	g.bg.Add(1)
 	go g.watchAbort()
+	if g.beat != nil {
+		g.startHeartbeat()
+	}
 	go g.worker()
 	return g, nil
 }
@@ -206,6 +211,11 @@ func (g *Group) openStore(ctx context.Context) error {
 			return err
 		}
 		g.watch = watch
+		if o.HeartbeatTimeout > 0 {
+			if g.beat, err = o.NewStore(ctx); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	addr := net.JoinHostPort(o.MasterAddr, strconv.Itoa(o.MasterPort))
@@ -226,6 +236,11 @@ func (g *Group) openStore(ctx context.Context) error {
 		return err
 	}
 	g.watch = watch
+	if o.HeartbeatTimeout > 0 {
+		if g.beat, err = store.Dial(ctx, addr, o.Token, g.rank); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -648,6 +663,10 @@ func (g *Group) teardown() {
 	}
 	if g.watch != nil {
 		g.watch.Close()
+	}
+	g.stopHeartbeat()
+	if g.beat != nil {
+		g.beat.Close()
 	}
 	if g.server != nil {
 		g.server.Close()

@@ -32,7 +32,7 @@ const (
 	shmSpin      = 64                     // busy polls before yielding
 	shmYieldFor  = 2 * time.Millisecond   // yielding polls before sleeping
 	shmYieldOver = 50 * time.Microsecond  // the same when ranks outnumber cores
-	shmMaxSleep  = 500 * time.Microsecond // longest nap
+	shmMaxSleep  = time.Millisecond       // longest nap
 	shmFirstNap  = 20 * time.Microsecond
 	shmDirPrefix = "/dev/shm/fathom-"
 )
