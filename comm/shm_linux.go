@@ -27,12 +27,12 @@ import (
 // but its closing is how a rank learns that its peer died.
 
 const (
-	shmCtrl      = 256                    // control block per ring: head at 0, tail at 128 (separate cache lines)
-	shmPublish   = 128 << 10              // publish progress at least every this many bytes
-	shmSpin      = 64                     // busy polls before yielding
-	shmYieldFor  = 2 * time.Millisecond   // yielding polls before sleeping
-	shmYieldOver = 50 * time.Microsecond  // the same when ranks outnumber cores
-	shmMaxSleep  = time.Millisecond       // longest nap
+	shmCtrl      = 256                   // control block per ring: head at 0, tail at 128 (separate cache lines)
+	shmPublish   = 128 << 10             // publish progress at least every this many bytes
+	shmSpin      = 64                    // busy polls before yielding
+	shmYieldFor  = 2 * time.Millisecond  // yielding polls before sleeping
+	shmYieldOver = 50 * time.Microsecond // the same when ranks outnumber cores
+	shmMaxSleep  = time.Millisecond      // longest nap
 	shmFirstNap  = 20 * time.Microsecond
 	shmDirPrefix = "/dev/shm/fathom-"
 )
