@@ -69,4 +69,3 @@ func TestHeartbeatIdleGroupStaysUp(t *testing.T) {
 	}
 	mustAll(t, "allreduce after idling", onAll(gs, func(g *Group) error { return AllReduce(g, make([]float32, 8), Sum) }))
 }
-
