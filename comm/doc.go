@@ -159,6 +159,20 @@
 // one; measured on the simulated cluster, all survivors name the cut-off
 // rank about 10 s after its link goes down.
 //
+// A rank that is alive but silent — stopped by SIGSTOP, in a stuck garbage
+// collection, livelocked — keeps its connections up (its kernel still
+// acknowledges), so neither of those fires. Every rank therefore bumps a
+// heartbeat counter in the store several times per Options.HeartbeatTimeout
+// (default 15 s; FATHOM_HEARTBEAT_TIMEOUT) from a goroutine independent of
+// collective progress, and watches the others' counters: a rank whose
+// counter stands still for HeartbeatTimeout is named by every survivor, in a
+// *PeerLostError ("lost rank 1 (detected by rank 0: rank 1 has not been
+// heard from for 15s (stopped or hung?))"); a store that stops answering
+// names rank 0, its host. The launcher reads that wording to blame the
+// silent rank rather than the first survivor to exit. A collective timeout
+// lists the ranks not heard from lately. Ranks waiting on shared memory
+// sleep (backing off to 1 ms naps) rather than spin while they wait.
+//
 // Close waits until every rank has called Close (through the store), so no
 // rank tears down a connection another still reads from; rank 0 stops the
 // store last.
