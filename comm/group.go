@@ -39,6 +39,7 @@ type Group struct {
 	hb     heartbeat
 
 	incoming chan accepted
+	refuse   *auth.RefusalLog // refused peer connections, rate-limited
 
 	mu      sync.Mutex // pending, seq, closed
 	pending int
@@ -165,6 +166,7 @@ func New(ctx context.Context, o Options) (_ *Group, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", ip, err)
 	}
 	g.incoming = make(chan accepted, g.size)
+	g.refuse = auth.NewRefusalLog(o.Logger, "fathom comm")
 	g.bg.Add(1)
 	go g.acceptLoop()
 
@@ -365,14 +367,14 @@ func (g *Group) acceptLoop() {
 			dl := time.Now().Add(15 * time.Second)
 			claim, err := auth.Server(c, g.opts.Token, auth.KindPeer, dl)
 			if err != nil {
-				g.opts.Logger.Warn("fathom comm: refused connection", "rank", g.rank, "remote", remote, "rank_claim", claim, "err", err)
+				g.refuse.Warn("fathom comm: refused connection", "rank", g.rank, "remote", remote, "rank_claim", claim, "err", err)
 				c.Close()
 				return
 			}
 			c.SetDeadline(dl)
 			id := make([]byte, len(g.jobID))
 			if _, err := io.ReadFull(c, id); err != nil || string(id) != g.jobID {
-				g.opts.Logger.Warn("fathom comm: refused connection from another job", "rank", g.rank, "remote", remote, "rank_claim", claim)
+				g.refuse.Warn("fathom comm: refused connection from another job", "rank", g.rank, "remote", remote, "rank_claim", claim)
 				c.Write([]byte{0})
 				c.Close()
 				return
@@ -382,7 +384,7 @@ func (g *Group) acceptLoop() {
 			seen[claim] = true
 			mu.Unlock()
 			if bad {
-				g.opts.Logger.Warn("fathom comm: refused connection with an impossible or duplicate rank claim", "rank", g.rank, "remote", remote, "rank_claim", claim)
+				g.refuse.Warn("fathom comm: refused connection with an impossible or duplicate rank claim", "rank", g.rank, "remote", remote, "rank_claim", claim)
 				c.Write([]byte{0})
 				c.Close()
 				return
@@ -672,6 +674,9 @@ func (g *Group) teardown() {
 		g.server.Close()
 	}
 	g.bg.Wait() // the abort publisher may still use st
+	if g.refuse != nil {
+		g.refuse.Stop()
+	}
 	if g.st != nil {
 		g.st.Close()
 	}
