@@ -49,7 +49,9 @@
 // with ErrProtocol rather than corrupting data. Point-to-point messages that
 // arrive before their Recv is posted are buffered in memory (one copy), up to
 // Options.MaxEarlyBytes per peer (1 GiB); past that the job aborts with
-// ErrProtocol naming the peer and tag.
+// ErrProtocol naming the peer and tag. A kept message's buffer grows as its
+// bytes arrive, so a header that announces much and delivers little costs
+// little.
 //
 // # Subgroups
 //
@@ -134,7 +136,8 @@
 // before any data flows. A peer connection then presents the job id rank 0
 // drew at random, so a worker of another job with the same token cannot
 // join. A stranger is refused and logged with its remote address and rank
-// claim, never the token. Listeners bind to loopback unless MASTER_ADDR is
+// claim, never the token; at most auth.RefusalBurst such lines a minute per
+// listener, then one line with the count of the rest. Listeners bind to loopback unless MASTER_ADDR is
 // not a loopback address (then the local address routing to it) or
 // FATHOM_BIND_ADDR / Options.BindAddr says otherwise. A job with more than
 // one rank refuses to start without a token.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -215,6 +216,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	l := &launcher{cfg: cfg, token: token, port: port, stdout: stdout, stderr: stderr}
 	res.MasterAddr, res.MasterPort, res.TokenGenerated = cfg.MasterAddr, port, generated
+	if ip := net.ParseIP(cfg.MasterAddr); ip != nil && ip.IsUnspecified() {
+		l.notef("fathom run: --master-addr %s: rank 0's rendezvous store listens on port %d of every interface of its host; "+
+			"anyone who can reach it may try to connect (each connection must prove the job token; refusals are logged)\n",
+			cfg.MasterAddr, port)
+	}
 
 	for restart := 0; ; restart++ {
 		g, err := l.runGroup(ctx, restart)

@@ -557,3 +557,21 @@ func TestCulprit(t *testing.T) {
 		}
 	}
 }
+
+// TestRunAllInterfacesSaysSo: --master-addr 0.0.0.0 exposes the store on
+// every interface, and the launcher says so (loopback says nothing).
+func TestRunAllInterfacesSaysSo(t *testing.T) {
+	for _, test := range []struct {
+		addr string
+		warn bool
+	}{{"0.0.0.0", true}, {"127.0.0.1", false}} {
+		cfg, out := helperConfig(t, 1, "env")
+		cfg.MasterAddr = test.addr
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatalf("%s: %v\n%s", test.addr, err, out)
+		}
+		if got := strings.Contains(out.String(), "every interface"); got != test.warn {
+			t.Errorf("--master-addr %s: notice printed %v, want %v:\n%s", test.addr, got, test.warn, out)
+		}
+	}
+}
