@@ -173,6 +173,7 @@ func testWorker() int {
 		}
 		if err := AllReduce(g, x, Sum); err != nil {
 			fmt.Println("error:", err)
+			g.Close() // must not hang on a dead or stopped peer
 			return 2
 		}
 	}

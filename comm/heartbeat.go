@@ -89,7 +89,9 @@ func (g *Group) heartbeatLoop() {
 			continue // keep beating for the others, judge no one
 		}
 		if err := g.hb.verdict(time.Now(), timeout, g.rank); err != nil {
-			g.abort(err, true)
+			// a silent store cannot carry the abort: publishing would only
+			// hold up Close
+			g.abort(err, !g.hb.storeSilent(time.Now(), timeout))
 		}
 	}
 }
@@ -133,6 +135,13 @@ func (g *Group) beatOnce(every time.Duration) {
 		}
 		g.hb.mu.Unlock()
 	}
+}
+
+// storeSilent reports whether the store has not answered for timeout.
+func (h *heartbeat) storeSilent(now time.Time, timeout time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return now.Sub(h.storeSeen) > timeout
 }
 
 // verdict returns the error naming the ranks silent for longer than
