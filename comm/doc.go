@@ -167,7 +167,8 @@
 // acknowledges), so neither of those fires. Every rank therefore bumps a
 // heartbeat counter in the store several times per Options.HeartbeatTimeout
 // (default 15 s; FATHOM_HEARTBEAT_TIMEOUT) from a goroutine independent of
-// collective progress, and watches the others' counters: a rank whose
+// collective progress, and watches the counters of the few ranks after it
+// (the abort reaches the rest through the store): a rank whose
 // counter stands still for HeartbeatTimeout is named by every survivor, in a
 // *PeerLostError ("lost rank 1 (detected by rank 0: rank 1 has not been
 // heard from for 15s (stopped or hung?))"); a store that stops answering

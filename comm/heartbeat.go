@@ -3,6 +3,7 @@ package comm
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,9 +18,14 @@ import (
 // Every rank bumps its counter fathom/heartbeat/<rank> in the store every
 // beat interval (a fifth of Options.HeartbeatTimeout, at most 1 s) from a
 // goroutine that does not depend on collective progress, and reads the
-// others' counters. A rank whose counter has not moved for HeartbeatTimeout
-// is named in an abort (a *PeerLostError); a store that does not answer for
-// that long names rank 0, which hosts it. A stopped process cannot bump its
+// counters of the heartbeatWatch ranks that follow it (all of them in a
+// small job). A rank whose counter has not moved for HeartbeatTimeout is
+// named in an abort (a *PeerLostError) that reaches every rank through the
+// store; a store that does not answer for that long names rank 0, which
+// hosts it. Watching a few successors rather than everyone keeps the
+// store's load at (1+heartbeatWatch)·N requests per beat instead of N², and
+// still names any set of silent ranks short of all: some live rank follows
+// a silent one. A stopped process cannot bump its
 // counter, and neither can one whose runtime no longer schedules goroutines.
 //
 // Silence is measured on this rank's monotonic clock, and only while this
@@ -28,11 +34,16 @@ import (
 
 func keyHeartbeat(r int) string { return "fathom/heartbeat/" + strconv.Itoa(r) }
 
+// heartbeatWatch is how many following ranks each rank watches.
+const heartbeatWatch = 8
+
 // heartbeat is the state of the root group's heartbeat goroutine; mu guards
 // the fields read by silentRanks.
 type heartbeat struct {
 	stop     chan struct{}
 	stopOnce sync.Once
+
+	watched []int // the ranks this rank watches
 
 	mu        sync.Mutex
 	count     []int64     // last counter seen, by rank
@@ -54,6 +65,9 @@ func (g *Group) startHeartbeat() {
 		g.hb.heard[r] = now
 	}
 	g.hb.storeSeen = now
+	for i := 1; i <= min(g.size-1, heartbeatWatch); i++ {
+		g.hb.watched = append(g.hb.watched, (g.rank+i)%g.size)
+	}
 	g.bg.Add(1)
 	go g.heartbeatLoop()
 }
@@ -121,10 +135,7 @@ func (g *Group) beatOnce(every time.Duration) {
 	g.hb.mu.Lock()
 	g.hb.storeSeen = now
 	g.hb.mu.Unlock()
-	for r := 0; r < g.size; r++ {
-		if r == g.rank {
-			continue
-		}
+	for _, r := range g.hb.watched {
 		v, ok := ask(r, 0)
 		if !ok {
 			return
@@ -155,20 +166,21 @@ func (h *heartbeat) verdict(now time.Time, timeout time.Duration, self int) erro
 			timeout)}
 	}
 	var silent []int
-	for r, t := range h.heard {
-		if r != self && now.Sub(t) > timeout {
+	for _, r := range h.watched {
+		if now.Sub(h.heard[r]) > timeout {
 			silent = append(silent, r)
 		}
 	}
 	if len(silent) == 0 {
 		return nil
 	}
+	slices.Sort(silent)
 	return &PeerLostError{Rank: silent[0], ReportedBy: self,
 		Reason: fmt.Sprintf("%s not been heard from for %v (stopped or hung?)", ranksPhrase(silent), timeout)}
 }
 
-// silentRanks lists the ranks (this one excluded) not heard from for
-// longer than d, for the timeout message.
+// silentRanks lists the watched ranks not heard from for longer than d,
+// for the timeout message.
 func (g *Group) silentRanks(d time.Duration) []int {
 	h := &g.root.hb
 	if h.stop == nil {
@@ -178,11 +190,12 @@ func (g *Group) silentRanks(d time.Duration) []int {
 	defer h.mu.Unlock()
 	now := time.Now()
 	var silent []int
-	for r, t := range h.heard {
-		if r != g.root.rank && now.Sub(t) > d {
+	for _, r := range h.watched {
+		if now.Sub(h.heard[r]) > d {
 			silent = append(silent, r)
 		}
 	}
+	slices.Sort(silent)
 	return silent
 }
 

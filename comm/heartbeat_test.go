@@ -29,8 +29,11 @@ func TestHeartbeatVerdict(t *testing.T) {
 			want: "store hosted by rank 0 has not answered", wantRank: 0},
 	} {
 		h := heartbeat{storeSeen: start.Add(test.storeSeen)}
-		for _, d := range test.heard {
+		for r, d := range test.heard {
 			h.heard = append(h.heard, start.Add(d))
+			if r != test.self {
+				h.watched = append(h.watched, r)
+			}
 		}
 		err := h.verdict(start.Add(test.now), timeout, test.self)
 		if test.want == "" {
@@ -50,7 +53,7 @@ func TestHeartbeatVerdict(t *testing.T) {
 // blame the others for its own silence.
 func TestHeartbeatRestartAfterOwnPause(t *testing.T) {
 	start := time.Unix(1000, 0)
-	h := heartbeat{heard: []time.Time{start, start}, storeSeen: start}
+	h := heartbeat{heard: []time.Time{start, start}, watched: []int{0}, storeSeen: start}
 	h.restart(start.Add(time.Minute))
 	if err := h.verdict(start.Add(time.Minute+time.Second), 10*time.Second, 1); err != nil {
 		t.Errorf("after a restart: %v", err)
@@ -68,4 +71,23 @@ func TestHeartbeatIdleGroupStaysUp(t *testing.T) {
 		}
 	}
 	mustAll(t, "allreduce after idling", onAll(gs, func(g *Group) error { return AllReduce(g, make([]float32, 8), Sum) }))
+}
+
+// TestHeartbeatSilentRankNamedByAll: in a job larger than heartbeatWatch+1
+// (so not every rank watches every other), a rank whose heartbeat stops is
+// named by every rank: its watchers detect it, the store carries the abort.
+func TestHeartbeatSilentRankNamedByAll(t *testing.T) {
+	const n, silent = heartbeatWatch + 3, 5
+	gs := newGroups(t, n, TransportTCP, func(o *Options) { o.HeartbeatTimeout = 500 * time.Millisecond })
+	gs[silent].stopHeartbeat()
+	deadline := time.Now().Add(15 * time.Second)
+	for r := 0; r < n; r++ {
+		for gs[r].Err() == nil && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		var pe *PeerLostError
+		if err := gs[r].Err(); !errors.As(err, &pe) || pe.Rank != silent {
+			t.Errorf("rank %d: %v, want rank %d named", r, err, silent)
+		}
+	}
 }
