@@ -75,6 +75,7 @@ func (l *shmLink) name() string { return "shm" }
 func (l *shmLink) wait(cond func() bool) error {
 	nap := shmFirstNap
 	var yieldStart time.Time
+	sleeping := false // past the yielding phase: only naps from now on
 	for i := 0; ; i++ {
 		if cond() {
 			return nil
@@ -89,10 +90,11 @@ func (l *shmLink) wait(cond func() bool) error {
 		case i < shmSpin:
 		case yieldStart.IsZero():
 			yieldStart = time.Now()
-		case i%64 != 0 || time.Since(yieldStart) < l.g.shmYieldFor:
+		case !sleeping && (i%64 != 0 || time.Since(yieldStart) < l.g.shmYieldFor):
 			runtime.Gosched()
 			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		default:
+			sleeping = true
 			time.Sleep(nap)
 			nap = min(2*nap, shmMaxSleep)
 		}
