@@ -91,3 +91,24 @@ func TestHeartbeatSilentRankNamedByAll(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutListsSilentRanks: a collective that times out before the
+// heartbeat names anyone says which ranks have not been heard from lately.
+func TestTimeoutListsSilentRanks(t *testing.T) {
+	gs := newGroups(t, 3, TransportTCP, func(o *Options) {
+		o.Timeout = 2 * time.Second
+		o.HeartbeatTimeout = 2500 * time.Millisecond // beats every 500ms: "lately" is 1.5s
+	})
+	gs[1].stopHeartbeat()
+	errs := onAll(gs, func(g *Group) error {
+		if g.Rank() == 1 {
+			return nil // never joins
+		}
+		return AllReduce(g, make([]float64, 10), Sum)
+	})
+	for _, r := range []int{0, 2} {
+		if !strings.Contains(errs[r].Error(), "rank 1 has not been heard from") {
+			t.Errorf("rank %d: %v, want the timeout to name silent rank 1", r, errs[r])
+		}
+	}
+}
