@@ -233,8 +233,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 		if !g.interrupted && g.failed >= 0 && restart < cfg.MaxRestarts {
 			f := g.workers[g.failed]
-			l.notef("fathom run: rank %d failed (%s after %v); restarting the local group (restart %d of %d)\n",
-				f.Rank, f.Status(), roundDuration(f.Duration), restart+1, cfg.MaxRestarts)
+			blame := ""
+			if c, why := (Result{Workers: g.workers, Failures: []WorkerResult{f}}).Culprit(); c != f.Rank {
+				blame = fmt.Sprintf("; rank %d is the likely cause: %s", c, why)
+			}
+			l.notef("fathom run: rank %d failed (%s after %v%s); restarting the local group (restart %d of %d)\n",
+				f.Rank, f.Status(), roundDuration(f.Duration), blame, restart+1, cfg.MaxRestarts)
 			g.interrupted, g.signal = l.pendingInterrupt(ctx)
 			if !g.interrupted {
 				continue
