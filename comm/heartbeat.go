@@ -91,14 +91,13 @@ func (g *Group) heartbeatLoop() {
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
-		if now.Sub(last) > timeout/2 {
+		if now := time.Now(); now.Sub(last) > timeout/2 {
 			// this process did not run for a while: it cannot tell who
 			// else was silent, so everyone starts afresh
 			g.hb.restart(now)
 		}
-		last = now
 		g.beatOnce(every)
+		last = time.Now() // a slow store is not a pause of this process
 		if g.closing.Load() || g.aborted.Load() {
 			continue // keep beating for the others, judge no one
 		}
