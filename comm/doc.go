@@ -49,7 +49,9 @@
 // with ErrProtocol rather than corrupting data. Point-to-point messages that
 // arrive before their Recv is posted are buffered in memory (one copy), up to
 // Options.MaxEarlyBytes per peer (1 GiB); past that the job aborts with
-// ErrProtocol naming the peer and tag.
+// ErrProtocol naming the peer and tag. A kept message's buffer grows as its
+// bytes arrive, so a header that announces much and delivers little costs
+// little.
 //
 // # Subgroups
 //
@@ -134,7 +136,8 @@
 // before any data flows. A peer connection then presents the job id rank 0
 // drew at random, so a worker of another job with the same token cannot
 // join. A stranger is refused and logged with its remote address and rank
-// claim, never the token. Listeners bind to loopback unless MASTER_ADDR is
+// claim, never the token; at most auth.RefusalBurst such lines a minute per
+// listener, then one line with the count of the rest. Listeners bind to loopback unless MASTER_ADDR is
 // not a loopback address (then the local address routing to it) or
 // FATHOM_BIND_ADDR / Options.BindAddr says otherwise. A job with more than
 // one rank refuses to start without a token.
@@ -158,6 +161,21 @@
 // 10 s and keep-alive probes (5 s idle, 3 probes 2 s apart) catch an idle
 // one; measured on the simulated cluster, all survivors name the cut-off
 // rank about 10 s after its link goes down.
+//
+// A rank that is alive but silent — stopped by SIGSTOP, in a stuck garbage
+// collection, livelocked — keeps its connections up (its kernel still
+// acknowledges), so neither of those fires. Every rank therefore bumps a
+// heartbeat counter in the store several times per Options.HeartbeatTimeout
+// (default 15 s; FATHOM_HEARTBEAT_TIMEOUT) from a goroutine independent of
+// collective progress, and watches the counters of the few ranks after it
+// (the abort reaches the rest through the store): a rank whose
+// counter stands still for HeartbeatTimeout is named by every survivor, in a
+// *PeerLostError ("lost rank 1 (detected by rank 0: rank 1 has not been
+// heard from for 15s (stopped or hung?))"); a store that stops answering
+// names rank 0, its host. The launcher reads that wording to blame the
+// silent rank rather than the first survivor to exit. A collective timeout
+// lists the ranks not heard from lately. Ranks waiting on shared memory
+// sleep (backing off to 1 ms naps) rather than spin while they wait.
 //
 // Close waits until every rank has called Close (through the store), so no
 // rank tears down a connection another still reads from; rank 0 stops the

@@ -2,8 +2,11 @@ package comm
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEarlyMessagesKeptInOrder: messages that arrive before their Recv is
@@ -74,6 +77,67 @@ func TestEarlyMessagesBounded(t *testing.T) {
 					t.Errorf("rank 0 error %q does not mention %q", err, want)
 				}
 			}
+		})
+	}
+}
+
+// TestEarlyHeaderDoesNotReserve: a header announcing a huge message that
+// nobody has asked for, followed by a few bytes and silence, must not make
+// the receiver allocate the announced size up front.
+func TestEarlyHeaderDoesNotReserve(t *testing.T) {
+	gs := newGroups(t, 2, TransportTCP, func(o *Options) { o.Timeout = time.Second })
+	var hdr [hdrLen]byte
+	putHeader(hdr[:], gs[1].linkTag(0, 7), 900<<20) // 900 MiB, under MaxEarlyBytes
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := gs[1].conns[0].Write(append(hdr[:], "a few bytes"...)); err != nil {
+		t.Fatal(err)
+	}
+	err := Recv(gs[0], make([]float32, 1), 1, 8) // never sent: times out
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTimeout) {
+		t.Errorf("rank 0: %v, want a timeout", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 100<<20 {
+		t.Errorf("rank 0 allocated %d MiB for a header announcing 900 MiB and 11 bytes", grew>>20)
+	}
+}
+
+// TestEarlyLargeMessageGrows: a kept message larger than the first chunk
+// arrives whole through the growing buffer, on both transports.
+func TestEarlyLargeMessageGrows(t *testing.T) {
+	for _, tr := range []Transport{TransportTCP, TransportSHM} {
+		name := map[Transport]string{TransportTCP: "tcp", TransportSHM: "shm"}[tr]
+		t.Run(name, func(t *testing.T) {
+			gs := newGroups(t, 2, tr, nil)
+			const n = 3*earlyChunk/4 + 5 // bytes: 2.25 chunks of float32s plus a ragged end
+			errs := onAll(gs, func(g *Group) error {
+				if g.Rank() == 1 {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = float32(i)
+					}
+					if err := Send(g, x, 0, 7); err != nil {
+						return err
+					}
+					return Send(g, []int64{1}, 0, 8)
+				}
+				if err := Recv(g, make([]int64, 1), 1, 8); err != nil { // the tag-7 message is kept
+					return err
+				}
+				got := make([]float32, n)
+				if err := Recv(g, got, 1, 7); err != nil {
+					return err
+				}
+				for i, v := range got {
+					if v != float32(i) {
+						return fmt.Errorf("element %d = %v", i, v)
+					}
+				}
+				return nil
+			})
+			mustAll(t, "large early message", errs)
 		})
 	}
 }

@@ -173,6 +173,7 @@ func testWorker() int {
 		}
 		if err := AllReduce(g, x, Sum); err != nil {
 			fmt.Println("error:", err)
+			g.Close() // must not hang on a dead or stopped peer
 			return 2
 		}
 	}
@@ -243,5 +244,35 @@ func TestKillProcess(t *testing.T) {
 				t.Errorf("survivors took %v to exit (timeout 2m)", d)
 			}
 		})
+	}
+}
+
+// TestStrangerFloodRateLimited: many refused connections give at most
+// auth.RefusalBurst warning lines, not one each.
+func TestStrangerFloodRateLimited(t *testing.T) {
+	var logs syncBuf
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	gs := newGroups(t, 2, TransportTCP, func(o *Options) { o.Logger = logger })
+	const strangers = 3 * auth.RefusalBurst
+	for range strangers {
+		c, err := net.Dial("tcp", gs[0].ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		auth.Client(c, []byte("not-the-token"), auth.KindPeer, 1, time.Now().Add(5*time.Second))
+		c.Close()
+	}
+	// the refusals are logged by the accepting goroutines: wait for the burst
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(logs.String(), "refused connection") < auth.RefusalBurst && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := strings.Count(logs.String(), "refused connection"); n != auth.RefusalBurst {
+		t.Errorf("%d refusal lines for %d strangers, want %d", n, strangers, auth.RefusalBurst)
+	}
+	closeAll(gs) // Stop writes the count of the rest
+	if !strings.Contains(logs.String(), fmt.Sprintf("count=%d", strangers-auth.RefusalBurst)) {
+		t.Errorf("no summary of the refusals not logged:\n%s", logs.String())
 	}
 }

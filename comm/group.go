@@ -35,8 +35,11 @@ type Group struct {
 	server *store.Server
 	st     store.Store // rendezvous and close
 	watch  store.Store // blocks on the abort key
+	beat   store.Store // the heartbeat's own client (nil when disabled)
+	hb     heartbeat
 
 	incoming chan accepted
+	refuse   *auth.RefusalLog // refused peer connections, rate-limited
 
 	mu      sync.Mutex // pending, seq, closed
 	pending int
@@ -163,6 +166,7 @@ func New(ctx context.Context, o Options) (_ *Group, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", ip, err)
 	}
 	g.incoming = make(chan accepted, g.size)
+	g.refuse = auth.NewRefusalLog(o.Logger, "fathom comm")
 	g.bg.Add(1)
 	go g.acceptLoop()
 
@@ -189,6 +193,9 @@ func New(ctx context.Context, o Options) (_ *Group, err error) {
 	}
 	g.bg.Add(1)
 	go g.watchAbort()
+	if g.beat != nil {
+		g.startHeartbeat()
+	}
 	go g.worker()
 	return g, nil
 }
@@ -206,6 +213,11 @@ func (g *Group) openStore(ctx context.Context) error {
 			return err
 		}
 		g.watch = watch
+		if o.HeartbeatTimeout > 0 {
+			if g.beat, err = o.NewStore(ctx); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	addr := net.JoinHostPort(o.MasterAddr, strconv.Itoa(o.MasterPort))
@@ -226,6 +238,11 @@ func (g *Group) openStore(ctx context.Context) error {
 		return err
 	}
 	g.watch = watch
+	if o.HeartbeatTimeout > 0 {
+		if g.beat, err = store.Dial(ctx, addr, o.Token, g.rank); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -350,14 +367,14 @@ func (g *Group) acceptLoop() {
 			dl := time.Now().Add(15 * time.Second)
 			claim, err := auth.Server(c, g.opts.Token, auth.KindPeer, dl)
 			if err != nil {
-				g.opts.Logger.Warn("fathom comm: refused connection", "rank", g.rank, "remote", remote, "rank_claim", claim, "err", err)
+				g.refuse.Warn("fathom comm: refused connection", "rank", g.rank, "remote", remote, "rank_claim", claim, "err", err)
 				c.Close()
 				return
 			}
 			c.SetDeadline(dl)
 			id := make([]byte, len(g.jobID))
 			if _, err := io.ReadFull(c, id); err != nil || string(id) != g.jobID {
-				g.opts.Logger.Warn("fathom comm: refused connection from another job", "rank", g.rank, "remote", remote, "rank_claim", claim)
+				g.refuse.Warn("fathom comm: refused connection from another job", "rank", g.rank, "remote", remote, "rank_claim", claim)
 				c.Write([]byte{0})
 				c.Close()
 				return
@@ -367,7 +384,7 @@ func (g *Group) acceptLoop() {
 			seen[claim] = true
 			mu.Unlock()
 			if bad {
-				g.opts.Logger.Warn("fathom comm: refused connection with an impossible or duplicate rank claim", "rank", g.rank, "remote", remote, "rank_claim", claim)
+				g.refuse.Warn("fathom comm: refused connection with an impossible or duplicate rank claim", "rank", g.rank, "remote", remote, "rank_claim", claim)
 				c.Write([]byte{0})
 				c.Close()
 				return
@@ -649,10 +666,17 @@ func (g *Group) teardown() {
 	if g.watch != nil {
 		g.watch.Close()
 	}
+	g.stopHeartbeat()
+	if g.beat != nil {
+		g.beat.Close()
+	}
 	if g.server != nil {
 		g.server.Close()
 	}
 	g.bg.Wait() // the abort publisher may still use st
+	if g.refuse != nil {
+		g.refuse.Stop()
+	}
 	if g.st != nil {
 		g.st.Close()
 	}

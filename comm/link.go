@@ -115,8 +115,8 @@ func (b *inbox) next(tag uint64, n int, rest func() error) error {
 				"with %d bytes of such messages held already; the limit is %d (Options.MaxEarlyBytes, FATHOM_MAX_EARLY_BYTES): "+
 				"ranks called collectives in a different order", b.peer, m, tagString(t), b.g.rank, held, limit))
 		}
-		buf := alignedBytes(int(m))
-		if err := b.readInto(buf); err != nil {
+		buf, err := b.readEarly(int(m))
+		if err != nil {
 			return err
 		}
 		b.mu.Lock()
@@ -124,6 +124,31 @@ func (b *inbox) next(tag uint64, n int, rest func() error) error {
 		b.earlyBytes += int64(m)
 		b.cond.Broadcast()
 		b.mu.Unlock()
+	}
+}
+
+// earlyChunk is the most a kept message's buffer holds before its bytes
+// have arrived; it doubles as they do.
+const earlyChunk = 1 << 20
+
+// readEarly reads a message of m bytes to keep, growing its buffer as the
+// bytes arrive (doubling from earlyChunk), so a header that announces much
+// and delivers little costs little memory; the copies add up to less than
+// m. Chunk boundaries are multiples of 8, as the shared-memory ring's
+// padding requires. The caller owns the stream.
+func (b *inbox) readEarly(m int) ([]byte, error) {
+	buf := alignedBytes(min(m, earlyChunk))
+	for got := 0; ; {
+		if err := b.readInto(buf[got:]); err != nil {
+			return nil, err
+		}
+		got = len(buf)
+		if got == m {
+			return buf, nil
+		}
+		grown := alignedBytes(min(m, 2*got))
+		copy(grown, buf)
+		buf = grown
 	}
 }
 

@@ -92,12 +92,20 @@ type Options struct {
 	BindAddr string
 
 	// NewStore, if set, replaces the TCP store hosted by rank 0 (e.g. an
-	// etcd-backed store). It is called twice: one client for rendezvous and
-	// one that waits for aborts.
+	// etcd-backed store). It is called two or three times: one client for
+	// rendezvous, one that waits for aborts and, unless the heartbeat is
+	// disabled, one for the heartbeat.
 	NewStore func(ctx context.Context) (store.Store, error)
 
 	// Timeout bounds every collective (default 5 minutes).
 	Timeout time.Duration
+	// HeartbeatTimeout is how long a rank may stay silent before the others
+	// name it and abort the job (default 15 s; env FATHOM_HEARTBEAT_TIMEOUT;
+	// negative disables the heartbeat). Every rank bumps a counter in the
+	// store several times per HeartbeatTimeout from a goroutine independent
+	// of collective progress, so a stopped (SIGSTOP), frozen or livelocked
+	// process is named within seconds instead of after Timeout.
+	HeartbeatTimeout time.Duration
 	// RendezvousTimeout bounds New (default 5 minutes).
 	RendezvousTimeout time.Duration
 
@@ -121,8 +129,8 @@ type Options struct {
 
 // FromEnv reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 // MASTER_PORT, FATHOM_JOB_TOKEN, FATHOM_BIND_ADDR, FATHOM_SHM (0 = TCP only),
-// FATHOM_SHM_BYTES, FATHOM_MAX_EARLY_BYTES and FATHOM_TIMEOUT (a Go
-// duration); the names and their parsing are package internal/distenv's.
+// FATHOM_SHM_BYTES, FATHOM_MAX_EARLY_BYTES, FATHOM_TIMEOUT and
+// FATHOM_HEARTBEAT_TIMEOUT (Go durations); the names and their parsing are package internal/distenv's.
 // Missing RANK and WORLD_SIZE mean a single-process job (rank 0 of 1).
 func FromEnv() (Options, error) {
 	e, err := distenv.FromOS()
@@ -130,6 +138,7 @@ func FromEnv() (Options, error) {
 		Rank: e.Rank, WorldSize: e.WorldSize, LocalRank: e.LocalRank, LocalWorldSize: e.LocalWorldSize,
 		MasterAddr: e.MasterAddr, MasterPort: e.MasterPort, Token: []byte(e.JobToken), BindAddr: e.BindAddr,
 		ShmRingBytes: e.SHMBytes, MaxEarlyBytes: e.MaxEarlyBytes, Timeout: e.Timeout,
+		HeartbeatTimeout: e.HeartbeatTimeout,
 	}
 	if e.NoSHM {
 		o.Transport = TransportTCP
@@ -161,6 +170,9 @@ func (o *Options) check() error {
 func (o *Options) defaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Minute
+	}
+	if o.HeartbeatTimeout == 0 {
+		o.HeartbeatTimeout = 15 * time.Second
 	}
 	if o.RendezvousTimeout <= 0 {
 		o.RendezvousTimeout = 5 * time.Minute

@@ -27,12 +27,12 @@ import (
 // but its closing is how a rank learns that its peer died.
 
 const (
-	shmCtrl      = 256                    // control block per ring: head at 0, tail at 128 (separate cache lines)
-	shmPublish   = 128 << 10              // publish progress at least every this many bytes
-	shmSpin      = 64                     // busy polls before yielding
-	shmYieldFor  = 2 * time.Millisecond   // yielding polls before sleeping
-	shmYieldOver = 50 * time.Microsecond  // the same when ranks outnumber cores
-	shmMaxSleep  = 500 * time.Microsecond // longest nap
+	shmCtrl      = 256                   // control block per ring: head at 0, tail at 128 (separate cache lines)
+	shmPublish   = 128 << 10             // publish progress at least every this many bytes
+	shmSpin      = 64                    // busy polls before yielding
+	shmYieldFor  = 2 * time.Millisecond  // yielding polls before sleeping
+	shmYieldOver = 50 * time.Microsecond // the same when ranks outnumber cores
+	shmMaxSleep  = time.Millisecond      // longest nap
 	shmFirstNap  = 20 * time.Microsecond
 	shmDirPrefix = "/dev/shm/fathom-"
 )
@@ -75,6 +75,7 @@ func (l *shmLink) name() string { return "shm" }
 func (l *shmLink) wait(cond func() bool) error {
 	nap := shmFirstNap
 	var yieldStart time.Time
+	sleeping := false // past the yielding phase: only naps from now on
 	for i := 0; ; i++ {
 		if cond() {
 			return nil
@@ -89,10 +90,11 @@ func (l *shmLink) wait(cond func() bool) error {
 		case i < shmSpin:
 		case yieldStart.IsZero():
 			yieldStart = time.Now()
-		case i%64 != 0 || time.Since(yieldStart) < l.g.shmYieldFor:
+		case !sleeping && (i%64 != 0 || time.Since(yieldStart) < l.g.shmYieldFor):
 			runtime.Gosched()
 			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		default:
+			sleeping = true
 			time.Sleep(nap)
 			nap = min(2*nap, shmMaxSleep)
 		}

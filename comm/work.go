@@ -120,7 +120,13 @@ func (g *Group) run(w *Work) {
 	var timer *time.Timer
 	if g.size > 1 {
 		timer = time.AfterFunc(g.opts.Timeout, func() {
-			root.abort(fmt.Errorf("%w: %s spent more than %v in %s", ErrTimeout, g.who(), g.opts.Timeout, w.name), true)
+			msg := fmt.Sprintf("%s spent more than %v in %s", g.who(), g.opts.Timeout, w.name)
+			if silent := root.silentRanks(beatInterval(g.opts.HeartbeatTimeout) * 3); len(silent) > 0 {
+				msg += fmt.Sprintf("; %s not been heard from lately", ranksPhrase(silent))
+			} else if root.hb.stop != nil {
+				msg += "; every rank's heartbeat is current (a rank is slow or stuck in a loop that still lets the heartbeat run)"
+			}
+			root.abort(fmt.Errorf("%w: %s", ErrTimeout, msg), true)
 		})
 	}
 	err := w.fn(w.tag)

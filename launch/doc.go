@@ -18,7 +18,7 @@
 //
 // Run returns once every worker has exited. err is nil when all exited 0,
 // wraps ErrWorkerFailed when one failed and no restarts were left (then
-// res.Summary() says which rank failed first, how, after how long, and shows
+// res.Summary() says which rank caused it, which failed first, how, after how long, and shows
 // the last lines of its stderr; Run has already printed it), and wraps
 // ErrInterrupted when a signal or the context stopped the run. ParseArgs
 // and Config.AddFlags give the torchrun-style command line to any program.
@@ -73,7 +73,14 @@
 //
 //   - When a worker fails (exits non-zero or is killed by a signal), the
 //     launcher sends SIGTERM to the others and SIGKILL to those still alive
-//     after Config.Grace (--grace, default 5s).
+//     after Config.Grace (--grace, default 5s), and SIGCONT, so that a
+//     stopped worker acts on the SIGTERM.
+//   - The first worker to fail is often a survivor: package comm makes every
+//     rank fail naming a dead or silent (stopped, hung) rank, "lost rank 1
+//     (detected by rank 3: …)". Result.Culprit, and the summary's first
+//     line, name the rank the first failed worker's last stderr lines call
+//     lost, else a worker seen stopped (SIGSTOP; Linux) when the first
+//     failure happened, else the first to fail.
 //   - A signal on Config.Signals (the CLI forwards SIGINT and SIGTERM) is
 //     forwarded to every worker and starts the same grace period; a second
 //     signal kills them at once. Cancelling the context acts like SIGTERM.

@@ -75,6 +75,15 @@ func helperMain(args []string) {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		time.Sleep(helperTimeout)
+	case "stopped": // stopped R: rank R stops itself (SIGSTOP); the others then fail naming it, as comm's survivors do
+		if rank == argInt(1) {
+			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+			time.Sleep(helperTimeout)
+		}
+		time.Sleep(500 * time.Millisecond)
+		fmt.Fprintf(os.Stderr, "comm: rank %d: allreduce/ring: lost rank %d (detected by rank %d: rank %d has not been heard from for 1s (stopped or hung?))\n",
+			rank, argInt(1), rank, argInt(1))
+		os.Exit(2)
 	case "trap": // report the first SIGINT/SIGTERM and exit 0
 		sigs := make(chan os.Signal, 1)
 		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)

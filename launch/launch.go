@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -40,6 +43,60 @@ type WorkerResult struct {
 	Duration time.Duration // from start to exit
 	// StderrTail holds the last Config.TailLines lines of its stderr.
 	StderrTail []string
+	// Stopped is set when the process was stopped (SIGSTOP, SIGTSTP, a
+	// debugger; Linux only) at the moment another worker of its attempt
+	// failed first: the likely cause of the failure.
+	Stopped bool
+}
+
+// LostRank returns the rank this worker's last stderr lines name as lost,
+// following package comm's wording ("lost rank 3 (detected by rank 0: …)":
+// a dead peer, or one not heard from within the heartbeat timeout), and
+// whether there was one. The last mention wins.
+func (w WorkerResult) LostRank() (int, bool) {
+	for i := len(w.StderrTail) - 1; i >= 0; i-- {
+		if m := lostRankRE.FindAllStringSubmatch(w.StderrTail[i], -1); m != nil {
+			r, err := strconv.Atoi(m[len(m)-1][1])
+			return r, err == nil
+		}
+	}
+	return 0, false
+}
+
+var lostRankRE = regexp.MustCompile(`lost rank (\d+)`)
+
+// Culprit names the rank most likely to have caused the failure of the
+// last failed attempt, and why: the rank the first worker to fail named as
+// lost (the survivors of a stopped, hung or dead worker exit naming it, and
+// the first of them to exit is not the cause), else a worker that was
+// stopped when the first failure happened, else the first worker to fail.
+func (r Result) Culprit() (rank int, why string) {
+	if len(r.Failures) == 0 {
+		return -1, ""
+	}
+	f := r.Failures[len(r.Failures)-1]
+	stopped := ""
+	for _, w := range r.Workers {
+		if w.Stopped {
+			stopped = fmt.Sprintf("rank %d's process was stopped (SIGSTOP?) when rank %d failed", w.Rank, f.Rank)
+			break
+		}
+	}
+	if lost, ok := f.LostRank(); ok && lost != f.Rank {
+		why = fmt.Sprintf("rank %d, the first to exit, reported it lost", f.Rank)
+		for _, w := range r.Workers {
+			if w.Rank == lost && w.Stopped {
+				why += fmt.Sprintf("; its process was stopped (SIGSTOP?) when rank %d failed", f.Rank)
+			}
+		}
+		return lost, why
+	}
+	for _, w := range r.Workers {
+		if w.Stopped {
+			return w.Rank, stopped
+		}
+	}
+	return f.Rank, ""
 }
 
 // Success reports whether the worker exited with code 0.
@@ -86,16 +143,24 @@ type Result struct {
 }
 
 // Summary describes the failure that ended the run, in a few lines for a
-// human: which rank failed first, how, after how long, and the last lines
-// of its stderr. It is "" when no worker failed.
+// human: which rank caused the failure (Culprit) when that is not the
+// first to exit, which rank failed first, how, after how long, and the last
+// lines of its stderr. It is "" when no worker failed.
 func (r Result) Summary() string {
 	if len(r.Failures) == 0 {
 		return ""
 	}
 	f := r.Failures[len(r.Failures)-1]
 	var b strings.Builder
-	fmt.Fprintf(&b, "fathom run: rank %d failed first: %s after %v (local rank %d, pid %d)\n",
-		f.Rank, f.Status(), roundDuration(f.Duration), f.LocalRank, f.Pid)
+	culprit, why := r.Culprit()
+	if culprit != f.Rank {
+		fmt.Fprintf(&b, "fathom run: rank %d failed: %s\n", culprit, why)
+		fmt.Fprintf(&b, "fathom run: rank %d exited first: %s after %v (local rank %d, pid %d)\n",
+			f.Rank, f.Status(), roundDuration(f.Duration), f.LocalRank, f.Pid)
+	} else {
+		fmt.Fprintf(&b, "fathom run: rank %d failed first: %s after %v (local rank %d, pid %d)\n",
+			f.Rank, f.Status(), roundDuration(f.Duration), f.LocalRank, f.Pid)
+	}
 	stopped := 0
 	for _, w := range r.Workers {
 		if w.Rank != f.Rank && w.Signal != 0 {
@@ -151,6 +216,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	l := &launcher{cfg: cfg, token: token, port: port, stdout: stdout, stderr: stderr}
 	res.MasterAddr, res.MasterPort, res.TokenGenerated = cfg.MasterAddr, port, generated
+	if ip := net.ParseIP(cfg.MasterAddr); ip != nil && ip.IsUnspecified() {
+		l.notef("fathom run: --master-addr %s: rank 0's rendezvous store listens on port %d of every interface of its host; "+
+			"anyone who can reach it may try to connect (each connection must prove the job token; refusals are logged)\n",
+			cfg.MasterAddr, port)
+	}
 
 	for restart := 0; ; restart++ {
 		g, err := l.runGroup(ctx, restart)
@@ -163,8 +233,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 		if !g.interrupted && g.failed >= 0 && restart < cfg.MaxRestarts {
 			f := g.workers[g.failed]
-			l.notef("fathom run: rank %d failed (%s after %v); restarting the local group (restart %d of %d)\n",
-				f.Rank, f.Status(), roundDuration(f.Duration), restart+1, cfg.MaxRestarts)
+			blame := ""
+			if c, why := (Result{Workers: g.workers, Failures: []WorkerResult{f}}).Culprit(); c != f.Rank {
+				blame = fmt.Sprintf("; rank %d is the likely cause: %s", c, why)
+			}
+			l.notef("fathom run: rank %d failed (%s after %v%s); restarting the local group (restart %d of %d)\n",
+				f.Rank, f.Status(), roundDuration(f.Duration), blame, restart+1, cfg.MaxRestarts)
 			g.interrupted, g.signal = l.pendingInterrupt(ctx)
 			if !g.interrupted {
 				continue
@@ -177,6 +251,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		case g.failed >= 0:
 			f := res.Failures[len(res.Failures)-1]
 			l.notef("%s", res.Summary())
+			if c, _ := res.Culprit(); c != f.Rank {
+				return res, fmt.Errorf("%w: rank %d (named by rank %d, which exited first: %s after %v)",
+					ErrWorkerFailed, c, f.Rank, f.Status(), roundDuration(f.Duration))
+			}
 			return res, fmt.Errorf("%w: rank %d %s after %v", ErrWorkerFailed, f.Rank, f.Status(), roundDuration(f.Duration))
 		case g.interrupted:
 			return res, l.interruptErr(ctx, g.signal)
@@ -285,6 +363,7 @@ func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
 		for _, p := range procs {
 			if !p.exited {
 				_ = signalWorker(p.cmd.Process, sig)
+				resumeWorker(p.cmd.Process)
 			}
 		}
 		if grace == nil {
@@ -315,6 +394,9 @@ func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
 			}
 			if !p.res.Success() && !stopping {
 				g.failed = ev.local
+				for _, q := range procs {
+					q.res.Stopped = !q.exited && processStopped(q.res.Pid)
+				}
 				stop(syscall.SIGTERM)
 			}
 		case sig, ok := <-sigs:

@@ -504,3 +504,74 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 		t.Errorf("err %v, result %+v, output %q", err, res, out)
 	}
 }
+
+// A worker that is stopped (SIGSTOP) makes the others fail naming it: the
+// summary blames it, not the first to exit, and the run ends without
+// waiting for the grace period (the stopped worker is resumed to act on its
+// SIGTERM).
+func TestRunStoppedWorkerBlamed(t *testing.T) {
+	cfg, out := helperConfig(t, 3, "stopped", "1")
+	cfg.Grace = helperTimeout
+	res, err := Run(context.Background(), cfg)
+	if !errors.Is(err, ErrWorkerFailed) {
+		t.Fatalf("Run error %v\n%s", err, out)
+	}
+	if !strings.Contains(err.Error(), "rank 1 (named by rank") {
+		t.Errorf("error %q does not blame rank 1", err)
+	}
+	if c, why := res.Culprit(); c != 1 {
+		t.Errorf("culprit %d (%s), want 1", c, why)
+	}
+	if runtime.GOOS == "linux" && !res.Workers[1].Stopped {
+		t.Errorf("rank 1 not seen stopped: %+v", res.Workers[1])
+	}
+	summary := out.String()
+	if !strings.Contains(summary, "fathom run: rank 1 failed: rank ") || !strings.Contains(summary, "reported it lost") {
+		t.Errorf("summary does not blame rank 1:\n%s", summary)
+	}
+	if res.Duration > helperTimeout/2 {
+		t.Errorf("run took %v: the stopped worker waited for the grace period", res.Duration)
+	}
+}
+
+func TestCulprit(t *testing.T) {
+	for _, test := range []struct {
+		name    string
+		tail    []string
+		stopped int // rank stopped, -1 for none
+		want    int
+	}{
+		{name: "plain failure", tail: []string{"panic: boom"}, stopped: -1, want: 0},
+		{name: "named lost", tail: []string{"x", "comm: rank 0: allreduce: lost rank 2 (detected by rank 3: eof)"}, stopped: -1, want: 2},
+		{name: "last mention wins", tail: []string{"lost rank 1 (...)", "lost rank 3 (...)"}, stopped: -1, want: 3},
+		{name: "names itself", tail: []string{"lost rank 0"}, stopped: -1, want: 0},
+		{name: "stopped, nothing named", tail: nil, stopped: 2, want: 2},
+		{name: "named beats stopped", tail: []string{"lost rank 1"}, stopped: 2, want: 1},
+	} {
+		r := Result{Failures: []WorkerResult{{Rank: 0, ExitCode: 2, StderrTail: test.tail}}}
+		for i := range 4 {
+			r.Workers = append(r.Workers, WorkerResult{Rank: i, Stopped: i == test.stopped})
+		}
+		if got, why := r.Culprit(); got != test.want {
+			t.Errorf("%s: culprit %d (%s), want %d", test.name, got, why, test.want)
+		}
+	}
+}
+
+// TestRunAllInterfacesSaysSo: --master-addr 0.0.0.0 exposes the store on
+// every interface, and the launcher says so (loopback says nothing).
+func TestRunAllInterfacesSaysSo(t *testing.T) {
+	for _, test := range []struct {
+		addr string
+		warn bool
+	}{{"0.0.0.0", true}, {"127.0.0.1", false}} {
+		cfg, out := helperConfig(t, 1, "env")
+		cfg.MasterAddr = test.addr
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatalf("%s: %v\n%s", test.addr, err, out)
+		}
+		if got := strings.Contains(out.String(), "every interface"); got != test.warn {
+			t.Errorf("--master-addr %s: notice printed %v, want %v:\n%s", test.addr, got, test.warn, out)
+		}
+	}
+}

@@ -16,6 +16,10 @@ func signalWorker(p *os.Process, _ syscall.Signal) error { return p.Kill() }
 
 func killLeftovers(*os.Process) {}
 
+func resumeWorker(*os.Process) {}
+
+func processStopped(int) bool { return false }
+
 func exitStatus(st *os.ProcessState) (code int, sig syscall.Signal) { return st.ExitCode(), 0 }
 
 var signalNames = map[syscall.Signal]string{}

@@ -24,6 +24,11 @@ func signalWorker(p *os.Process, sig syscall.Signal) error {
 // hold its output pipes open).
 func killLeftovers(p *os.Process) { _ = signalWorker(p, syscall.SIGKILL) }
 
+// resumeWorker sends SIGCONT to the worker's process group, so that a
+// stopped worker acts on the signal it was just sent instead of waiting for
+// the grace period's SIGKILL.
+func resumeWorker(p *os.Process) { _ = signalWorker(p, syscall.SIGCONT) }
+
 // exitStatus splits a finished process's state into an exit code (-1 when
 // killed by a signal) and the signal (0 when it exited).
 func exitStatus(st *os.ProcessState) (code int, sig syscall.Signal) {

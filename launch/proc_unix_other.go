@@ -9,3 +9,6 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// processStopped: only Linux tells (through /proc).
+func processStopped(int) bool { return false }

@@ -45,6 +45,7 @@ type allreduceFlags struct {
 	budget    time.Duration
 	local     int
 	timeout   time.Duration
+	heartbeat time.Duration
 }
 
 func init() {
@@ -83,6 +84,7 @@ median over iterations is the latency. algbw = size/latency, busbw = algbw ×
 	fl.DurationVar(&f.budget, "budget", 4*time.Second, "target timed duration per size when --iters is 0")
 	fl.IntVar(&f.local, "local", 0, "spawn N local worker processes of this binary (no launcher needed)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "per-collective timeout (default FATHOM_TIMEOUT or 5m)")
+	fl.DurationVar(&f.heartbeat, "heartbeat-timeout", 0, "abort, naming it, when a rank is not heard from for this long (default FATHOM_HEARTBEAT_TIMEOUT or 15s)")
 	benchCmd.AddCommand(cmd)
 }
 
@@ -140,6 +142,9 @@ func arRun(ctx context.Context, f allreduceFlags) error {
 	}
 	if f.timeout > 0 {
 		o.Timeout = f.timeout
+	}
+	if f.heartbeat > 0 {
+		o.HeartbeatTimeout = f.heartbeat
 	}
 	g, err := comm.New(ctx, o)
 	if err != nil {

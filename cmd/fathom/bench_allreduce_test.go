@@ -58,10 +58,7 @@ func TestBenchAllreduceLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts processes")
 	}
-	exe := filepath.Join(t.TempDir(), "fathom")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe := buildFathom(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "bench", "allreduce", "--local", "2", "--size", "4KB,64KB",
@@ -85,4 +82,13 @@ func TestBenchAllreduceLocal(t *testing.T) {
 			t.Errorf("line %d: %+v, want size %d, world 2, 3 iterations, tcp, correct", i, res, size)
 		}
 	}
+}
+
+func buildFathom(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "fathom")
+	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return exe
 }

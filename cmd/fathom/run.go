@@ -50,12 +50,17 @@ type runResultJSON struct {
 	MasterPort  int             `json:"master_port"`
 	Workers     []runWorkerJSON `json:"workers"`
 	Failures    []runWorkerJSON `json:"failures,omitempty"`
+	// Culprit is the rank launch.Result.Culprit blames for the failure:
+	// the rank the first failed worker named lost, a stopped worker, else
+	// the first to fail.
+	Culprit *int `json:"culprit_rank,omitempty"`
 }
 
 type runWorkerJSON struct {
 	Rank     int     `json:"rank"`
 	ExitCode int     `json:"exit_code"`
 	Signal   string  `json:"signal,omitempty"`
+	Stopped  bool    `json:"stopped,omitempty"`
 	Seconds  float64 `json:"seconds"`
 }
 
@@ -92,11 +97,17 @@ func runJSON(res launch.Result, err error) runResultJSON {
 	conv := func(ws []launch.WorkerResult) []runWorkerJSON {
 		out := make([]runWorkerJSON, len(ws))
 		for i, w := range ws {
-			out[i] = runWorkerJSON{Rank: w.Rank, ExitCode: w.ExitCode, Signal: w.SignalName(), Seconds: w.Duration.Seconds()}
+			out[i] = runWorkerJSON{Rank: w.Rank, ExitCode: w.ExitCode, Signal: w.SignalName(), Stopped: w.Stopped,
+				Seconds: w.Duration.Seconds()}
 		}
 		return out
 	}
+	var culprit *int
+	if c, _ := res.Culprit(); c >= 0 {
+		culprit = &c
+	}
 	return runResultJSON{
+		Culprit:     culprit,
 		OK:          err == nil,
 		Restarts:    res.Restarts,
 		Interrupted: res.Interrupted,

@@ -20,6 +20,7 @@ type Server struct {
 	ln     net.Listener
 	token  []byte
 	log    *slog.Logger
+	refuse *auth.RefusalLog
 	mu     sync.Mutex
 	data   map[string][]byte
 	ready  map[string]chan struct{} // closed when the key is first set
@@ -30,13 +31,14 @@ type Server struct {
 }
 
 // Serve starts serving the store on ln. Connections must authenticate with
-// token. logger receives one warning per refused connection (nil: slog.Default()).
+// token. logger receives a warning per refused connection, at most
+// auth.RefusalBurst a minute and then a count (nil: slog.Default()).
 func Serve(ln net.Listener, token []byte, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	s := &Server{
-		ln: ln, token: token, log: logger,
+		ln: ln, token: token, log: logger, refuse: auth.NewRefusalLog(logger, "fathom store"),
 		data: map[string][]byte{}, ready: map[string]chan struct{}{},
 		conns: map[net.Conn]struct{}{}, closed: make(chan struct{}),
 	}
@@ -78,6 +80,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.refuse.Stop()
 	return err
 }
 
@@ -126,7 +129,7 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 	claim, err := auth.Server(c, s.token, auth.KindStore, time.Now().Add(10*time.Second))
 	if err != nil {
-		s.log.Warn("fathom store: refused connection", "remote", c.RemoteAddr().String(), "rank_claim", claim, "err", err)
+		s.refuse.Warn("fathom store: refused connection", "remote", c.RemoteAddr().String(), "rank_claim", claim, "err", err)
 		return
 	}
 	r := bufio.NewReader(c)

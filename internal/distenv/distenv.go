@@ -46,6 +46,9 @@ const (
 	SHMBytes      = "FATHOM_SHM_BYTES"       // size of each shared-memory ring direction
 	MaxEarlyBytes = "FATHOM_MAX_EARLY_BYTES" // per-peer bound on messages received early
 	Timeout       = "FATHOM_TIMEOUT"         // per-collective timeout, a Go duration
+	// HeartbeatTimeout is how long a rank may go unheard before the others
+	// name it and abort, a Go duration.
+	HeartbeatTimeout = "FATHOM_HEARTBEAT_TIMEOUT"
 
 	GOMAXPROCS    = "GOMAXPROCS"
 	OMPNumThreads = "OMP_NUM_THREADS"
@@ -75,13 +78,14 @@ type Env struct {
 	// SHMBytes and MaxEarlyBytes are 0 when unset (the consumer's default).
 	SHMBytes      int
 	MaxEarlyBytes int
-	// Timeout is 0 when unset.
-	Timeout time.Duration
+	// Timeout and HeartbeatTimeout are 0 when unset.
+	Timeout          time.Duration
+	HeartbeatTimeout time.Duration
 }
 
 // Parse reads the variables through lookup (os.LookupEnv, or Lookup of an
 // environment list). An empty value counts as unset. Integers must be
-// decimal; FATHOM_TIMEOUT is a Go duration ("90s", "10m"). Parse checks
+// decimal; FATHOM_TIMEOUT and FATHOM_HEARTBEAT_TIMEOUT are Go durations ("90s", "10m"). Parse checks
 // syntax only: whether the rank fits the world size is the consumer's call.
 func Parse(lookup func(key string) (string, bool)) (Env, error) {
 	e := Env{WorldSize: 1, LocalRank: -1, LocalWorldSize: -1, MasterAddr: DefaultMasterAddr, MasterPort: DefaultMasterPort}
@@ -113,12 +117,19 @@ func Parse(lookup func(key string) (string, bool)) (Env, error) {
 	e.JobToken = get(JobToken)
 	e.BindAddr = get(BindAddr)
 	e.NoSHM = get(SHM) == "0"
-	if v := get(Timeout); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return e, fmt.Errorf("environment %s=%q: %v", Timeout, v, err)
+	for _, v := range []struct {
+		key string
+		dst *time.Duration
+	}{{Timeout, &e.Timeout}, {HeartbeatTimeout, &e.HeartbeatTimeout}} {
+		s := get(v.key)
+		if s == "" {
+			continue
 		}
-		e.Timeout = d
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return e, fmt.Errorf("environment %s=%q: %v", v.key, s, err)
+		}
+		*v.dst = d
 	}
 	return e, nil
 }

@@ -21,9 +21,11 @@ func TestParse(t *testing.T) {
 			name: "everything",
 			env: []string{"RANK=2", "WORLD_SIZE=4", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2", "MASTER_ADDR=10.0.0.1",
 				"MASTER_PORT=1234", "FATHOM_JOB_TOKEN=s3cret", "FATHOM_BIND_ADDR=10.0.0.2", "FATHOM_SHM=0",
-				"FATHOM_SHM_BYTES=65536", "FATHOM_MAX_EARLY_BYTES= 100 ", "FATHOM_TIMEOUT=90s"},
+				"FATHOM_SHM_BYTES=65536", "FATHOM_MAX_EARLY_BYTES= 100 ", "FATHOM_TIMEOUT=90s",
+				"FATHOM_HEARTBEAT_TIMEOUT=1500ms"},
 			want: Env{Rank: 2, WorldSize: 4, LocalRank: 0, LocalWorldSize: 2, MasterAddr: "10.0.0.1", MasterPort: 1234,
-				JobToken: "s3cret", BindAddr: "10.0.0.2", NoSHM: true, SHMBytes: 65536, MaxEarlyBytes: 100, Timeout: 90 * time.Second},
+				JobToken: "s3cret", BindAddr: "10.0.0.2", NoSHM: true, SHMBytes: 65536, MaxEarlyBytes: 100, Timeout: 90 * time.Second,
+				HeartbeatTimeout: 1500 * time.Millisecond},
 		},
 		{
 			name: "empty values count as unset; last entry wins",
@@ -32,6 +34,7 @@ func TestParse(t *testing.T) {
 		},
 		{name: "bad integer", env: []string{"WORLD_SIZE=two"}, wantErr: `WORLD_SIZE="two" is not an integer`},
 		{name: "bad duration", env: []string{"FATHOM_TIMEOUT=5"}, wantErr: "FATHOM_TIMEOUT"},
+		{name: "bad heartbeat", env: []string{"FATHOM_HEARTBEAT_TIMEOUT=soon"}, wantErr: "FATHOM_HEARTBEAT_TIMEOUT"},
 	} {
 		got, err := Parse(Lookup(test.env))
 		if test.wantErr != "" {
