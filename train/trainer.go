@@ -106,6 +106,9 @@ type Options struct {
 	// Train yields the training batches; Eval, if set, the evaluation
 	// batches scored after each epoch.
 	Train, Eval *data.Loader
+	// EvalSplit names the split Eval holds in errors ("validation",
+	// "test"); "evaluation" when empty.
+	EvalSplit string
 	// Epochs is the number of passes over the training data.
 	Epochs int
 	// EarlyStopping stops before Epochs when a metric stops improving.
@@ -221,6 +224,21 @@ type NonFiniteLossError struct {
 func (e *NonFiniteLossError) Error() string {
 	return fmt.Sprintf("train: loss is %v at epoch %d, batch %d of %d: training diverged (lower the learning rate or check the inputs for NaN/Inf)",
 		e.Loss, e.Epoch, e.Batch, e.Batches)
+}
+
+// NonFiniteEvalLossError is returned by Fit when the loss on the
+// evaluation split is NaN or infinite after an epoch: the model (or the
+// evaluation data) holds non-finite values, and going on would select or
+// save a broken model.
+type NonFiniteEvalLossError struct {
+	Epoch int // 1-based
+	Split string
+	Loss  float64
+}
+
+func (e *NonFiniteEvalLossError) Error() string {
+	return fmt.Sprintf("train: %s loss is %v after epoch %d: the model or the %s data holds NaN/Inf (check the inputs, lower the learning rate)",
+		e.Split, e.Loss, e.Epoch, e.Split)
 }
 
 // Fit trains until Epochs epochs are done, early stopping fires, a hook
@@ -358,6 +376,13 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		m, err := t.evaluate()
 		if err != nil {
 			return runlog.Epoch{}, fmt.Errorf("train: evaluating after epoch %d: %w", epoch+1, err)
+		}
+		if math.IsNaN(m.Loss) || math.IsInf(m.Loss, 0) {
+			split := o.EvalSplit
+			if split == "" {
+				split = "evaluation"
+			}
+			return runlog.Epoch{}, &NonFiniteEvalLossError{Epoch: epoch + 1, Split: split, Loss: m.Loss}
 		}
 		res.Eval = &m
 		res.EvalSeconds = time.Since(es).Seconds()

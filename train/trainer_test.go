@@ -182,6 +182,36 @@ func TestNonFiniteLossNamesEpochAndBatch(t *testing.T) {
 	}
 }
 
+// A NaN in the evaluation data (or a model that outputs one there) stops
+// training after the epoch, naming the epoch and the split, instead of
+// going on to select and save a model on a NaN score.
+func TestNonFiniteEvalLossStops(t *testing.T) {
+	tab := linearTable(64, 0, 1)
+	eval := linearTable(16, 0, 2)
+	eval.X[2*5] = float32(math.Inf(1))
+	for _, split := range []string{"", "validation"} {
+		m := mlp(t, 1, 2, nn.LayerSpec{Type: "linear", Out: 1})
+		opt, _ := optim.NewSGD(m.Parameters(), optim.SGDOptions{LR: 0.01})
+		tr, err := New(Options{Model: m, Task: metrics.Regression, Optimizer: opt, Epochs: 3, EvalSplit: split,
+			Train: loader(t, tab, data.LoaderOptions{BatchSize: 16}), Eval: loader(t, eval, data.LoaderOptions{BatchSize: 16})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist, err := tr.Fit(context.Background())
+		var nf *NonFiniteEvalLossError
+		if !errors.As(err, &nf) || nf.Epoch != 1 || len(hist) != 0 {
+			t.Fatalf("error %v after %d epochs, want a non-finite evaluation loss after epoch 1", err, len(hist))
+		}
+		want := "validation loss is +Inf after epoch 1"
+		if split == "" {
+			want = "evaluation loss is +Inf after epoch 1"
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("message %q lacks %q", err, want)
+		}
+	}
+}
+
 func TestEarlyStopping(t *testing.T) {
 	trainT, testT := irisSplits(t, 1)
 	m := irisMLP(t, 1, false)

@@ -849,6 +849,14 @@ func (c *Config) EvalSplit() string {
 	return "test"
 }
 
+// evalSplitName is EvalSplit spelled out for messages.
+func (c *Config) evalSplitName() string {
+	if c.EvalSplit() == "val" {
+		return "validation"
+	}
+	return "test"
+}
+
 // dataPath resolves a data path against the config's directory.
 func (c *Config) dataPath(p string) string {
 	if p == "" || filepath.IsAbs(p) || c.dir == "" {

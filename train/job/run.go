@@ -200,7 +200,7 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	}
 	tr, err := train.New(train.Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: sched,
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
-		Train: trainL, Eval: evalL, Epochs: c.Epochs,
+		Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
 		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, Strategy: dist.strategy()})
 	if err != nil {
