@@ -1,38 +1,11 @@
 package tensor_test
 
 import (
-	"math"
 	"testing"
 
 	"github.com/fathom-ml/fathom/tensor"
+	"github.com/fathom-ml/fathom/tensor/gradcheck"
 )
-
-// gradsOf runs f on fresh leaf copies of inputs, back-propagates a fixed
-// random seed and returns the output values and every input's gradient.
-func gradsOf(f func(in []*tensor.Tensor) *tensor.Tensor, inputs []*tensor.Tensor, seed *tensor.Tensor) (out []float64, grads [][]float64) {
-	leaves := make([]*tensor.Tensor, len(inputs))
-	for i, t := range inputs {
-		leaves[i] = t.Detach().Clone().SetRequiresGrad(true)
-	}
-	y := f(leaves)
-	y.BackwardWith(seed)
-	for _, l := range leaves {
-		grads = append(grads, l.Grad().Values())
-	}
-	return y.Values(), grads
-}
-
-func closeAll(t *testing.T, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, composite %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > tol*(1+math.Abs(want[i])) {
-			t.Fatalf("%s[%d] = %v, composite %v", what, i, got[i], want[i])
-		}
-	}
-}
 
 const normEps = 1e-5
 
@@ -55,11 +28,11 @@ func TestFusedNormsMatchComposite(t *testing.T) {
 			comp := func(in []*tensor.Tensor) *tensor.Tensor {
 				return tensor.LayerNormComposite(in[0], in[1], in[2], 2, normEps)
 			}
-			y1, g1 := gradsOf(fused, []*tensor.Tensor{x, w, b}, seed)
-			y2, g2 := gradsOf(comp, []*tensor.Tensor{x, w, b}, seed)
-			closeAll(t, "y", y1, y2, tol)
+			y1, g1 := gradcheck.Grads(fused, []*tensor.Tensor{x, w, b}, seed)
+			y2, g2 := gradcheck.Grads(comp, []*tensor.Tensor{x, w, b}, seed)
+			gradcheck.Near(t, "y", y1, y2, tol)
 			for i := range g1 {
-				closeAll(t, []string{"dx", "dw", "db"}[i], g1[i], g2[i], tol)
+				gradcheck.Near(t, []string{"dx", "dw", "db"}[i], g1[i], g2[i], tol)
 			}
 		})
 		t.Run("batchnorm2d/"+dt.String(), func(t *testing.T) {
@@ -75,11 +48,11 @@ func TestFusedNormsMatchComposite(t *testing.T) {
 				y, _, _ := tensor.BatchNormComposite(in[0], in[1], in[2], []int{0, 2, 3}, []int{3, 1, 1}, normEps)
 				return y
 			}
-			y1, g1 := gradsOf(fused, []*tensor.Tensor{x, w, b}, seed)
-			y2, g2 := gradsOf(comp, []*tensor.Tensor{x, w, b}, seed)
-			closeAll(t, "y", y1, y2, tol)
+			y1, g1 := gradcheck.Grads(fused, []*tensor.Tensor{x, w, b}, seed)
+			y2, g2 := gradcheck.Grads(comp, []*tensor.Tensor{x, w, b}, seed)
+			gradcheck.Near(t, "y", y1, y2, tol)
 			for i := range g1 {
-				closeAll(t, []string{"dx", "dw", "db"}[i], g1[i], g2[i], tol)
+				gradcheck.Near(t, []string{"dx", "dw", "db"}[i], g1[i], g2[i], tol)
 			}
 			// The batch statistics, [C] and outside the graph.
 			_, mean, variance := tensor.BatchNorm(x, w, b, normEps)
@@ -87,8 +60,8 @@ func TestFusedNormsMatchComposite(t *testing.T) {
 			if mean.Dim() != 1 || mean.Size(0) != 3 || mean.RequiresGrad() || variance.RequiresGrad() {
 				t.Fatalf("mean %v (requires grad %v), want [3] outside the graph", mean.Shape(), mean.RequiresGrad())
 			}
-			closeAll(t, "mean", mean.Values(), cm.Values(), tol)
-			closeAll(t, "variance", variance.Values(), cv.Values(), tol)
+			gradcheck.Near(t, "mean", mean.Values(), cm.Values(), tol)
+			gradcheck.Near(t, "variance", variance.Values(), cv.Values(), tol)
 		})
 	}
 }
@@ -105,13 +78,13 @@ func TestNormsCompositeDTypes(t *testing.T) {
 		x, w *tensor.Tensor
 	}{{"bfloat16", x.To(tensor.BFloat16), w.To(tensor.BFloat16)}, {"mixed", x, w.To(tensor.Float64)}, {"noaffine", x, nil}} {
 		got := tensor.LayerNorm(c.x, c.w, nil, 1, normEps).Values()
-		closeAll(t, c.name+"/layernorm", got, tensor.LayerNormComposite(c.x, c.w, nil, 1, normEps).Values(), 1e-6)
+		gradcheck.Near(t, c.name+"/layernorm", got, tensor.LayerNormComposite(c.x, c.w, nil, 1, normEps).Values(), 1e-6)
 	}
 	xb := rng.Normal(tensor.Float32, 0, 1, 4, 3, 5).To(tensor.Float16)
 	y, mean, _ := tensor.BatchNorm(xb, nil, nil, normEps)
 	cy, cm, _ := tensor.BatchNormComposite(xb, nil, nil, []int{0, 2}, []int{3, 1}, normEps)
-	closeAll(t, "batchnorm/float16", y.Values(), cy.Values(), 1e-6)
-	closeAll(t, "batchnorm/float16/mean", mean.Values(), cm.Values(), 1e-6)
+	gradcheck.Near(t, "batchnorm/float16", y.Values(), cy.Values(), 1e-6)
+	gradcheck.Near(t, "batchnorm/float16/mean", mean.Values(), cm.Values(), 1e-6)
 	if mean.DType() != tensor.Float16 {
 		t.Fatalf("composite mean is %v, want the input's float16", mean.DType())
 	}
