@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,7 +15,9 @@ import (
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/optim"
 	"github.com/fathom-ml/fathom/runlog"
+	"github.com/fathom-ml/fathom/tensor"
 )
 
 // TestDataParallelMatchesLocal trains Iris with a global batch of 12
@@ -162,4 +165,79 @@ func flatParams(m *nn.Sequential) []float32 {
 		w = append(w, p.Float32s()...)
 	}
 	return w
+}
+
+// spareMLP is the Iris MLP with a layer the loss does not use.
+type spareMLP struct {
+	nn.Base
+	mlp   *nn.Sequential
+	spare *nn.Linear
+}
+
+func (m *spareMLP) Forward(x *tensor.Tensor) *tensor.Tensor { return m.mlp.Forward(x) }
+
+func newSpareMLP(t *testing.T, seed uint64) *spareMLP {
+	m := &spareMLP{mlp: irisMLP(t, seed, false), spare: nn.NewLinear(tensor.NewRNG(seed), 4, 3)}
+	m.Register("mlp", m.mlp)
+	m.Register("spare", m.spare)
+	return m
+}
+
+// TestDataParallelUnusedParameter: under DataParallel the trainer checks the
+// loss before Backward (BeforeBackward, ddp.Prepare), so a parameter that
+// takes no part in it stops training, named, before its gradients are
+// computed or reduced; with FindUnusedParameters the model trains and the
+// unused parameter stays as it was.
+func TestDataParallelUnusedParameter(t *testing.T) {
+	trainT, _ := irisSplits(t, 1)
+	for _, find := range []bool{false, true} {
+		t.Run(fmt.Sprintf("find_unused=%v", find), func(t *testing.T) {
+			gs := commtest.Groups(t, 2, comm.TransportAuto, nil)
+			errs := commtest.OnAll(gs, func(g *comm.Group) error {
+				m := newSpareMLP(t, 1)
+				opt, err := optim.NewAdam(m.Parameters(), optim.AdamOptions{LR: 0.01})
+				if err != nil {
+					return err
+				}
+				spare := slices.Clone(m.spare.Parameters()[0].Float32s())
+				var steps int
+				tr, err := New(Options{Model: m, Optimizer: opt, Epochs: 2,
+					Strategy: NewDataParallel(g, ddp.Options{FindUnusedParameters: find}),
+					Train:    loader(t, trainT, data.LoaderOptions{BatchSize: 16, Shuffle: true, Seed: 1}),
+					Hooks:    Hooks{Batch: func(BatchEvent) { steps++ }}})
+				if err != nil {
+					return err
+				}
+				_, err = tr.Fit(context.Background())
+				if find {
+					if err != nil {
+						return err
+					}
+					if g.Rank() == 0 && steps != 16 {
+						return fmt.Errorf("%d steps, want 16", steps)
+					}
+					if !slices.Equal(m.spare.Parameters()[0].Float32s(), spare) {
+						return errors.New("the unused parameter changed")
+					}
+					return nil
+				}
+				var ue *ddp.UnusedParameterError
+				if !errors.As(err, &ue) || !slices.Equal(ue.Names, []string{"spare.weight", "spare.bias"}) {
+					return fmt.Errorf("error %v, want an UnusedParameterError naming spare.weight and spare.bias", err)
+				}
+				// Stopped before Backward: no gradient was computed, so
+				// none was reduced, and no step was taken.
+				for _, p := range m.mlp.Parameters() {
+					if gr := p.Grad(); gr != nil && slices.ContainsFunc(gr.Float32s(), func(v float32) bool { return v != 0 }) {
+						return errors.New("a used parameter has a gradient: Backward ran")
+					}
+				}
+				if steps != 0 {
+					return fmt.Errorf("%d steps before the error", steps)
+				}
+				return nil
+			})
+			commtest.MustAll(t, "fit", errs)
+		})
+	}
 }

@@ -328,6 +328,11 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 				return runlog.Epoch{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
 			}
 			opt.ZeroGrad()
+			if bb, ok := st.(beforeBackward); ok {
+				if err := bb.BeforeBackward(loss); err != nil {
+					return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+				}
+			}
 			loss.Backward()
 		} else {
 			opt.ZeroGrad()
