@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
+	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
 	"github.com/fathom-ml/fathom/runlog"
@@ -239,5 +241,75 @@ func TestDataParallelUnusedParameter(t *testing.T) {
 			})
 			commtest.MustAll(t, "fit", errs)
 		})
+	}
+}
+
+// TestDataParallelInterruptKeepsMainSums pins what docs/distributed.md
+// describes: a checkpoint written when the run is interrupted holds rank
+// 0's metric sums only (no collective at interrupt time, where ranks may be
+// at different steps), so the resumed epoch's training metrics count rank
+// 0's rows before the interrupt and every rank's after it.
+func TestDataParallelInterruptKeepsMainSums(t *testing.T) {
+	trainT, _ := irisSplits(t, 1)
+	ckpt := filepath.Join(t.TempDir(), "run.ckpt")
+	newTrainer := func(g *comm.Group, loss LossFunc) *Trainer {
+		m := irisMLP(t, 1, false)
+		tr, err := New(Options{Model: m, Optimizer: adam(t, m, 0.01), Epochs: 1, Strategy: NewDataParallel(g, ddp.Options{}),
+			Loss:           loss,
+			Train:          loader(t, trainT, data.LoaderOptions{BatchSize: 12, Shuffle: true, Seed: 1}),
+			CheckpointPath: ckpt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	gs := commtest.Groups(t, 2, comm.TransportAuto, nil)
+	errs := commtest.OnAll(gs, func(g *comm.Group) error {
+		// Every rank cancels during its third step, so all stop before the
+		// fourth.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ce, calls := CrossEntropy(nn.ClassOptions{}), 0
+		tr := newTrainer(g, func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor {
+			if calls++; calls == 3 {
+				cancel()
+			}
+			return ce(out, b)
+		})
+		_, err := tr.Fit(ctx)
+		if !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("error %v, want the interrupt", err)
+		}
+		return nil
+	})
+	commtest.MustAll(t, "interrupted", errs)
+	c, err := modelfile.ReadCheckpoint(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts trainerState
+	if err := json.Unmarshal(c.Trainer, &ts); err != nil {
+		t.Fatal(err)
+	}
+	// 3 steps of rank 0's 6 rows of each global batch of 12.
+	if c.Step != 3 || ts.Seen != 18 {
+		t.Fatalf("checkpoint at step %d with %d rows counted, want step 3 and rank 0's 18", c.Step, ts.Seen)
+	}
+	resumed := make([]runlog.Epoch, 2)
+	errs = commtest.OnAll(gs, func(g *comm.Group) error {
+		tr := newTrainer(g, nil)
+		if err := tr.LoadCheckpoint(ckpt); err != nil {
+			return err
+		}
+		hist, err := tr.Fit(context.Background())
+		if err != nil {
+			return err
+		}
+		resumed[g.Rank()] = hist[0]
+		return nil
+	})
+	commtest.MustAll(t, "resumed", errs)
+	if got, want := resumed[0].Train.Samples, trainT.Rows-18; got != want {
+		t.Errorf("resumed epoch counts %d rows, want %d (rank 1's 18 before the interrupt are not in the checkpoint)", got, want)
 	}
 }
