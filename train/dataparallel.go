@@ -126,6 +126,29 @@ func (s *DataParallel) shard(l *data.Loader) (*shard, error) {
 	return sh, nil
 }
 
+// BeforeBackward checks which parameters the loss reaches (ddp.Prepare):
+// one it does not reach is an *ddp.UnusedParameterError naming it, found
+// before Backward and any gradient all-reduce, or with
+// FindUnusedParameters it is marked ready at once so its bucket need not
+// wait for Sync. On that error this rank still takes part in the step's
+// reduction (with zero gradients, as ddp.Sync does on its own error), so
+// that a rank whose loss reached every parameter (data-dependent use) is
+// not left waiting in it.
+func (s *DataParallel) BeforeBackward(loss *tensor.Tensor) error {
+	if s.d == nil {
+		return errors.New("data parallel: BeforeBackward before Setup")
+	}
+	err := s.d.Prepare(loss)
+	if err == nil {
+		return nil
+	}
+	var ue *ddp.UnusedParameterError
+	if serr := s.d.Sync(); serr != nil && !errors.As(serr, &ue) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
 // AfterBackward waits for every gradient bucket's all-reduce (ddp.Sync):
 // the gradients of params then hold the global batch's gradient.
 func (s *DataParallel) AfterBackward([]*tensor.Tensor) error {

@@ -2,6 +2,8 @@ package train
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,8 +15,11 @@ import (
 	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
+	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/optim"
 	"github.com/fathom-ml/fathom/runlog"
+	"github.com/fathom-ml/fathom/tensor"
 )
 
 // TestDataParallelMatchesLocal trains Iris with a global batch of 12
@@ -162,4 +167,149 @@ func flatParams(m *nn.Sequential) []float32 {
 		w = append(w, p.Float32s()...)
 	}
 	return w
+}
+
+// spareMLP is the Iris MLP with a layer the loss does not use.
+type spareMLP struct {
+	nn.Base
+	mlp   *nn.Sequential
+	spare *nn.Linear
+}
+
+func (m *spareMLP) Forward(x *tensor.Tensor) *tensor.Tensor { return m.mlp.Forward(x) }
+
+func newSpareMLP(t *testing.T, seed uint64) *spareMLP {
+	m := &spareMLP{mlp: irisMLP(t, seed, false), spare: nn.NewLinear(tensor.NewRNG(seed), 4, 3)}
+	m.Register("mlp", m.mlp)
+	m.Register("spare", m.spare)
+	return m
+}
+
+// TestDataParallelUnusedParameter: under DataParallel the trainer checks the
+// loss before Backward (BeforeBackward, ddp.Prepare), so a parameter that
+// takes no part in it stops training, named, before its gradients are
+// computed or reduced; with FindUnusedParameters the model trains and the
+// unused parameter stays as it was.
+func TestDataParallelUnusedParameter(t *testing.T) {
+	trainT, _ := irisSplits(t, 1)
+	for _, find := range []bool{false, true} {
+		t.Run(fmt.Sprintf("find_unused=%v", find), func(t *testing.T) {
+			gs := commtest.Groups(t, 2, comm.TransportAuto, nil)
+			errs := commtest.OnAll(gs, func(g *comm.Group) error {
+				m := newSpareMLP(t, 1)
+				opt, err := optim.NewAdam(m.Parameters(), optim.AdamOptions{LR: 0.01})
+				if err != nil {
+					return err
+				}
+				spare := slices.Clone(m.spare.Parameters()[0].Float32s())
+				var steps int
+				tr, err := New(Options{Model: m, Optimizer: opt, Epochs: 2,
+					Strategy: NewDataParallel(g, ddp.Options{FindUnusedParameters: find}),
+					Train:    loader(t, trainT, data.LoaderOptions{BatchSize: 16, Shuffle: true, Seed: 1}),
+					Hooks:    Hooks{Batch: func(BatchEvent) { steps++ }}})
+				if err != nil {
+					return err
+				}
+				_, err = tr.Fit(context.Background())
+				if find {
+					if err != nil {
+						return err
+					}
+					if g.Rank() == 0 && steps != 16 {
+						return fmt.Errorf("%d steps, want 16", steps)
+					}
+					if !slices.Equal(m.spare.Parameters()[0].Float32s(), spare) {
+						return errors.New("the unused parameter changed")
+					}
+					return nil
+				}
+				var ue *ddp.UnusedParameterError
+				if !errors.As(err, &ue) || !slices.Equal(ue.Names, []string{"spare.weight", "spare.bias"}) {
+					return fmt.Errorf("error %v, want an UnusedParameterError naming spare.weight and spare.bias", err)
+				}
+				// Stopped before Backward: no gradient was computed, so
+				// none was reduced, and no step was taken.
+				for _, p := range m.mlp.Parameters() {
+					if gr := p.Grad(); gr != nil && slices.ContainsFunc(gr.Float32s(), func(v float32) bool { return v != 0 }) {
+						return errors.New("a used parameter has a gradient: Backward ran")
+					}
+				}
+				if steps != 0 {
+					return fmt.Errorf("%d steps before the error", steps)
+				}
+				return nil
+			})
+			commtest.MustAll(t, "fit", errs)
+		})
+	}
+}
+
+// TestDataParallelInterruptKeepsMainSums pins what docs/distributed.md
+// describes: a checkpoint written when the run is interrupted holds rank
+// 0's metric sums only (no collective at interrupt time, where ranks may be
+// at different steps), so the resumed epoch's training metrics count rank
+// 0's rows before the interrupt and every rank's after it.
+func TestDataParallelInterruptKeepsMainSums(t *testing.T) {
+	trainT, _ := irisSplits(t, 1)
+	ckpt := filepath.Join(t.TempDir(), "run.ckpt")
+	newTrainer := func(g *comm.Group, loss LossFunc) *Trainer {
+		m := irisMLP(t, 1, false)
+		tr, err := New(Options{Model: m, Optimizer: adam(t, m, 0.01), Epochs: 1, Strategy: NewDataParallel(g, ddp.Options{}),
+			Loss:           loss,
+			Train:          loader(t, trainT, data.LoaderOptions{BatchSize: 12, Shuffle: true, Seed: 1}),
+			CheckpointPath: ckpt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	gs := commtest.Groups(t, 2, comm.TransportAuto, nil)
+	errs := commtest.OnAll(gs, func(g *comm.Group) error {
+		// Every rank cancels during its third step, so all stop before the
+		// fourth.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ce, calls := CrossEntropy(nn.ClassOptions{}), 0
+		tr := newTrainer(g, func(out *tensor.Tensor, b *data.Batch) *tensor.Tensor {
+			if calls++; calls == 3 {
+				cancel()
+			}
+			return ce(out, b)
+		})
+		_, err := tr.Fit(ctx)
+		if !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("error %v, want the interrupt", err)
+		}
+		return nil
+	})
+	commtest.MustAll(t, "interrupted", errs)
+	c, err := modelfile.ReadCheckpoint(ckpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts trainerState
+	if err := json.Unmarshal(c.Trainer, &ts); err != nil {
+		t.Fatal(err)
+	}
+	// 3 steps of rank 0's 6 rows of each global batch of 12.
+	if c.Step != 3 || ts.Seen != 18 {
+		t.Fatalf("checkpoint at step %d with %d rows counted, want step 3 and rank 0's 18", c.Step, ts.Seen)
+	}
+	resumed := make([]runlog.Epoch, 2)
+	errs = commtest.OnAll(gs, func(g *comm.Group) error {
+		tr := newTrainer(g, nil)
+		if err := tr.LoadCheckpoint(ckpt); err != nil {
+			return err
+		}
+		hist, err := tr.Fit(context.Background())
+		if err != nil {
+			return err
+		}
+		resumed[g.Rank()] = hist[0]
+		return nil
+	})
+	commtest.MustAll(t, "resumed", errs)
+	if got, want := resumed[0].Train.Samples, trainT.Rows-18; got != want {
+		t.Errorf("resumed epoch counts %d rows, want %d (rank 1's 18 before the interrupt are not in the checkpoint)", got, want)
+	}
 }

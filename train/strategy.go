@@ -49,6 +49,15 @@ type Strategy interface {
 	IsMain() bool
 }
 
+// beforeBackward is a Strategy that also looks at each step's loss after
+// the gradients are zeroed and before Backward (DataParallel: ddp.Prepare,
+// which finds the parameters the loss does not reach before any
+// communication). It is optional so that Strategy stays as it is; a rank
+// whose part of the batch is empty computes no loss and is not called.
+type beforeBackward interface {
+	BeforeBackward(loss *tensor.Tensor) error
+}
+
 // Local is the single-process Strategy: the whole loader, gradients and
 // metrics as they are, and this process writes the files.
 type Local struct{}

@@ -328,6 +328,11 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 				return runlog.Epoch{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
 			}
 			opt.ZeroGrad()
+			if bb, ok := st.(beforeBackward); ok {
+				if err := bb.BeforeBackward(loss); err != nil {
+					return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+				}
+			}
 			loss.Backward()
 		} else {
 			opt.ZeroGrad()
@@ -410,6 +415,12 @@ func (t *Trainer) checkpointMidEpoch(path string) error {
 }
 
 // interrupted checkpoints a cancelled run and wraps the context error.
+// Unlike checkpointMidEpoch it does not reduce the epoch's metric sums over
+// the processes: under DataParallel the cancellation reaches ranks at
+// different steps (a rank may already wait in this step's gradient
+// all-reduce), so a collective here could be matched against the wrong
+// one. The checkpoint holds the main process's sums; docs/distributed.md
+// describes the effect on the resumed epoch's training metrics.
 func (t *Trainer) interrupted(cause error) error {
 	if t.opts.CheckpointPath != "" && t.opts.Strategy.IsMain() {
 		if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {

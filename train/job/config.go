@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
@@ -53,6 +55,9 @@ type Config struct {
 	Seed          uint64              `yaml:"seed"`
 	EarlyStopping EarlyStoppingConfig `yaml:"early_stopping"`
 	Output        OutputConfig        `yaml:"output"`
+	// Distributed tunes data-parallel training (WORLD_SIZE > 1); a
+	// single-process run accepts and ignores it.
+	Distributed DistributedConfig `yaml:"distributed"`
 
 	// dir is the directory of the config file; relative data paths are
 	// resolved against it. file names the config in errors; modelLines
@@ -222,6 +227,74 @@ type OutputConfig struct {
 	Metrics *bool `yaml:"metrics"`
 }
 
+// DistributedConfig holds the data-parallel options of a distributed job
+// (package ddp's Options, under PyTorch DistributedDataParallel's names).
+type DistributedConfig struct {
+	// BucketCapMB is the largest gradient bucket in MiB (default 25).
+	BucketCapMB *float64 `yaml:"bucket_cap_mb"`
+	// FirstBucketMB is the size of the first bucket in MiB (default 1).
+	FirstBucketMB *float64 `yaml:"first_bucket_mb"`
+	// FindUnusedParameters allows parameters that take no part in the
+	// loss of a step; without it such a parameter stops the job, named.
+	FindUnusedParameters bool `yaml:"find_unused_parameters"`
+	// BroadcastBuffers copies rank 0's buffers (BatchNorm's running
+	// statistics) to every worker after each step (default true); false
+	// keeps each worker's own.
+	BroadcastBuffers *bool `yaml:"broadcast_buffers"`
+}
+
+// options returns the ddp.Options the section describes.
+func (d DistributedConfig) options() ddp.Options {
+	var o ddp.Options
+	if d.BucketCapMB != nil {
+		o.BucketCapMB = *d.BucketCapMB
+	}
+	if d.FirstBucketMB != nil {
+		o.FirstBucketMB = *d.FirstBucketMB
+	}
+	o.FindUnusedParameters = d.FindUnusedParameters
+	o.KeepLocalBuffers = d.BroadcastBuffers != nil && !*d.BroadcastBuffers
+	return o
+}
+
+// validateDistributed checks the distributed section's sizes, locating a
+// bad value by its line in root (0 when given with --set).
+func (c *Config) validateDistributed(root *yaml.Node) *ConfigError {
+	for _, f := range []struct {
+		key string
+		v   *float64
+	}{
+		{"bucket_cap_mb", c.Distributed.BucketCapMB},
+		{"first_bucket_mb", c.Distributed.FirstBucketMB},
+	} {
+		if f.v == nil || (*f.v > 0 && !math.IsInf(*f.v, 1)) {
+			continue
+		}
+		return &ConfigError{Line: valueLine(root, "distributed", f.key),
+			Msg: fmt.Sprintf("distributed.%s: want a positive size in MiB, got %g", f.key, *f.v)}
+	}
+	return nil
+}
+
+// valueLine returns the line of the value at path in the mapping root, or
+// 0 when it is not there or has no line.
+func valueLine(root *yaml.Node, path ...string) int {
+	n := root
+	for _, key := range path {
+		var next *yaml.Node
+		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return 0
+		}
+		n = next
+	}
+	return n.Line
+}
+
 // ConfigError is an error in a config, located by file and line when
 // known.
 type ConfigError struct {
@@ -306,6 +379,10 @@ func ParseConfig(text []byte, name string, overrides []string) (*Config, error) 
 				c.modelLines = append(c.modelLines, l.Line)
 			}
 		}
+	}
+	if err := c.validateDistributed(root); err != nil {
+		err.File = name
+		return nil, err
 	}
 	if err := c.validate(); err != nil {
 		var ce *ConfigError

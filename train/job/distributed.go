@@ -10,7 +10,6 @@ import (
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/data"
-	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
@@ -48,7 +47,7 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &distributed{g: g, dp: train.NewDataParallel(g, ddp.Options{})}, nil
+	return &distributed{g: g, dp: train.NewDataParallel(g, c.Distributed.options())}, nil
 }
 
 // strategy returns the trainer's Strategy: nil (Local) for one process.

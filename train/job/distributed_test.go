@@ -4,9 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/tensor"
 )
@@ -31,5 +34,63 @@ func TestWeightsSHA256(t *testing.T) {
 	m.Parameters()[0].Float32s()[0] += 1e-6
 	if WeightsSHA256(m) == want {
 		t.Error("a changed weight left the fingerprint unchanged")
+	}
+}
+
+func TestDistributedConfig(t *testing.T) {
+	const section = `
+distributed:
+  bucket_cap_mb: 4
+  first_bucket_mb: 0.5
+  find_unused_parameters: true
+  broadcast_buffers: false
+`
+	c, err := ParseConfig([]byte(baseConfig+section), "d.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ddp.Options{BucketCapMB: 4, FirstBucketMB: 0.5, FindUnusedParameters: true, KeepLocalBuffers: true}
+	if got := c.Distributed.options(); got != want {
+		t.Fatalf("options %+v, want %+v", got, want)
+	}
+	// Without the section: ddp's defaults, buffers broadcast as in PyTorch.
+	c, err = ParseConfig([]byte(baseConfig), "d.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Distributed.options(); got != (ddp.Options{}) {
+		t.Fatalf("default options %+v", got)
+	}
+
+	for _, test := range []struct {
+		text      string
+		overrides []string
+		want      string
+	}{
+		{text: "distributed:\n  bucket_cap_mb: 0\n", want: "d.yaml:16: distributed.bucket_cap_mb: want a positive size in MiB, got 0"},
+		{text: "distributed:\n  first_bucket_mb: -1\n", want: "d.yaml:16: distributed.first_bucket_mb: want a positive size in MiB, got -1"},
+		{text: "distributed:\n  bucket_cap_mb: .nan\n", want: "d.yaml:16: distributed.bucket_cap_mb: want a positive size in MiB, got NaN"},
+		{overrides: []string{"distributed.bucket_cap_mb=0"}, want: "d.yaml: distributed.bucket_cap_mb: want a positive size in MiB, got 0"},
+		{text: "distributed:\n  bucket_cap: 4\n", want: `d.yaml:16: unknown key "bucket_cap" in distributed`},
+		{text: "distributed:\n  broadcast_buffers: maybe\n", want: "d.yaml"},
+	} {
+		_, err := ParseConfig([]byte(baseConfig+test.text), "d.yaml", test.overrides)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), test.want) {
+			t.Errorf("%q %v: error %v, want a ConfigError starting %q", test.text, test.overrides, err, test.want)
+		}
+	}
+}
+
+// TestDistributedConfigSingleProcess: a single-process run accepts the
+// distributed section and ignores it.
+func TestDistributedConfigSingleProcess(t *testing.T) {
+	c, err := ParseConfig([]byte(baseConfig+"distributed: {bucket_cap_mb: 1, find_unused_parameters: true}\n"),
+		"d.yaml", []string{"epochs=1", "output.dir=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), c, RunOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
