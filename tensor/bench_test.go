@@ -74,7 +74,11 @@ func BenchmarkElementwise(b *testing.B) {
 // BenchmarkMLPStep is one SGD training step of a 784-256-128-10 MLP at
 // batch 64 (the Fashion-MNIST model): forward, cross-entropy, backward,
 // parameter update.
-func BenchmarkMLPStep(b *testing.B) {
+func BenchmarkMLPStep(b *testing.B) { benchMLPStep(b, false) }
+
+// benchMLPStep runs BenchmarkMLPStep, with a no-op grad-ready hook on
+// every parameter when hooks is set (checked to fire once per step).
+func benchMLPStep(b *testing.B, hooks bool) {
 	rng := tensor.NewRNG(3)
 	sizes := []int{784, 256, 128, 10}
 	var params []*tensor.Tensor
@@ -82,6 +86,12 @@ func BenchmarkMLPStep(b *testing.B) {
 		params = append(params,
 			rng.Normal(tensor.Float32, 0, 0.05, sizes[i+1], sizes[i]).SetRequiresGrad(true),
 			tensor.Zeros(tensor.Float32, sizes[i+1]).SetRequiresGrad(true))
+	}
+	ready := 0
+	if hooks {
+		for _, p := range params {
+			p.RegisterGradReadyHook(func(*tensor.Tensor) { ready++ })
+		}
 	}
 	x := rng.Uniform(tensor.Float32, 0, 1, 64, 784)
 	target := tensor.OneHot(rng.RandInt(tensor.Int64, 0, 10, 64), 10)
@@ -100,6 +110,9 @@ func BenchmarkMLPStep(b *testing.B) {
 			p.AxpyInPlace(-0.01, p.Grad())
 			p.ZeroGrad()
 		}
+	}
+	if hooks && ready != b.N*len(params) {
+		b.Fatalf("%d hooks ran in %d steps", ready, b.N)
 	}
 }
 

@@ -441,41 +441,7 @@ func TestGradReadyOverlap(t *testing.T) {
 
 // BenchmarkMLPStepGradReady is BenchmarkMLPStep with a no-op grad-ready
 // hook on every parameter: what counting uses and firing hooks costs.
-func BenchmarkMLPStepGradReady(b *testing.B) {
-	rng := tensor.NewRNG(3)
-	sizes := []int{784, 256, 128, 10}
-	var params []*tensor.Tensor
-	for i := 0; i+1 < len(sizes); i++ {
-		params = append(params,
-			rng.Normal(tensor.Float32, 0, 0.05, sizes[i+1], sizes[i]).SetRequiresGrad(true),
-			tensor.Zeros(tensor.Float32, sizes[i+1]).SetRequiresGrad(true))
-	}
-	ready := 0
-	for _, p := range params {
-		p.RegisterGradReadyHook(func(*tensor.Tensor) { ready++ })
-	}
-	x := rng.Uniform(tensor.Float32, 0, 1, 64, 784)
-	target := tensor.OneHot(rng.RandInt(tensor.Int64, 0, 10, 64), 10)
-	b.ReportAllocs()
-	for b.Loop() {
-		h := x
-		for l := 0; l < 3; l++ {
-			h = tensor.Linear(h, params[2*l], params[2*l+1])
-			if l < 2 {
-				h = h.Relu()
-			}
-		}
-		loss := h.LogSoftmax(-1).Mul(target).SumAll().MulScalar(-1.0 / 64)
-		loss.Backward()
-		for _, p := range params {
-			p.AxpyInPlace(-0.01, p.Grad())
-			p.ZeroGrad()
-		}
-	}
-	if ready != b.N*len(params) {
-		b.Fatalf("%d hooks ran in %d steps", ready, b.N)
-	}
-}
+func BenchmarkMLPStepGradReady(b *testing.B) { benchMLPStep(b, true) }
 
 // BenchmarkBackwardSmallGraph runs Backward through a graph of small
 // tensors (16 parameters, each used twice, about 100 nodes), where the
