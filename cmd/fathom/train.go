@@ -25,13 +25,8 @@ import (
 // names: "val" (data.validation) or "test" (no validation split: the test
 // split, scored for the curves; early stopping refuses it).
 type trainEpochLine struct {
-	Epoch     int              `json:"epoch"`
-	Train     metrics.Metrics  `json:"train"`
-	Eval      *metrics.Metrics `json:"eval,omitempty"`
-	EvalSplit string           `json:"eval_split,omitempty"`
-	LR        float64          `json:"lr"`
-	Seconds   float64          `json:"seconds"`
-	Steps     int              `json:"steps"`
+	runlog.Epoch
+	EvalSplit string `json:"eval_split,omitempty"`
 }
 
 func init() {
@@ -109,7 +104,7 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 			fmt.Fprintln(stderr, epochSummary(r, cfg.Epochs, cfg.EvalSplit()))
 		}
 		if jsonOut {
-			line := trainEpochLine{Epoch: r.Epoch, Train: r.Train, Eval: r.Eval, LR: r.LR, Seconds: r.Seconds, Steps: r.Steps}
+			line := trainEpochLine{Epoch: r}
 			if r.Eval != nil {
 				line.EvalSplit = cfg.EvalSplit()
 			}
