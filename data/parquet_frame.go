@@ -79,17 +79,24 @@ func ReadParquetFrame(path string, opts ParquetFrameOptions) (*Frame, error) {
 			return nil, err
 		}
 	}
+	return builtFrame(cols, meta, path, path)
+}
+
+// builtFrame turns the column builders of a read into a Frame carrying
+// the files' metadata; errors name last (the file whose column failed
+// last) or where (the data set).
+func builtFrame(cols []*frameColumnBuilder, meta map[string]string, last, where string) (*Frame, error) {
 	out := make([]Column, len(cols))
 	for k, c := range cols {
 		col, err := c.column()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", last, err)
 		}
 		out[k] = col
 	}
 	f, err := NewFrame(out...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	f.meta = meta
 	return f, nil

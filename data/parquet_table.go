@@ -34,19 +34,10 @@ func readParquetTable(where string, ds *parquetDataset, opts ParquetOptions) (*T
 			return nil, err
 		}
 	}
-	out := make([]Column, len(cols))
-	for k, c := range cols {
-		col, err := c.column()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ds.parts[len(ds.parts)-1].path, err)
-		}
-		out[k] = col
-	}
-	f, err := NewFrame(out...)
+	f, err := builtFrame(cols, meta, ds.parts[len(ds.parts)-1].path, where)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, err
 	}
-	f.meta = meta
 	t, err := f.table(TableOptions{
 		Label: opts.Label, LabelKind: opts.LabelKind, Classes: opts.Classes,
 		Features: opts.Select, Impute: opts.Impute, parquetCompat: true,
