@@ -642,3 +642,35 @@ func (e Entry) Float32s() ([]float32, error) {
 	}
 	return out, nil
 }
+
+// F64 returns an F64 entry holding values, copied into little-endian bytes.
+// It panics if shape does not match the number of values (a programmer error).
+func F64(name string, shape []int, values []float64) Entry {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	if n != len(values) {
+		panic(fmt.Sprintf("safetensors.F64(%q): shape %v needs %d values, got %d", name, shape, n, len(values)))
+	}
+	data := make([]byte, 8*len(values))
+	for i, v := range values {
+		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(v))
+	}
+	return Entry{Name: name, DType: "F64", Shape: slices.Clone(shape), Data: data}
+}
+
+// Float64s decodes an F64 entry's data into a new slice.
+func (e Entry) Float64s() ([]float64, error) {
+	if e.DType != "F64" {
+		return nil, fmt.Errorf("tensor %q is %s, not F64", e.Name, e.DType)
+	}
+	if len(e.Data)%8 != 0 {
+		return nil, fmt.Errorf("tensor %q: %d bytes is not a whole number of F64 values", e.Name, len(e.Data))
+	}
+	out := make([]float64, len(e.Data)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(e.Data[8*i:]))
+	}
+	return out, nil
+}

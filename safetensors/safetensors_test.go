@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -420,5 +421,28 @@ func TestReadDeclaredSizeBomb(t *testing.T) {
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
 		t.Errorf("file: allocated %d bytes", got)
+	}
+}
+
+func TestF64RoundTrip(t *testing.T) {
+	in := []float64{1, -2.5, math.Inf(1), math.SmallestNonzeroFloat64, math.MaxFloat64, 0.1}
+	var buf bytes.Buffer
+	if err := Write(&buf, []Entry{F64("x", []int{2, 3}, in)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := f.Tensor("x")
+	got, err := e.Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, in) || !slices.Equal(e.Shape, []int{2, 3}) {
+		t.Fatalf("round trip: %v %v, want %v [2 3]", got, e.Shape, in)
+	}
+	if _, err := F32("y", []int{1}, []float32{1}).Float64s(); err == nil {
+		t.Fatal("Float64s of an F32 entry: no error")
 	}
 }

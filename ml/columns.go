@@ -1,0 +1,174 @@
+package ml
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fathom-ml/fathom/data"
+)
+
+// Default column names, Spark ML's.
+const (
+	FeaturesCol      = "features"
+	LabelCol         = "label"
+	PredictionCol    = "prediction"
+	ProbabilityCol   = "probability"
+	RawPredictionCol = "rawPrediction"
+)
+
+// Matrix is a dense row-major float64 matrix: the rows of a features
+// column, one row a sample.
+type Matrix struct {
+	Rows, Cols int
+	Data       []float64
+}
+
+// Row returns row i (a view).
+func (m Matrix) Row(i int) []float64 { return m.Data[i*m.Cols : (i+1)*m.Cols] }
+
+// Features returns the vector column col of f as a dense float64 matrix
+// (float32 elements are widened). A scalar numeric column is a matrix of
+// one column. A null row or element is an error naming the column and the
+// row (1-based): impute or drop them first.
+func Features(f *data.Frame, col string) (Matrix, error) {
+	c := f.Col(col)
+	if c == nil {
+		return Matrix{}, fmt.Errorf("no column %q (the frame has %v)", col, f.Names())
+	}
+	if c.Kind() != data.Vector {
+		v, err := Numbers(f, col)
+		if err != nil {
+			return Matrix{}, err
+		}
+		return Matrix{Rows: len(v), Cols: 1, Data: v}, nil
+	}
+	vc := c.(*data.VectorColumn)
+	n, w := vc.Len(), vc.Width()
+	if vc.NullCount() > 0 || vc.ElemValid() != nil {
+		for i := range n {
+			if vc.IsNull(i) {
+				return Matrix{}, fmt.Errorf("column %q, row %d: missing vector", col, i+1)
+			}
+			for e := range w {
+				if vc.ElemNull(i, e) {
+					return Matrix{}, fmt.Errorf("column %q, row %d, element %d: missing value", col, i+1, e+1)
+				}
+			}
+		}
+	}
+	out := make([]float64, n*w)
+	if v := vc.Float64s(); v != nil {
+		copy(out, v)
+	} else {
+		for i, x := range vc.Float32s() {
+			out[i] = float64(x)
+		}
+	}
+	for i, x := range out {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return Matrix{}, fmt.Errorf("column %q, row %d, element %d: %g is not a finite number", col, i/max(w, 1)+1, i%max(w, 1)+1, x)
+		}
+	}
+	return Matrix{Rows: n, Cols: w, Data: out}, nil
+}
+
+// Numbers returns a numeric scalar column (float64, float32, int64 or bool)
+// as float64s. Nulls and non-finite values are errors naming the row.
+func Numbers(f *data.Frame, col string) ([]float64, error) {
+	c := f.Col(col)
+	if c == nil {
+		return nil, fmt.Errorf("no column %q (the frame has %v)", col, f.Names())
+	}
+	out := make([]float64, c.Len())
+	switch c := c.(type) {
+	case *data.ScalarColumn[float64]:
+		copy(out, c.Values())
+	case *data.ScalarColumn[float32]:
+		for i, v := range c.Values() {
+			out[i] = float64(v)
+		}
+	case *data.ScalarColumn[int64]:
+		for i, v := range c.Values() {
+			out[i] = float64(v)
+		}
+	case *data.ScalarColumn[bool]:
+		for i, v := range c.Values() {
+			if v {
+				out[i] = 1
+			}
+		}
+	default:
+		return nil, fmt.Errorf("column %q is %s, not numeric (index strings with StringIndexer)", col, c.Kind())
+	}
+	for i, v := range out {
+		if c.IsNull(i) {
+			return nil, fmt.Errorf("column %q, row %d: missing value", col, i+1)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("column %q, row %d: %g is not a finite number", col, i+1, v)
+		}
+	}
+	return out, nil
+}
+
+// Classes returns a label column of class indices 0, 1, ..., K−1 (as Spark
+// wants them, see StringIndexer) and K, the number of classes over every
+// rank: one more than the largest label anywhere. A label that is not a
+// non-negative integer is an error naming the row.
+func Classes(d Data, col string) (labels []int, k int, err error) {
+	v, err := Numbers(d.Frame, col)
+	if err != nil {
+		return nil, 0, err
+	}
+	labels = make([]int, len(v))
+	top := -1.0
+	for i, x := range v {
+		if x < 0 || x != math.Trunc(x) || x > 1<<30 {
+			return nil, 0, fmt.Errorf("column %q, row %d: label %g is not a class index 0, 1, 2, ... (index string labels with StringIndexer)", col, i+1, x)
+		}
+		labels[i] = int(x)
+		top = max(top, x)
+	}
+	t := []float64{top}
+	if err := d.C().AllReduce(t, OpMax); err != nil {
+		return nil, 0, err
+	}
+	return labels, int(t[0]) + 1, nil
+}
+
+// Weights returns the weight column col, or nil (every weight 1) when col
+// is "". A negative weight is an error naming the row.
+func Weights(f *data.Frame, col string) ([]float64, error) {
+	if col == "" {
+		return nil, nil
+	}
+	w, err := Numbers(f, col)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range w {
+		if v < 0 {
+			return nil, fmt.Errorf("column %q, row %d: weight %g is negative", col, i+1, v)
+		}
+	}
+	return w, nil
+}
+
+// WithColumns returns f with the given columns added (or replaced).
+func WithColumns(f *data.Frame, cols ...data.Column) (*data.Frame, error) {
+	for _, c := range cols {
+		var err error
+		if f, err = f.With(c); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// ScalarOut is a float64 output column.
+func ScalarOut(name string, v []float64) data.Column { return data.NewColumn(name, v, nil) }
+
+// VectorOut is a float64 vector output column of rows × width values.
+func VectorOut(name string, width int, v []float64) data.Column {
+	return data.NewVectorColumn(name, width, v, nil, nil)
+}
