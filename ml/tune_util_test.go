@@ -1,0 +1,34 @@
+package ml
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fathom-ml/fathom/data"
+)
+
+type countEval struct{ Name string }
+
+func (e *countEval) Metric() string     { return e.Name }
+func (e *countEval) LargerBetter() bool { return true }
+func (e *countEval) Evaluate(f *data.Frame, c Comm) (float64, error) {
+	n, err := SumCount(c, f.Len())
+	return float64(n), err
+}
+
+func TestEvaluatorRegistry(t *testing.T) {
+	RegisterEvaluator("mlTestCountEvaluator", func() Evaluator { return &countEval{Name: "count"} })
+	e, err := NewEvaluator("mlTestCountEvaluator")
+	if err != nil || e.Metric() != "count" {
+		t.Fatalf("NewEvaluator: %v, %v", e, err)
+	}
+	if _, err := NewEvaluator("NoSuchEvaluator"); err == nil || !strings.Contains(err.Error(), "mlTestCountEvaluator") {
+		t.Fatalf("unknown evaluator: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a duplicate registration did not panic")
+		}
+	}()
+	RegisterEvaluator("mlTestCountEvaluator", func() Evaluator { return &countEval{} })
+}
