@@ -353,3 +353,10 @@ func mix64(x uint64) uint64 {
 func unitHash(seed int64, row int) float64 {
 	return float64(rowHash(seed, row)>>11) / (1 << 53)
 }
+
+// RowUniform is the draw, uniform in [0, 1), that the validators use to
+// split rows: a hash of seed and the row's global index (its position in
+// the data set, every rank's rows in rank order). Other splits (a config's
+// held-out test fraction) use it too, so that a row's side never depends
+// on the number of ranks.
+func RowUniform(seed int64, row int) float64 { return unitHash(seed, row) }

@@ -1,0 +1,327 @@
+package mljob
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/atomicfile"
+	"github.com/fathom-ml/fathom/internal/distenv"
+	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/tune"
+)
+
+// Result is what a fit reports: the final `--json` line of `fathom ml
+// fit` and, with more detail, metrics.json.
+type Result struct {
+	// Metrics maps each evaluator's metric name to its value on the
+	// held-out rows (MetricsSplit "test"), or on the training rows when
+	// the config holds none out (MetricsSplit "train").
+	Metrics      map[string]float64 `json:"metrics"`
+	MetricsSplit string             `json:"metrics_split"`
+	// FitSeconds is the wall time of the fit (with tuning, of the whole
+	// search and the refit), reading and evaluation excluded.
+	FitSeconds float64 `json:"fit_seconds"`
+	// ModelPath is the saved model (the best one when tuning); "" when
+	// Options.NoSave.
+	ModelPath string `json:"model_path"`
+	TrainRows int    `json:"train_rows"`
+	TestRows  int    `json:"test_rows"`
+	Ranks     int    `json:"ranks"`
+	// Iterations is the last stage's iteration count, when its model
+	// reports one (ml.Iterative).
+	Iterations int `json:"iterations,omitempty"`
+	// Tuning reports the search, when the config has one.
+	Tuning *TuningResult `json:"tuning,omitempty"`
+
+	// Model is the fitted model (the best one when tuning).
+	Model ml.Model `json:"-"`
+}
+
+// TuningResult is the outcome of a grid search.
+type TuningResult struct {
+	Method     string           `json:"method"`
+	Metric     string           `json:"metric"`
+	Grid       []map[string]any `json:"grid"`
+	AvgMetrics []float64        `json:"avg_metrics"`
+	BestIndex  int              `json:"best_index"`
+	Best       map[string]any   `json:"best"`
+}
+
+// Options adjust Run.
+type Options struct {
+	// Comm joins the ranks of a distributed job; nil is one process (see
+	// JoinFromEnv).
+	Comm ml.Comm
+	// NoSave skips writing the output files.
+	NoSave bool
+	// Log, if set, receives progress lines.
+	Log io.Writer
+}
+
+// JoinFromEnv joins the job's process group when the environment names
+// more than one worker (WORLD_SIZE > 1, as `fathom run -n N` sets it);
+// otherwise it returns ml.Single. Call close when done.
+func JoinFromEnv(ctx context.Context) (c ml.Comm, close func() error, err error) {
+	e, err := distenv.FromOS()
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.WorldSize <= 1 {
+		return ml.Single, func() error { return nil }, nil
+	}
+	g, err := comm.NewFromEnv(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ml.Group(g), g.Close, nil
+}
+
+// NewPipeline builds the config's pipeline: each stage of its registered
+// type with its params.
+func (c *Config) NewPipeline() (*ml.Pipeline, error) {
+	p := &ml.Pipeline{}
+	for i := range c.Pipeline {
+		st, err := c.stage(i, 0)
+		if err != nil {
+			return nil, c.located(err)
+		}
+		p.Stages = append(p.Stages, st)
+	}
+	return p, nil
+}
+
+// Evaluators builds the config's evaluators; the first drives tuning.
+func (c *Config) Evaluators() ([]ml.Evaluator, error) {
+	ev, err := c.evaluators(0)
+	if err != nil {
+		return nil, c.located(err)
+	}
+	return ev, nil
+}
+
+func (c *Config) located(err error) error {
+	if ce, ok := err.(*ConfigError); ok && ce.File == "" {
+		ce.File = c.file
+	}
+	return err
+}
+
+// gridValue is a grid value as written in the config.
+type gridValue struct{ node *yaml.Node }
+
+func (v gridValue) String() string {
+	b, err := yaml.Marshal(v.node)
+	if err != nil {
+		return v.node.Value
+	}
+	s := strings.TrimSpace(string(b))
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// MarshalJSON writes the value as the YAML decodes it.
+func (v gridValue) MarshalJSON() ([]byte, error) {
+	var x any
+	if err := v.node.Decode(&x); err != nil {
+		return nil, err
+	}
+	return json.Marshal(x)
+}
+
+// Grid returns the tuning grid as tune's ParamMaps over the pipeline: a
+// point sets each axis's value by decoding {param: value} over the
+// stage's params, strictly.
+func (c *Config) Grid() []tune.ParamMap {
+	b := tune.NewParamGridBuilder()
+	for _, a := range c.axes {
+		vals := make([]gridValue, len(a.values))
+		for i, n := range a.values {
+			vals[i] = gridValue{n}
+		}
+		b.AddGrid(tune.Axis(a.key, func(e ml.Estimator, v gridValue) error {
+			p, ok := e.(*ml.Pipeline)
+			if !ok || a.stage >= len(p.Stages) {
+				return fmt.Errorf("tuning.grid: %s: not the config's pipeline", a.key)
+			}
+			if err := setParam(p.Stages[a.stage], a.param, v.node, a.path()); err != nil {
+				err.File = c.file
+				return err
+			}
+			return nil
+		}, vals...))
+	}
+	return b.Build()
+}
+
+// spread reports whether the tuning spreads its fits over ranks that
+// each hold all the rows.
+func (c *Config) spread() bool {
+	d := ""
+	switch c.tuning {
+	case "crossValidator":
+		d = c.Tuning.CrossValidator.Distribution
+	case "trainValidationSplit":
+		d = c.Tuning.TrainValidationSplit.Distribution
+	}
+	m, _ := distribution(d)
+	return c.tuning != "" && m == tune.Spread
+}
+
+// OutputDir is where the model and metrics are written.
+func (c *Config) OutputDir() string { return c.Output.Dir }
+
+// Run reads the data (this rank's share under `fathom run -n N`), fits
+// the pipeline (or searches the grid and refits the best point),
+// evaluates on the held-out rows and, on rank 0, writes
+// <output.dir>/model.safetensors and metrics.json.
+func Run(c *Config, o Options) (*Result, error) {
+	cm := o.Comm
+	if cm == nil {
+		cm = ml.Single
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, format+"\n", args...)
+		}
+	}
+	whole := c.spread()
+	train, test, err := c.readData(cm, whole)
+	if err != nil {
+		return nil, err
+	}
+	// In the spread distribution every rank holds every row: evaluation
+	// is then local.
+	evalComm := cm
+	if whole {
+		evalComm = ml.Single
+	}
+	nTrain, err := ml.SumCount(evalComm, train.Len())
+	if err != nil {
+		return nil, err
+	}
+	nTest := 0
+	if test != nil {
+		if nTest, err = ml.SumCount(evalComm, test.Len()); err != nil {
+			return nil, err
+		}
+	}
+	pipe, err := c.NewPipeline()
+	if err != nil {
+		return nil, err
+	}
+	evs, err := c.Evaluators()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Ranks: cm.Size(), TrainRows: nTrain, TestRows: nTest, Metrics: map[string]float64{}}
+	logf("ml fit: %d training rows, %d test rows, %d rank(s)", nTrain, nTest, cm.Size())
+
+	start := time.Now()
+	var model ml.Model
+	if c.tuning == "" {
+		if model, err = pipe.Fit(ml.Data{Frame: train, Comm: cm}); err != nil {
+			return nil, err
+		}
+	} else {
+		grid := c.Grid()
+		var est ml.Estimator
+		switch c.tuning {
+		case "crossValidator":
+			s := c.Tuning.CrossValidator
+			cv := tune.NewCrossValidator(pipe, grid, evs[0])
+			cv.NumFolds, cv.Parallelism, cv.Seed = s.NumFolds, s.Parallelism, s.Seed
+			cv.Distribution, _ = distribution(s.Distribution)
+			est = cv
+		default:
+			s := c.Tuning.TrainValidationSplit
+			tv := tune.NewTrainValidationSplit(pipe, grid, evs[0])
+			tv.TrainRatio, tv.Parallelism, tv.Seed = s.TrainRatio, s.Parallelism, s.Seed
+			tv.Distribution, _ = distribution(s.Distribution)
+			est = tv
+		}
+		logf("ml fit: %s over %d grid points", c.tuning, len(grid))
+		m, err := est.Fit(ml.Data{Frame: train, Comm: cm})
+		if err != nil {
+			return nil, err
+		}
+		vm := m.(*tune.ValidatorModel)
+		model = vm.BestModel
+		tr := &TuningResult{Method: c.tuning, Metric: vm.Metric, AvgMetrics: vm.AvgMetrics, BestIndex: vm.BestIndex,
+			Best: vm.BestParams.Values()}
+		for _, p := range grid {
+			tr.Grid = append(tr.Grid, p.Values())
+		}
+		res.Tuning = tr
+		logf("ml fit: best %s (%s %g)", vm.BestParams, vm.Metric, vm.AvgMetrics[vm.BestIndex])
+	}
+	res.FitSeconds = time.Since(start).Seconds()
+	res.Model = model
+	res.Iterations = Iterations(model)
+
+	scored, split := test, "test"
+	if test == nil {
+		scored, split = train, "train"
+	}
+	res.MetricsSplit = split
+	pred, err := model.Transform(scored)
+	if err != nil {
+		return nil, fmt.Errorf("transform of the %s rows: %w", split, err)
+	}
+	for _, ev := range evs {
+		v, err := ev.Evaluate(pred, evalComm)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate (%s) on the %s rows: %w", ev.Metric(), split, err)
+		}
+		res.Metrics[ev.Metric()] = v
+	}
+	if !o.NoSave {
+		res.ModelPath = filepath.Join(c.Output.Dir, "model.safetensors")
+		if cm.Rank() == 0 {
+			if err := writeOutputs(c.Output.Dir, res); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return res, nil
+}
+
+// Iterations returns the iteration count of m (or of the last stage of a
+// PipelineModel) when it reports one (ml.Iterative), else 0.
+func Iterations(m ml.Model) int {
+	if p, ok := m.(*ml.PipelineModel); ok && len(p.Stages) > 0 {
+		m = p.Stages[len(p.Stages)-1]
+	}
+	if it, ok := m.(ml.Iterative); ok {
+		return it.NumIterations()
+	}
+	return 0
+}
+
+func writeOutputs(dir string, res *Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := ml.SaveModel(res.ModelPath, res.Model); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("metrics.json: %w", err)
+	}
+	return atomicfile.WriteBytes(filepath.Join(dir, "metrics.json"), append(b, '\n'))
+}
+
+// ReadAll reads every row of paths (CSV or Parquet) in one process, for
+// prediction and evaluation.
+func ReadAll(paths []string, o ReadOptions) (*data.Frame, error) {
+	return ReadFrame(paths, o, 0, 1)
+}
