@@ -137,6 +137,20 @@ func (v gridValue) MarshalJSON() ([]byte, error) {
 	return json.Marshal(x)
 }
 
+// plainValues returns a grid point's values as the YAML decodes them.
+func plainValues(p tune.ParamMap) map[string]any {
+	out := p.Values()
+	for k, v := range out {
+		if g, ok := v.(gridValue); ok {
+			var x any
+			if g.node.Decode(&x) == nil {
+				out[k] = x
+			}
+		}
+	}
+	return out
+}
+
 // Grid returns the tuning grid as tune's ParamMaps over the pipeline: a
 // point sets each axis's value by decoding {param: value} over the
 // stage's params, strictly.
@@ -256,9 +270,9 @@ func Run(c *Config, o Options) (*Result, error) {
 		vm := m.(*tune.ValidatorModel)
 		model = vm.BestModel
 		tr := &TuningResult{Method: c.tuning, Metric: vm.Metric, AvgMetrics: vm.AvgMetrics, BestIndex: vm.BestIndex,
-			Best: vm.BestParams.Values()}
+			Best: plainValues(vm.BestParams)}
 		for _, p := range grid {
-			tr.Grid = append(tr.Grid, p.Values())
+			tr.Grid = append(tr.Grid, plainValues(p))
 		}
 		res.Tuning = tr
 		logf("ml fit: best %s (%s %g)", vm.BestParams, vm.Metric, vm.AvgMetrics[vm.BestIndex])

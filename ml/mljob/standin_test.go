@@ -42,9 +42,9 @@ type ridge struct {
 	LabelCol    string  `json:"labelCol" yaml:"labelCol"`
 }
 
-func newRidge() *ridge                { return &ridge{MaxIter: 100, FeaturesCol: "features", LabelCol: "label"} }
-func (r *ridge) Type() string         { return "mljobTestRidge" }
-func (r *ridge) Copy() ml.Estimator   { c := *r; return &c }
+func newRidge() *ridge              { return &ridge{MaxIter: 100, FeaturesCol: "features", LabelCol: "label"} }
+func (r *ridge) Type() string       { return "mljobTestRidge" }
+func (r *ridge) Copy() ml.Estimator { c := *r; return &c }
 func (r *ridge) Fit(d ml.Data) (ml.Model, error) {
 	if r.RegParam < 0 {
 		return nil, fmt.Errorf("mljobTestRidge: regParam must be ≥ 0, got %g", r.RegParam)
