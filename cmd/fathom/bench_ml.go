@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mljob"
+)
+
+// benchMLRecipe is one `fathom bench ml` algorithm: a registered stage
+// type and its params (YAML, decoded strictly over its defaults), set as
+// the scikit-learn peer (shared/anchors/python/job5_sklearn.py) is.
+type benchMLRecipe struct {
+	stage  string
+	params string
+	peer   string
+}
+
+// benchMLRecipes: sklearn's C = 1 over n = 60 000 rows is Spark's
+// regParam = 1/(C·n) (sklearn sums the loss, Spark averages it).
+var benchMLRecipes = map[string]benchMLRecipe{
+	"logreg": {"LogisticRegression",
+		"{family: multinomial, maxIter: 100, regParam: 1.6666666666666667e-05, standardization: false, tol: 1e-12}",
+		"LogisticRegression(multi_class='multinomial', solver='lbfgs', max_iter=100, C=1.0)"},
+	"gnb": {"NaiveBayes", "{modelType: gaussian}", "GaussianNB()"},
+	"linsvc": {"LinearSVC",
+		"{loss: squared_hinge, maxIter: 100, regParam: 1.6666666666666667e-05, standardization: false, tol: 1e-12}",
+		"LinearSVC(C=1, squared hinge, one-vs-rest, max_iter=1000)"},
+	"mlp": {"MultilayerPerceptronClassifier", "{layers: [784, 100, 10], maxIter: 100}",
+		"MLPClassifier(hidden_layer_sizes=(100,), solver='lbfgs', max_iter=100)"},
+}
+
+// benchMLResult is the line of `fathom bench ml --json`.
+type benchMLResult struct {
+	Algo         string  `json:"algo"`
+	Stage        string  `json:"stage"`
+	Params       string  `json:"params"`
+	TrainRows    int     `json:"train_rows"`
+	TestRows     int     `json:"test_rows"`
+	Threads      int     `json:"threads"`
+	FitSeconds   float64 `json:"fit_seconds"`
+	Iterations   int     `json:"iterations,omitempty"`
+	TestAccuracy float64 `json:"test_accuracy"`
+	Skipped      bool    `json:"skipped,omitempty"`
+	Reason       string  `json:"reason,omitempty"`
+}
+
+func init() {
+	var rows, threads int
+	var sets []string
+	cmd := &cobra.Command{
+		Use:   "ml ALGO",
+		Short: "Time a classic-ML fit on Fashion-MNIST (" + strings.Join(benchMLAlgos(), ", ") + ")",
+		Long: `Fits a registered estimator on the Fashion-MNIST training set (60 000 × 784,
+pixels/255 as a features vector) with the settings of the scikit-learn peer
+(../shared/anchors/python/job5_sklearn.py), then scores it on the 10 000 test
+rows. Prints fit_seconds (Fit alone), iterations (when the model reports
+them) and test_accuracy. ALGO is one of:
+
+` + benchMLHelp() + `
+--param overrides a param (key=value, YAML value); --rows fits on the first N
+training rows. scripts/compare-ml.sh runs it against the peer.`,
+		Example: `  fathom bench ml logreg --json
+  fathom bench ml mlp --param maxIter=10 --rows 10000`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBenchML(args[0], rows, threads, sets)
+		},
+	}
+	cmd.Flags().IntVar(&rows, "rows", 0, "fit on the first N training rows (0: all)")
+	cmd.Flags().IntVar(&threads, "threads", 0, "GOMAXPROCS for the run (0: all cores)")
+	cmd.Flags().StringArrayVar(&sets, "param", nil, "override a param: key=value (repeatable)")
+	benchCmd.AddCommand(cmd)
+}
+
+func benchMLAlgos() []string { return slices.Sorted(maps.Keys(benchMLRecipes)) }
+
+func benchMLHelp() string {
+	var b strings.Builder
+	for _, k := range benchMLAlgos() {
+		r := benchMLRecipes[k]
+		fmt.Fprintf(&b, "  %-7s %s %s\n          (peer: %s)\n", k, r.stage, r.params, r.peer)
+	}
+	return b.String()
+}
+
+// fashionFrame returns a Fashion-MNIST table as a frame: a float32
+// "features" vector column and a float64 "label" column of class indices.
+func fashionFrame(t *data.Table, rows int) (*data.Frame, error) {
+	n := t.Rows
+	if rows > 0 && rows < n {
+		n = rows
+	}
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = float64(t.Labels[i])
+	}
+	return data.NewFrame(data.NewVectorColumn32(ml.FeaturesCol, t.Cols, t.X[:n*t.Cols], nil, nil), data.NewColumn(ml.LabelCol, y, nil))
+}
+
+func runBenchML(algo string, rows, threads int, sets []string) error {
+	r, ok := benchMLRecipes[algo]
+	if !ok {
+		return fmt.Errorf("bench ml: unknown algorithm %q (want one of %s)", algo, strings.Join(benchMLAlgos(), ", "))
+	}
+	if threads > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+	}
+	res := benchMLResult{Algo: algo, Stage: r.stage, Params: r.params, Threads: runtime.GOMAXPROCS(0)}
+	st, err := mljob.NewStage(r.stage, r.params)
+	if err != nil {
+		return fmt.Errorf("bench ml %s: %w", algo, err)
+	}
+	if err := mljob.SetParams(st, sets); err != nil {
+		return fmt.Errorf("bench ml %s: %w", algo, err)
+	}
+	est, ok := st.(ml.Estimator)
+	if !ok {
+		return fmt.Errorf("bench ml %s: %s is not an estimator", algo, r.stage)
+	}
+	if reason := fashionMNISTMissing(); reason != "" {
+		res.Skipped, res.Reason = true, reason
+		if jsonOut {
+			return printJSON(res)
+		}
+		fmt.Fprintln(os.Stderr, "bench ml: skipped:", reason)
+		return nil
+	}
+	trainT, err := data.LoadFashionMNIST("train")
+	if err != nil {
+		return err
+	}
+	testT, err := data.LoadFashionMNIST("t10k")
+	if err != nil {
+		return err
+	}
+	train, err := fashionFrame(trainT, rows)
+	if err != nil {
+		return err
+	}
+	test, err := fashionFrame(testT, 0)
+	if err != nil {
+		return err
+	}
+	res.TrainRows, res.TestRows = train.Len(), test.Len()
+	start := time.Now()
+	m, err := est.Fit(ml.Local(train))
+	if err != nil {
+		return fmt.Errorf("bench ml %s: %w", algo, err)
+	}
+	res.FitSeconds = time.Since(start).Seconds()
+	res.Iterations = mljob.Iterations(m)
+	out, err := m.Transform(test)
+	if err != nil {
+		return fmt.Errorf("bench ml %s: %w", algo, err)
+	}
+	if res.TestAccuracy, err = accuracy(out); err != nil {
+		return fmt.Errorf("bench ml %s: %w", algo, err)
+	}
+	if jsonOut {
+		return printJSON(res)
+	}
+	it := ""
+	if res.Iterations > 0 {
+		it = fmt.Sprintf(", %d iterations", res.Iterations)
+	}
+	fmt.Printf("%s (%s): fit %.3f s on %d rows%s, test accuracy %.4f, %d threads\n",
+		algo, r.stage, res.FitSeconds, res.TrainRows, it, res.TestAccuracy, res.Threads)
+	return nil
+}
+
+// accuracy is the fraction of rows whose prediction equals the label.
+func accuracy(f *data.Frame) (float64, error) {
+	p, err := ml.Numbers(f, ml.PredictionCol)
+	if err != nil {
+		return 0, err
+	}
+	y, err := ml.Numbers(f, ml.LabelCol)
+	if err != nil {
+		return 0, err
+	}
+	right := 0
+	for i := range p {
+		if p[i] == y[i] {
+			right++
+		}
+	}
+	return float64(right) / float64(max(len(p), 1)), nil
+}
+
+// checkRecipe builds the recipe's stage (its params decoded strictly).
+func checkRecipe(r benchMLRecipe) error {
+	st, err := mljob.NewStage(r.stage, r.params)
+	if err != nil {
+		return err
+	}
+	if _, ok := st.(ml.Estimator); !ok {
+		return fmt.Errorf("%s is not an estimator", r.stage)
+	}
+	return nil
+}
