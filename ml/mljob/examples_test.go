@@ -1,0 +1,99 @@
+package mljob
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fathom-ml/fathom/ml"
+)
+
+// minMetric are floors the example fits must reach on their held-out rows
+// (larger-is-better metrics only).
+var minMetric = map[string]map[string]float64{
+	"iris-logreg.yaml":       {"accuracy": 0.9},
+	"iris-cv.yaml":           {"accuracy": 0.9},
+	"mlp.yaml":               {"accuracy": 0.9},
+	"naive-bayes.yaml":       {"accuracy": 0.8},
+	"linearsvc.yaml":         {"areaUnderROC": 0.9},
+	"linear-regression.yaml": {"r2": 0.9},
+}
+
+// missingTypes lists the stage and evaluator types a config names that
+// this build has not registered.
+func missingTypes(t *testing.T, text []byte) []string {
+	var c struct {
+		Pipeline  []struct{ Type string } `yaml:"pipeline"`
+		Evaluator yaml.Node               `yaml:"evaluator"`
+	}
+	if err := yaml.Unmarshal(text, &c); err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for _, s := range c.Pipeline {
+		if !slices.Contains(ml.StageTypes(), s.Type) {
+			missing = append(missing, s.Type)
+		}
+	}
+	var evs []struct{ Type string }
+	if c.Evaluator.Kind == yaml.MappingNode {
+		evs = make([]struct{ Type string }, 1)
+		c.Evaluator.Decode(&evs[0])
+	} else {
+		c.Evaluator.Decode(&evs)
+	}
+	for _, e := range evs {
+		if !slices.Contains(ml.EvaluatorTypes(), e.Type) {
+			missing = append(missing, e.Type)
+		}
+	}
+	return missing
+}
+
+// TestExamples parses every examples/ml config strictly and fits it. A
+// config naming a type this build lacks is skipped (the algorithms
+// register themselves through stages.go).
+func TestExamples(t *testing.T) {
+	paths, err := filepath.Glob("../../examples/ml/*.yaml")
+	if err != nil || len(paths) < 7 {
+		t.Fatalf("examples: %v, %v", paths, err)
+	}
+	for _, path := range paths {
+		name := filepath.Base(path)
+		t.Run(name, func(t *testing.T) {
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := missingTypes(t, text); len(m) > 0 {
+				t.Skipf("types not registered in this build: %v", m)
+			}
+			c, err := LoadConfig(path, []string{"output.dir=" + t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(c, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.MetricsSplit != "test" || len(res.Metrics) == 0 {
+				t.Fatalf("result %+v", res)
+			}
+			for k, floor := range minMetric[name] {
+				if v, ok := res.Metrics[k]; !ok || v < floor {
+					t.Errorf("%s %g, want ≥ %g (metrics %v)", k, v, floor, res.Metrics)
+				}
+			}
+			back, err := ml.LoadModel(res.ModelPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Type() != "PipelineModel" {
+				t.Fatalf("saved %s", back.Type())
+			}
+		})
+	}
+}
