@@ -38,13 +38,13 @@ const (
 	NodeRank       = "NODE_RANK"        // node rank
 	GroupWorldSize = "GROUP_WORLD_SIZE" // number of nodes, M (torchrun's name)
 
-	RestartCount  = "FATHOM_RESTART_COUNT"   // 0 at the first start, +1 at every restart
-	MaxRestarts   = "FATHOM_MAX_RESTARTS"    // the launcher's restart budget
-	JobToken      = "FATHOM_JOB_TOKEN"       // the job's shared secret; never print it
+	RestartCount = "FATHOM_RESTART_COUNT" // 0 at the first start, +1 at every restart
+	MaxRestarts  = "FATHOM_MAX_RESTARTS"  // the launcher's restart budget
+	JobToken     = "FATHOM_JOB_TOKEN"     // the job's shared secret; never print it
 	// StoreHosted "1": the launcher hosts the rendezvous store on
 	// MASTER_ADDR:MASTER_PORT for the job's whole life (several nodes with
 	// coordinated restarts); rank 0 dials it like every other rank.
-	StoreHosted = "FATHOM_STORE_HOSTED"
+	StoreHosted   = "FATHOM_STORE_HOSTED"
 	BindAddr      = "FATHOM_BIND_ADDR"       // IP the worker listener binds to
 	SHM           = "FATHOM_SHM"             // "0" disables shared memory (TCP only)
 	SHMBytes      = "FATHOM_SHM_BYTES"       // size of each shared-memory ring direction
