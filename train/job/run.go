@@ -202,7 +202,8 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
-		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, Strategy: dist.strategy()})
+		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, Strategy: dist.strategy(),
+		MicroShards: c.Distributed.microShards()})
 	if err != nil {
 		return nil, err
 	}
