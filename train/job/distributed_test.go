@@ -6,9 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/tensor"
@@ -129,5 +133,36 @@ func TestDeterministicConfig(t *testing.T) {
 	}
 	if sums[0] == "" || sums[0] != sums[1] {
 		t.Fatalf("weights_sha256 of two deterministic runs: %q, %q", sums[0], sums[1])
+	}
+}
+
+// TestSameFile: workers that see different checkpoints (one has the file,
+// the other its own empty output.dir) are told so, on every rank; the same
+// file everywhere (or none anywhere) passes.
+func TestSameFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "checkpoint.safetensors")
+	if err := os.WriteFile(file, []byte("state"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "none")
+	gs := commtest.Groups(t, 2, comm.TransportTCP, nil)
+	for _, test := range []struct {
+		paths [2]string
+		ok    bool
+	}{
+		{[2]string{file, file}, true}, {[2]string{missing, missing}, true}, {[2]string{file, missing}, false},
+	} {
+		errs := commtest.OnAll(gs, func(g *comm.Group) error {
+			return (&distributed{g: g}).sameFile(test.paths[g.Rank()])
+		})
+		for r, err := range errs {
+			if test.ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "put output.dir on a volume they all share")) {
+				t.Errorf("%v: rank %d: %v", test.paths, r, err)
+			}
+		}
+	}
+	if err := (*distributed)(nil).sameFile(missing); err != nil {
+		t.Errorf("one process: %v", err)
 	}
 }

@@ -217,6 +217,11 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		restart = e.RestartCount
 	}
 	if c.Output.Resume || (restart > 0 && ckpt != "") {
+		// Every worker must resume from the same checkpoint (or none):
+		// workers that each see their own output.dir would diverge.
+		if err := dist.sameFile(ckpt); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
 		if _, err := os.Stat(ckpt); err == nil {
 			if err := tr.LoadCheckpoint(ckpt); err != nil {
 				return nil, fmt.Errorf("resume: %w", err)
