@@ -6,6 +6,7 @@ import (
 	"iter"
 
 	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/tensorcomm"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/metrics"
@@ -36,6 +37,7 @@ type DataParallel struct {
 	d      *ddp.DDP
 	shards map[*data.Loader]*shard
 	err    error // a loader that could not be sharded; returned by the next reduction
+	global int   // the size of the global batch Batches yielded last
 }
 
 // shard is one loader cut for this rank.
@@ -82,6 +84,7 @@ func (s *DataParallel) Batches(l *data.Loader, epoch, start int) (int, iter.Seq2
 	}
 	return sh.l.Len(), func(yield func(int, *data.Batch) bool) {
 		for k, b := range sh.l.EpochFrom(epoch, start) {
+			s.global = sh.globalSize(k)
 			if s.d != nil {
 				s.d.SetScale(float64(b.Size) / float64(sh.globalSize(k)))
 			}
@@ -174,3 +177,45 @@ func (s *DataParallel) ReduceMetrics(sums *metrics.Accumulator) error {
 
 // IsMain reports whether this is rank 0.
 func (s *DataParallel) IsMain() bool { return s.g.Rank() == 0 }
+
+// setupFixed copies rank 0's parameters, buffers and dropout seeds to
+// every rank, for
+// deterministic training (no gradient hooks: the trainer sums the
+// gradients itself, with sumFixed).
+func (s *DataParallel) setupFixed(model nn.Layer, seeds []int64) error {
+	if err := comm.Broadcast(s.g, seeds, 0); err != nil {
+		return fmt.Errorf("data parallel: broadcasting the dropout seeds: %w", err)
+	}
+	for _, p := range model.Parameters() {
+		if err := tensorcomm.BroadcastTensor(s.g, p, 0); err != nil {
+			return fmt.Errorf("data parallel: broadcasting the parameters: %w", err)
+		}
+	}
+	return s.syncBuffers(model)
+}
+
+// position returns the global batch size of the batch Batches yielded
+// last, this rank and the number of ranks.
+func (s *DataParallel) position() (global, rank, ranks int) {
+	return s.global, s.g.Rank(), s.g.Size()
+}
+
+// sumFixed sums x over the ranks by recursive doubling: partners at
+// distance 1, 2, 4, ..., the same pairs in the same order as the
+// trainer's local tree.
+func (s *DataParallel) sumFixed(x []float32) error {
+	if err := comm.AllReduceWith(s.g, x, comm.Sum, comm.AlgoRecursiveDoubling); err != nil {
+		return fmt.Errorf("data parallel: gradient all-reduce: %w", err)
+	}
+	return nil
+}
+
+// syncBuffers copies rank 0's buffers to every rank.
+func (s *DataParallel) syncBuffers(model nn.Layer) error {
+	for _, b := range model.NamedBuffers() {
+		if err := tensorcomm.BroadcastTensor(s.g, b.Tensor, 0); err != nil {
+			return fmt.Errorf("data parallel: broadcasting buffer %s: %w", b.Name, err)
+		}
+	}
+	return nil
+}

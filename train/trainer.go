@@ -124,6 +124,14 @@ type Options struct {
 	// Strategy runs the per-step work that depends on how training is
 	// spread over processes; nil means Local (one process).
 	Strategy Strategy
+	// MicroShards, when > 0, makes training deterministic across process
+	// counts: every global batch is cut into MicroShards micro-shards (a
+	// power of two, a multiple of the number of processes) whose
+	// gradients are summed in one fixed tree, so 1, 2, 4, ... processes
+	// (Local or DataParallel) train bitwise the same weights. It costs
+	// MicroShards smaller passes per step and gives up overlapping the
+	// all-reduce with backward; see deterministic.go.
+	MicroShards int
 }
 
 // Trainer runs the training loop of a model: epochs of mini-batch steps,
@@ -139,9 +147,10 @@ type Trainer struct {
 	partial     metrics.Accumulator // the current epoch's training sums so far
 	partialSec  float64
 	history     []runlog.Epoch
-	best        float64 // best monitored value so far
-	bad         int     // epochs since it improved
-	stopped     bool    // early stopping fired
+	best        float64     // best monitored value so far
+	bad         int         // epochs since it improved
+	stopped     bool        // early stopping fired
+	fixed       *fixedState // deterministic training (Options.MicroShards)
 }
 
 // New checks the options and returns a trainer positioned at the start.
@@ -248,7 +257,11 @@ func (e *NonFiniteEvalLossError) Error() string {
 // error wrapping ctx.Err().
 func (t *Trainer) Fit(ctx context.Context) ([]runlog.Epoch, error) {
 	if !t.setup {
-		if err := t.opts.Strategy.Setup(t.opts.Model, t.opts.Optimizer); err != nil {
+		setup := func() error { return t.opts.Strategy.Setup(t.opts.Model, t.opts.Optimizer) }
+		if t.opts.MicroShards > 0 {
+			setup = t.setupFixed
+		}
+		if err := setup(); err != nil {
 			return t.History(), fmt.Errorf("train: %w", err)
 		}
 		t.setup = true
@@ -320,7 +333,12 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		// empty: it computes nothing but still takes part in the step.
 		var out *tensor.Tensor
 		var lv float64
-		if b.Size > 0 {
+		if t.fixed != nil {
+			var err error
+			if lv, err = t.fixedStep(b, k, params); err != nil {
+				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+			}
+		} else if b.Size > 0 {
 			out = o.Model.Forward(b.X)
 			loss := o.Loss(out, b)
 			lv = loss.Item()
@@ -337,8 +355,10 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		} else {
 			opt.ZeroGrad()
 		}
-		if err := st.AfterBackward(params); err != nil {
-			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+		if t.fixed == nil {
+			if err := st.AfterBackward(params); err != nil {
+				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+			}
 		}
 		if err := t.clip(params); err != nil {
 			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
@@ -346,7 +366,11 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		if err := opt.Step(); err != nil {
 			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 		}
-		if b.Size > 0 {
+		if t.fixed != nil {
+			if err := t.afterFixedStep(); err != nil {
+				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+			}
+		} else if b.Size > 0 {
 			modelfile.AddBatch(&t.partial, lv, out, b)
 		}
 		t.step = k + 1

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,63 @@ func TestTrainDataParallel(t *testing.T) {
 	}
 	if want := []string{"curves.png", "metrics.csv", "model.safetensors"}; !slices.Equal(names, want) {
 		t.Errorf("output files %v, want %v", names, want)
+	}
+}
+
+// TestDeterministicContinuesOnOtherN: with distributed.deterministic, 30
+// epochs on 2 workers continued from their checkpoint for 30 more in one
+// process end with bitwise the weights of 60 uninterrupted epochs in one
+// process, and of 60 on 4 workers.
+func TestDeterministicContinuesOnOtherN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts processes")
+	}
+	exe := filepath.Join(t.TempDir(), "fathom")
+	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sets := func(dir string, epochs int) []string {
+		return []string{"epochs=" + strconv.Itoa(epochs), "distributed.deterministic=true", "output.checkpoint_every=7", "output.dir=" + dir}
+	}
+	workers := func(n int, s []string) map[string]any {
+		args := []string{"run", "-n", strconv.Itoa(n), "--", exe, "train", "../../examples/iris.yaml", "--json", "--quiet"}
+		for _, v := range s {
+			args = append(args, "--set", v)
+		}
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("fathom %v: %v", args, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		var final map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[len(lines)-1], "[0] ")), &final); err != nil {
+			t.Fatal(err)
+		}
+		return final
+	}
+	one := func(s []string) map[string]any {
+		out, err := captureStdout(t, true, func() error {
+			return runTrain(context.Background(), "../../examples/iris.yaml", s, true, io.Discard)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lastJSON(t, out)
+	}
+	dir := t.TempDir()
+	workers(2, sets(dir, 30))
+	continued := one(append(sets(dir, 60), "output.resume=true"))
+	if e, _ := continued["epochs"].(float64); e != 60 {
+		t.Fatalf("the continued run reports %v epochs", continued["epochs"])
+	}
+	whole := one(sets(t.TempDir(), 60))
+	four := workers(4, sets(t.TempDir(), 60))
+	if continued["weights_sha256"] != whole["weights_sha256"] || four["weights_sha256"] != whole["weights_sha256"] {
+		t.Errorf("weights_sha256: 2 workers then 1 process %v; 1 process %v; 4 workers %v",
+			continued["weights_sha256"], whole["weights_sha256"], four["weights_sha256"])
 	}
 }

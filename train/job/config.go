@@ -241,6 +241,26 @@ type DistributedConfig struct {
 	// statistics) to every worker after each step (default true); false
 	// keeps each worker's own.
 	BroadcastBuffers *bool `yaml:"broadcast_buffers"`
+	// Deterministic trains bitwise the same weights on 1, 2, 4, ...
+	// workers (and in one process): every global batch is cut into
+	// MicroShards micro-shards whose gradients are summed in one fixed
+	// tree (train.Options.MicroShards).
+	Deterministic bool `yaml:"deterministic"`
+	// MicroShards is the number of micro-shards of deterministic
+	// training: a power of two, a multiple of the number of workers
+	// (default 4: the same weights on 1, 2 or 4 workers).
+	MicroShards int `yaml:"micro_shards"`
+}
+
+// microShards returns train.Options.MicroShards: 0 unless deterministic.
+func (d DistributedConfig) microShards() int {
+	switch {
+	case !d.Deterministic:
+		return 0
+	case d.MicroShards == 0:
+		return 4
+	}
+	return d.MicroShards
 }
 
 // options returns the ddp.Options the section describes.
@@ -272,6 +292,15 @@ func (c *Config) validateDistributed(root *yaml.Node) *ConfigError {
 		}
 		return &ConfigError{Line: valueLine(root, "distributed", f.key),
 			Msg: fmt.Sprintf("distributed.%s: want a positive size in MiB, got %g", f.key, *f.v)}
+	}
+	if m := c.Distributed.MicroShards; m != 0 {
+		line := valueLine(root, "distributed", "micro_shards")
+		switch {
+		case m < 0 || m&(m-1) != 0 || m > 1<<16:
+			return &ConfigError{Line: line, Msg: fmt.Sprintf("distributed.micro_shards: want a power of two (1, 2, 4, ... 65536), got %d", m)}
+		case !c.Distributed.Deterministic:
+			return &ConfigError{Line: line, Msg: "distributed.micro_shards applies only with distributed.deterministic: true"}
+		}
 	}
 	return nil
 }

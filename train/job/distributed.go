@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/data"
@@ -130,4 +133,36 @@ func WeightsSHA256(m nn.Module) string {
 		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// sameFile checks that every worker sees the same content at path (or that
+// none sees a file there): a resumed data-parallel run needs one
+// checkpoint, on a volume all workers share. One process: nothing to check.
+func (d *distributed) sameFile(path string) error {
+	if d == nil {
+		return nil
+	}
+	var digest int64 // 0: no file
+	if b, err := os.ReadFile(path); err == nil {
+		sum := sha256.Sum256(b)
+		digest = int64(binary.LittleEndian.Uint64(sum[:8]) | 1)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	lo, hi := []int64{digest}, []int64{digest}
+	if err := comm.AllReduce(d.g, lo, comm.Min); err != nil {
+		return err
+	}
+	if err := comm.AllReduce(d.g, hi, comm.Max); err != nil {
+		return err
+	}
+	if lo[0] != hi[0] {
+		mine := "none"
+		if digest != 0 {
+			mine = fmt.Sprintf("one with content hash %016x", uint64(digest))
+		}
+		return fmt.Errorf("rank %d: the workers do not all see the same checkpoint at %s (this rank sees %s): "+
+			"the workers of a resumed run need one checkpoint, so put output.dir on a volume they all share", d.g.Rank(), path, mine)
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
@@ -202,18 +203,37 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
-		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, Strategy: dist.strategy()})
+		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, Strategy: dist.strategy(),
+		MicroShards: c.Distributed.microShards()})
 	if err != nil {
 		return nil, err
 	}
 	*trp = tr
-	if c.Output.Resume {
+	// A worker group restarted by `fathom run --max-restarts` after a
+	// failure (FATHOM_RESTART_COUNT > 0) resumes from the checkpoint of the
+	// attempt before, as output.resume does.
+	restart := 0
+	if e, err := distenv.FromOS(); err == nil {
+		restart = e.RestartCount
+	}
+	if c.Output.Resume || (restart > 0 && ckpt != "") {
+		// Every worker must resume from the same checkpoint (or none):
+		// workers that each see their own output.dir would diverge.
+		if err := dist.sameFile(ckpt); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
 		if _, err := os.Stat(ckpt); err == nil {
 			if err := tr.LoadCheckpoint(ckpt); err != nil {
 				return nil, fmt.Errorf("resume: %w", err)
 			}
 			e, s, _ := tr.Position()
-			logf("resuming from %s at epoch %d, step %d", ckpt, e+1, s)
+			if restart > 0 {
+				logf("restart %d: resuming from %s at epoch %d, step %d", restart, ckpt, e+1, s)
+			} else {
+				logf("resuming from %s at epoch %d, step %d", ckpt, e+1, s)
+			}
+		} else if restart > 0 {
+			logf("restart %d: no checkpoint at %s yet; starting over", restart, ckpt)
 		}
 	}
 	hist, err := tr.Fit(ctx)

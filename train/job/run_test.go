@@ -136,10 +136,18 @@ func TestLoadModelErrors(t *testing.T) {
 	if err := modelfile.WriteModel(wrong, a, f.Tensors, nil); err != nil {
 		t.Fatal(err)
 	}
+	// 75 values declared, 67 stored: refused before the layers are built.
+	if _, err := modelfile.Load(wrong); err == nil || !strings.Contains(err.Error(), "more than the 67 allowed") {
+		t.Errorf("larger architecture: %v", err)
+	}
+	a.Model = json.RawMessage(`{"input":[4],"layers":[{"type":"linear","out":7},{"type":"relu"},{"type":"linear","out":3}]}`)
+	if err := modelfile.WriteModel(wrong, a, f.Tensors, nil); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := modelfile.Load(wrong); err == nil || !strings.Contains(err.Error(), "size mismatch") {
 		t.Errorf("mismatched weights: %v", err)
 	}
-	a.Model = json.RawMessage(`{"input":[4],"layers":[{"type":"linear","out":8},{"type":"relu"},{"type":"linear","out":5}]}`)
+	a.Model = json.RawMessage(`{"input":[4],"layers":[{"type":"linear","out":8},{"type":"relu"},{"type":"linear","out":2}]}`)
 	if err := modelfile.WriteModel(wrong, a, f.Tensors, nil); err != nil {
 		t.Fatal(err)
 	}
