@@ -2,7 +2,7 @@
 
 Run once with Debian's scikit-learn:
 
-    /usr/bin/python3 ml/bayes/testdata/peer_sklearn.py > ml/bayes/peer_values_test.go
+    /usr/bin/python3 ml/bayes/testdata/peer_sklearn.py | gofmt > ml/bayes/peer_values_test.go
 
 It writes a Go file holding the data and what scikit-learn computes on it
 (probabilities, feature log-probabilities), which peer_test.go compares with
