@@ -5,7 +5,8 @@ Run once with Debian's statsmodels:
     /usr/bin/python3 ml/glm/testdata/peer_statsmodels.py | gofmt > ml/glm/peer_values_test.go
 
 It writes a Go file holding each data set and what statsmodels computes
-(coefficients, standard errors, deviance, null deviance, dispersion), which
+(coefficients, standard errors, p-values, deviance, null deviance,
+dispersion), which
 peer_test.go compares with GeneralizedLinearRegression. The intercept is the
 last column of statsmodels' design, as Spark orders its standard errors.
 
@@ -67,11 +68,17 @@ def add(name, family, link, fam, X, y, w=None, offset=None, intercept=True, vpow
     else:
         aic = -1.0
     nulldev = res.null_deviance if intercept else -1.0
+    # p-values as Spark: normal for binomial and poisson (statsmodels'),
+    # Student's t with the residual degrees of freedom otherwise.
+    if family in ("binomial", "poisson"):
+        pvalues = res.pvalues
+    else:
+        pvalues = 2 * st.t.sf(np.abs(res.tvalues), res.df_resid)
     params = res.params
     coef, icpt = (params[:-1], params[-1]) if intercept else (params, 0.0)
     cases.append(dict(name=name, family=family, link=link, vpower=vpower, lpower=lpower,
                       intercept=intercept, X=X, y=y, w=w, offset=offset, coef=coef, icpt=icpt,
-                      se=res.bse, dev=dev, nulldev=nulldev, disp=res.scale, aic=aic,
+                      se=res.bse, pvalues=pvalues, dev=dev, nulldev=nulldev, disp=res.scale, aic=aic,
                       dfresid=res.df_resid))
 
 
@@ -147,6 +154,7 @@ for c in cases:
     print("coefficients: []float64%s," % golist(c["coef"]))
     print("intercept: %r," % float(c["icpt"]))
     print("stdErrors: []float64%s," % golist(c["se"]))
+    print("pValues: []float64%s," % golist(c["pvalues"]))
     print("deviance: %r, nullDeviance: %r, dispersion: %r, aic: %r, dfResid: %r," % (
         float(c["dev"]), float(c["nulldev"]), float(c["disp"]), float(c["aic"]), float(c["dfresid"])))
     print("},")
