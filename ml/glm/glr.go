@@ -319,6 +319,10 @@ func (g *GeneralizedLinearRegression) summarize(c ml.Comm, p problem, m *General
 	s.Deviance, s.NullDeviance = dev, nullDev
 	s.AIC = fam.aic(t, dev, res.n, res.weightSum) + 2*float64(q)
 
+	if !res.converged && fam.name == Binomial && dev < 1e-6*nullDev {
+		s.Warning += " (a deviance near 0: the classes may be perfectly separated, where the maximum-likelihood coefficients are infinite; regParam > 0 gives finite ones)"
+	}
+
 	fixed := g.Family == Binomial || g.Family == Poisson
 	s.Dispersion = 1
 	if !fixed {

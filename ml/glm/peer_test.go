@@ -138,7 +138,6 @@ func TestAgainstStatsmodels(t *testing.T) {
 	}
 }
 
-
 // TestConformance runs mltest.Check (save/load, 1..4 ranks) on every
 // peer case (the summary's arrays are compared too).
 func TestConformance(t *testing.T) {
