@@ -1,6 +1,7 @@
 package glm
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -252,5 +253,13 @@ func TestRankErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("rank %d: %v, want an error containing %q", r, err, want)
 		}
+	}
+}
+
+// TestSingularIs: a singular design's error wraps ml.ErrSingular.
+func TestSingularIs(t *testing.T) {
+	_, err := NewGeneralizedLinearRegression().Fit(ml.Local(frameOf(t, 2, []float64{1, 2, 2, 4, 3, 6, 4, 8}, []float64{1, 2, 3, 5})))
+	if !errors.Is(err, ml.ErrSingular) {
+		t.Fatalf("collinear columns: %v, want ml.ErrSingular", err)
 	}
 }
