@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/internal/parallel"
 	"github.com/fathom-ml/fathom/ml"
 )
@@ -38,7 +39,8 @@ type fit struct {
 // irls fits by iteratively reweighted least squares (McCullagh and Nelder,
 // §2.5): from the family's starting means, each iteration forms the working
 // response z = η − offset + (y − μ)·g′(μ) and weights W = w / (g′(μ)²·V(μ)),
-// sums XᵀWX and XᵀWz over the rows (one all-reduce), and solves the
+// sums XᵀWX and XᵀWz over the rows (with the GEMM kernel; one
+// all-reduce), and solves the
 // weighted least-squares system with Cholesky. It stops when no
 // coefficient moves by tol or more (Spark's criterion), or after maxIter
 // iterations (converged false).
@@ -51,22 +53,29 @@ func irls(c ml.Comm, p problem, fam family, lnk link, intercept bool, maxIter in
 	if q == 0 {
 		return fit{}, errors.New("no coefficients to fit (no features and no intercept)")
 	}
-	// The layout of the summed vector: q×q XᵀWX (lower triangle filled),
-	// q XᵀWz, then ΣW, n, Σw, Σw·y.
-	size := q*q + q + 4
+	// Each iteration writes the rows of [√W·x̃ | √W·z] (x̃: the features
+	// and a 1 for the intercept) into buf and multiplies it by its own
+	// transpose with the GEMM kernel: the top-left q × q block is XᵀWX,
+	// the last column XᵀWz. The summed vector is that (q+1)² product,
+	// then ΣW, n, Σw, Σw·y.
+	wide := q + 1
+	size := wide*wide + 4
+	n := p.x.Rows
+	buf := make([]float64, n*wide)
 	exact := fam.name == Gaussian && lnk.name == Identity
 	var out fit
 	var beta []float64
 	for it := 1; it <= maxIter; it++ {
-		sums := parallel.MapReduce(p.x.Rows, max(16, 8192/(q*q)), make([]float64, size),
-			func(lo, hi int) []float64 {
-				acc := make([]float64, size)
-				xt := make([]float64, q)
+		scalars := parallel.MapReduce(n, 1024, [4]float64{},
+			func(lo, hi int) [4]float64 {
+				var acc [4]float64
 				for i := lo; i < hi; i++ {
-					copy(xt, p.x.Row(i))
+					row := buf[i*wide : (i+1)*wide]
+					copy(row, p.x.Row(i))
 					if intercept {
-						xt[d] = 1
+						row[d] = 1
 					}
+					xt := row[:q]
 					y, w, off := p.y[i], p.w[i], p.off[i]
 					var eta, mu float64
 					if beta == nil {
@@ -82,27 +91,29 @@ func irls(c ml.Comm, p problem, fam family, lnk link, intercept bool, maxIter in
 					g := lnk.deriv(mu)
 					z := eta - off + (y-mu)*g
 					wt := w / (g * g * fam.variance(mu))
-					for j := range q {
-						wx := wt * xt[j]
-						row := acc[j*q : j*q+j+1]
-						for k := range row {
-							row[k] += wx * xt[k]
-						}
-						acc[q*q+j] += wx * z
+					sw := math.Sqrt(wt)
+					for j := range xt {
+						xt[j] *= sw
 					}
-					acc[q*q+q] += wt
-					acc[q*q+q+1]++
-					acc[q*q+q+2] += w
-					acc[q*q+q+3] += w * y
+					row[q] = sw * z
+					acc[0] += wt
+					acc[1]++
+					acc[2] += w
+					acc[3] += w * y
 				}
 				return acc
 			},
-			func(acc, part []float64) []float64 {
+			func(acc, part [4]float64) [4]float64 {
 				for i, v := range part {
 					acc[i] += v
 				}
 				return acc
 			})
+		sums := make([]float64, size)
+		if n > 0 {
+			kernel.Dgemm(true, false, wide, wide, n, 1, buf, wide, buf, wide, 0, sums[:wide*wide], wide)
+		}
+		copy(sums[wide*wide:], scalars[:])
 		if err := c.AllReduce(sums, ml.OpSum); err != nil {
 			return fit{}, err
 		}
@@ -112,7 +123,7 @@ func irls(c ml.Comm, p problem, fam family, lnk link, intercept bool, maxIter in
 			}
 		}
 		if it == 1 {
-			out.n, out.weightSum, out.weightedY = sums[q*q+q+1], sums[q*q+q+2], sums[q*q+q+3]
+			out.n, out.weightSum, out.weightedY = sums[wide*wide+1], sums[wide*wide+2], sums[wide*wide+3]
 			if out.n == 0 {
 				return fit{}, errors.New("no rows to fit on")
 			}
@@ -120,12 +131,16 @@ func irls(c ml.Comm, p problem, fam family, lnk link, intercept bool, maxIter in
 				return fit{}, errors.New("the total weight of the rows is 0")
 			}
 		}
-		a, b := sums[:q*q], sums[q*q:q*q+q]
+		a, b := make([]float64, q*q), make([]float64, q)
+		for j := range q {
+			copy(a[j*q:(j+1)*q], sums[j*wide:j*wide+q])
+			b[j] = sums[j*wide+q]
+		}
 		if reg > 0 {
 			// Spark's WLS: minimize Σ W(z − x·β)² / (2ΣW) + reg/2 · ‖β‖²
 			// (the intercept is not penalized).
 			for j := range d {
-				a[j*q+j] += reg * sums[q*q+q]
+				a[j*q+j] += reg * sums[wide*wide]
 			}
 		}
 		next, inv, err := ml.CholeskySolve(a, q, b)
