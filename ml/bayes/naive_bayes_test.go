@@ -170,3 +170,42 @@ func TestRankErrors(t *testing.T) {
 		t.Fatalf("rank 1: %v", errs[1])
 	}
 }
+
+// TestWeightsAreCounts: an integer weight is the row repeated that many
+// times, for every model type.
+func TestWeightsAreCounts(t *testing.T) {
+	for _, pc := range peerCases {
+		if pc.w != nil {
+			continue
+		}
+		t.Run(pc.modelType, func(t *testing.T) {
+			w := make([]float64, pc.rows)
+			var rx, ry []float64
+			for i := range pc.rows {
+				w[i] = float64(1 + i%3)
+				for range int(w[i]) {
+					rx = append(rx, pc.x[i*pc.cols:(i+1)*pc.cols]...)
+					ry = append(ry, pc.y[i])
+				}
+			}
+			weighted := pc
+			weighted.w = w
+			a, err := weighted.estimator().Fit(ml.Local(weighted.frame(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := pc.estimator().Fit(ml.Local(frameOf(t, pc.cols, rx, ry)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ma, mb := a.(*NaiveBayesModel), b.(*NaiveBayesModel)
+			for name, pair := range map[string][2][]float64{"pi": {ma.Pi, mb.Pi}, "theta": {ma.Theta, mb.Theta}, "sigma": {ma.Sigma, mb.Sigma}} {
+				for i := range pair[0] {
+					if d := math.Abs(pair[0][i] - pair[1][i]); d > 1e-12*max(1, math.Abs(pair[1][i])) {
+						t.Fatalf("%s[%d]: weighted %.17g, repeated rows %.17g", name, i, pair[0][i], pair[1][i])
+					}
+				}
+			}
+		})
+	}
+}

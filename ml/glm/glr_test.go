@@ -263,3 +263,43 @@ func TestSingularIs(t *testing.T) {
 		t.Fatalf("collinear columns: %v, want ml.ErrSingular", err)
 	}
 }
+
+// TestWeightsAreCounts: integer weights give the coefficients and the
+// deviance of the rows repeated (the residual degrees of freedom, and so
+// the standard errors of estimated-dispersion families, count rows).
+func TestWeightsAreCounts(t *testing.T) {
+	for _, name := range []string{"binomial-logit", "gamma-log", "poisson-identity"} {
+		t.Run(name, func(t *testing.T) {
+			pc := peer(name)
+			w := make([]float64, pc.rows)
+			var rx, ry []float64
+			for i := range pc.rows {
+				w[i] = float64(1 + i%3)
+				for range int(w[i]) {
+					rx = append(rx, pc.x[i*pc.cols:(i+1)*pc.cols]...)
+					ry = append(ry, pc.y[i])
+				}
+			}
+			weighted := pc
+			weighted.w = w
+			a, err := weighted.estimator().Fit(ml.Local(weighted.frame(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := pc.estimator().Fit(ml.Local(frameOf(t, pc.cols, rx, ry)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ma, mb := a.(*GeneralizedLinearRegressionModel), b.(*GeneralizedLinearRegressionModel)
+			for j := range ma.Coefficients {
+				relClose(t, "coefficient", ma.Coefficients[j], mb.Coefficients[j], 1e-9)
+			}
+			relClose(t, "intercept", ma.Intercept, mb.Intercept, 1e-9)
+			relClose(t, "deviance", ma.Summary.Deviance, mb.Summary.Deviance, 1e-9)
+			if name == "binomial-logit" {
+				relClose(t, "AIC", ma.Summary.AIC, mb.Summary.AIC, 1e-9)
+				relClose(t, "standard error", ma.Summary.CoefficientStandardErrors[0], mb.Summary.CoefficientStandardErrors[0], 1e-9)
+			}
+		})
+	}
+}
