@@ -1,6 +1,7 @@
 package bayes
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,8 +203,13 @@ func (nb *NaiveBayes) Fit(d ml.Data) (ml.Model, error) {
 	}
 
 	gauss := nb.ModelType == Gaussian
-	stats := accumulate(l, k, gauss, nb.ModelType)
-	// The last slot counts the ranks whose values are invalid.
+	var stats []float64
+	if gauss {
+		stats = gaussMoments(l, k)
+	} else {
+		stats = accumulate(l, k, nb.ModelType)
+	}
+	// The last slot flags invalid values.
 	if bad := stats[len(stats)-1]; bad != 0 || !allFinite(stats) {
 		ok, _ := valueCheck(nb.ModelType)
 		if i, j := l.x.firstBad(ok); i >= 0 {
@@ -213,7 +219,13 @@ func (nb *NaiveBayes) Fit(d ml.Data) (ml.Model, error) {
 		}
 		stats[len(stats)-1] = 1
 	}
-	if err := c.AllReduce(stats, ml.OpSum); err != nil {
+	var err error
+	if gauss {
+		stats, err = gatherMoments(c, stats, k, width)
+	} else {
+		err = c.AllReduce(stats, ml.OpSum)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("NaiveBayes: %w", err)
 	}
 	if localErr != nil {
@@ -233,7 +245,6 @@ func (nb *NaiveBayes) Fit(d ml.Data) (ml.Model, error) {
 		NumClasses:       k,
 		NumFeatures:      width,
 	}
-	var err error
 	if gauss {
 		err = m.gaussian(stats)
 	} else {
@@ -255,14 +266,11 @@ func allFinite(v []float64) bool {
 }
 
 // accumulate returns [K class weights | K×d weighted feature sums |
-// K×d weighted sums of squares (gauss only) | invalid flag] over l's rows,
-// summed chunk by chunk on the worker pool (chunk results folded in order).
-func accumulate(l local, k int, gauss bool, modelType string) []float64 {
+// invalid flag] over l's rows, summed chunk by chunk on the worker pool
+// (chunk results folded in order).
+func accumulate(l local, k int, modelType string) []float64 {
 	d := l.x.d
 	size := k + k*d + 1
-	if gauss {
-		size += k * d
-	}
 	mode := modeAny
 	switch modelType {
 	case Multinomial, Complement:
@@ -270,16 +278,15 @@ func accumulate(l local, k int, gauss bool, modelType string) []float64 {
 	case Bernoulli:
 		mode = modeZeroOne
 	}
-	grain := max(1, (1<<16)/max(d, 1)) // about 64 Ki values a chunk at least
 	zero := make([]float64, size)
-	return parallel.MapReduce(l.x.n, grain, zero,
+	return parallel.MapReduce(l.x.n, grain(d), zero,
 		func(lo, hi int) []float64 {
 			acc := make([]float64, size)
 			var bad bool
 			if l.x.f64 != nil {
-				bad = sumRows(acc, l.x.f64, d, l.labels, l.w, k, gauss, mode, lo, hi)
+				bad = sumRows(acc, l.x.f64, d, l.labels, l.w, k, nil, mode, lo, hi)
 			} else {
-				bad = sumRows(acc, l.x.f32, d, l.labels, l.w, k, gauss, mode, lo, hi)
+				bad = sumRows(acc, l.x.f32, d, l.labels, l.w, k, nil, mode, lo, hi)
 			}
 			if bad {
 				acc[size-1] = 1
@@ -300,9 +307,15 @@ const (
 	modeZeroOne
 )
 
-// sumRows adds rows [lo, hi) of x into acc (layout of accumulate) and
-// reports whether it met a value the mode rejects.
-func sumRows[T float32 | float64](acc []float64, x []T, d int, labels []int, w []float64, k int, gauss bool, mode int, lo, hi int) (bad bool) {
+// grain is the fewest rows of width d a chunk of the fitting pass takes
+// (about 64 Ki values).
+func grain(d int) int { return max(1, (1<<16)/max(d, 1)) }
+
+// sumRows adds rows [lo, hi) of x into acc (the layout of accumulate, or
+// with shift set that of gaussMoments: the weighted sums of x − shift and
+// of its squares) and reports whether it met a value the mode rejects.
+func sumRows[T float32 | float64](acc []float64, x []T, d int, labels []int, w []float64, k int, shift []float64, mode int, lo, hi int) (bad bool) {
+	gauss := shift != nil
 	sums := acc[k : k+k*d]
 	var sqs []float64
 	if gauss {
@@ -322,13 +335,13 @@ func sumRows[T float32 | float64](acc []float64, x []T, d int, labels []int, w [
 			q := sqs[c*d : (c+1)*d]
 			if w == nil {
 				for j, v := range row {
-					f := float64(v)
+					f := float64(v) - shift[j]
 					s[j] += f
 					q[j] += f * f
 				}
 			} else {
 				for j, v := range row {
-					f := float64(v)
+					f := float64(v) - shift[j]
 					wf := wi * f
 					s[j] += wf
 					q[j] += wf * f
@@ -424,12 +437,106 @@ func (m *NaiveBayesModel) discrete(stats []float64, lambda float64) error {
 	return nil
 }
 
-// gaussian derives pi, theta (means) and sigma (variances) from the summed
-// statistics as Spark does: pi_c = log(n_c/n), population variances plus
-// ε = 1e-9 · the largest variance of any feature over all rows.
+// gaussMoments returns [K class weights | K×d class means | K×d sums of
+// squared deviations from the class means (M2) | invalid flag] over l's
+// rows. Each chunk sums x − (its first row) and the squares, which it
+// turns into means and M2 (the shift keeps the subtraction S2 − S1²/W
+// from cancelling when the mean is large beside the spread); chunks are
+// merged in order as Chan, Golub and LeVeque merge partial variances.
+func gaussMoments(l local, k int) []float64 {
+	d := l.x.d
+	size := k + 2*k*d + 1
+	return parallel.MapReduce(l.x.n, grain(d), make([]float64, size),
+		func(lo, hi int) []float64 {
+			acc := make([]float64, size)
+			shift := make([]float64, d)
+			l.x.row(lo, shift)
+			var bad bool
+			if l.x.f64 != nil {
+				bad = sumRows(acc, l.x.f64, d, l.labels, l.w, k, shift, modeAny, lo, hi)
+			} else {
+				bad = sumRows(acc, l.x.f32, d, l.labels, l.w, k, shift, modeAny, lo, hi)
+			}
+			means, m2 := acc[k:k+k*d], acc[k+k*d:k+2*k*d]
+			for c := range k {
+				wc := acc[c]
+				for j := range d {
+					i := c*d + j
+					s1, s2 := means[i], m2[i]
+					if !finite(s1) || !finite(s2) {
+						bad = true
+					}
+					if wc > 0 {
+						means[i] = shift[j] + s1/wc
+						m2[i] = max(s2-s1*s1/wc, 0)
+					} else {
+						means[i], m2[i] = 0, 0
+					}
+				}
+			}
+			if bad {
+				acc[size-1] = 1
+			}
+			return acc
+		},
+		func(acc, part []float64) []float64 {
+			mergeMoments(acc, part, k, d)
+			return acc
+		})
+}
+
+// mergeMoments merges the moments b into a (Chan, Golub and LeVeque's
+// pairwise update); the flags are added.
+func mergeMoments(a, b []float64, k, d int) {
+	for c := range k {
+		wa, wb := a[c], b[c]
+		if wb == 0 {
+			continue
+		}
+		w := wa + wb
+		ma, mb := a[k+c*d:k+(c+1)*d], b[k+c*d:k+(c+1)*d]
+		qa, qb := a[k+k*d+c*d:k+k*d+(c+1)*d], b[k+k*d+c*d:k+k*d+(c+1)*d]
+		for j := range d {
+			delta := mb[j] - ma[j]
+			ma[j] += delta * (wb / w)
+			qa[j] += qb[j] + delta*delta*(wa*wb/w)
+		}
+		a[c] = w
+	}
+	a[len(a)-1] += b[len(b)-1]
+}
+
+// gatherMoments gathers every rank's moments and merges them in rank
+// order, so that every rank ends with the same totals.
+func gatherMoments(c ml.Comm, local []float64, k, d int) ([]float64, error) {
+	buf := make([]byte, 8*len(local))
+	for i, v := range local {
+		binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(v))
+	}
+	all, err := c.AllGatherBytes(buf)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(local))
+	part := make([]float64, len(local))
+	for r, b := range all {
+		if len(b) != len(buf) {
+			return nil, fmt.Errorf("rank %d sent %d bytes of moments, want %d", r, len(b), len(buf))
+		}
+		for i := range part {
+			part[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		mergeMoments(out, part, k, d)
+	}
+	return out, nil
+}
+
+// gaussian derives pi, theta (means) and sigma (variances) from the
+// merged moments as Spark does: pi_c = log(n_c/n), population variances
+// plus ε = 1e-9 · the largest variance of any feature over all rows.
 func (m *NaiveBayesModel) gaussian(stats []float64) error {
 	k, d := m.NumClasses, m.NumFeatures
-	counts, sums, sqs := stats[:k], stats[k:k+k*d], stats[k+k*d:k+2*k*d]
+	counts, means, m2 := stats[:k], stats[k:k+k*d], stats[k+k*d:k+2*k*d]
 	n := 0.0
 	for c, v := range counts {
 		if !(v > 0) {
@@ -439,26 +546,28 @@ func (m *NaiveBayesModel) gaussian(stats []float64) error {
 	}
 	eps := 0.0
 	for j := range d {
-		s, q := 0.0, 0.0
+		mean := 0.0
 		for c := range k {
-			s += sums[c*d+j]
-			q += sqs[c*d+j]
+			mean += counts[c] * means[c*d+j]
 		}
-		mean := s / n
-		eps = max(eps, q/n-mean*mean)
+		mean /= n
+		q := 0.0
+		for c := range k {
+			e := means[c*d+j] - mean
+			q += m2[c*d+j] + counts[c]*e*e
+		}
+		eps = max(eps, q/n)
 	}
 	eps *= gaussianVarSmoothing
 	m.Pi = make([]float64, k)
-	m.Theta = make([]float64, k*d)
+	m.Theta = slices.Clone(means)
 	m.Sigma = make([]float64, k*d)
 	logN := math.Log(n)
 	for c := range k {
 		m.Pi[c] = math.Log(counts[c]) - logN
 		for j := range d {
 			i := c*d + j
-			mean := sums[i] / counts[c]
-			m.Theta[i] = mean
-			m.Sigma[i] = max(sqs[i]/counts[c]-mean*mean, 0) + eps
+			m.Sigma[i] = m2[i]/counts[c] + eps
 			if !(m.Sigma[i] > 0) {
 				return fmt.Errorf("NaiveBayes: feature %d: every feature is constant, gaussian naive Bayes needs some variance", j+1)
 			}

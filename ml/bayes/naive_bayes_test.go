@@ -10,6 +10,7 @@ import (
 	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mltest"
 )
 
 func frameOf(t *testing.T, width int, x, y []float64) *data.Frame {
@@ -207,5 +208,38 @@ func TestWeightsAreCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGaussianLargeMean: variances of features with a large mean beside
+// their spread are accurate (a plain Σx² − n·mean² would lose them), on one
+// rank and on several.
+func TestGaussianLargeMean(t *testing.T) {
+	pc := peerCases[len(peerCases)-1] // gaussian
+	shifted := pc
+	shifted.x = make([]float64, len(pc.x))
+	for i, v := range pc.x {
+		shifted.x[i] = v + 1e7
+	}
+	a, err := pc.estimator().Fit(ml.Local(pc.frame(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(m ml.Model) {
+		t.Helper()
+		ma, mb := a.(*NaiveBayesModel), m.(*NaiveBayesModel)
+		for i := range ma.Sigma {
+			if d := math.Abs(ma.Sigma[i] - mb.Sigma[i]); d > 1e-8*ma.Sigma[i] {
+				t.Fatalf("sigma[%d]: %.17g with the mean shifted by 1e7, %.17g without", i, mb.Sigma[i], ma.Sigma[i])
+			}
+		}
+	}
+	b, err := shifted.estimator().Fit(ml.Local(shifted.frame(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(b)
+	for _, m := range mltest.FitOnRanks(t, func() ml.Estimator { return shifted.estimator() }, shifted.frame(t), 3, nil) {
+		check(m)
 	}
 }
