@@ -1,7 +1,8 @@
 // Package bayes is naive Bayes classification as Spark ML's NaiveBayes:
 // multinomial (the default), Bernoulli, Gaussian and complement models,
-// fitted in one pass over the data and, over several ranks, one
-// all-reduce of the per-class statistics.
+// fitted in one pass over the data and, over several ranks, one collective
+// of the per-class statistics (after a small all-reduce that agrees on the
+// number of classes and the width).
 //
 // # Models
 //
@@ -50,12 +51,20 @@
 // rank). A class with no rows keeps its smoothed prior in the discrete
 // models; Gaussian naive Bayes and smoothing 0 need every class present.
 //
-// # Speed
+// # Fitting, on one machine or many
 //
 // Fit reads a float32 or float64 vector column in place and sums rows in
 // parallel on the worker pool (internal/parallel), each chunk into its own
-// accumulators, folded in chunk order. BenchmarkGaussianNBFashionMNIST
-// measures the 60k × 784 Fashion-MNIST fit.
+// accumulators, folded in chunk order; no per-row allocation. The discrete
+// models need only the class weights and feature sums: one all-reduce
+// adds them over the ranks. Gaussian needs variances, which a plain sum of
+// squares loses when a feature's mean is large beside its spread (Σx² −
+// n·mean² cancels): each chunk sums x minus its first row and turns the
+// sums into means and squared deviations (M2), chunks merge with the
+// pairwise update of Chan, Golub and LeVeque, and the ranks all-gather
+// their moments and merge them in rank order, so every rank gets the same
+// model. BenchmarkGaussianNBFashionMNIST measures the 60k × 784
+// Fashion-MNIST fit.
 //
 // # Sources
 //
@@ -67,4 +76,7 @@
 //     Poor Assumptions of Naive Bayes Text Classifiers", ICML 2003
 //     (complement naive Bayes).
 //   - scikit-learn's naive_bayes module documentation (var_smoothing).
+//   - T. F. Chan, G. H. Golub and R. J. LeVeque, "Algorithms for Computing
+//     the Sample Variance: Analysis and Recommendations", The American
+//     Statistician 37(3), 1983 (merging partial variances).
 package bayes
