@@ -162,9 +162,10 @@ func (nb *NaiveBayes) readLocal(f *data.Frame) (local, error) {
 	return l, nil
 }
 
-// Fit computes the class weights, the per-class feature sums and (for
-// "gaussian") sums of squares in one parallel pass over this rank's rows,
-// all-reduces them once, and derives the model from the totals.
+// Fit computes the class weights and the per-class feature sums (for
+// "gaussian": means and squared deviations) in one parallel pass over this
+// rank's rows, combines them over the ranks with one collective (see the
+// package doc), and derives the model from the totals.
 func (nb *NaiveBayes) Fit(d ml.Data) (ml.Model, error) {
 	if err := nb.validate(); err != nil {
 		return nil, err
