@@ -55,9 +55,9 @@ func TestBadInput(t *testing.T) {
 		{"gamma label", func(g *GeneralizedLinearRegression) { g.Family = Gamma }, x, []float64{1, 3, 2, 1, 0}, `row 5: label 0: the gamma needs a positive label`},
 		{"tweedie label", func(g *GeneralizedLinearRegression) { g.Family = Tweedie; g.VariancePower = 1.5 }, x, []float64{1, -3, 2, 1, 0}, `row 2: label -3: the tweedie needs a non-negative label`},
 		{"nan feature", nil, []float64{1, 2, 2, 1, math.NaN(), 5, 4, 3, 5, 6}, y, `column "features", row 3, element 1: NaN is not a finite number`},
-		{"duplicate column", nil, []float64{1, 1, 2, 2, 3, 3, 4, 4, 5, 5}, y, "the design matrix is singular"},
-		{"constant column", nil, []float64{1, 7, 2, 7, 3, 7, 4, 7, 5, 7}, y, "the design matrix is singular"},
-		{"too few rows", nil, []float64{1, 2, 2, 1}, []float64{1, 2}, "the design matrix is singular"},
+		{"duplicate column", nil, []float64{1, 1, 2, 2, 3, 3, 4, 4, 5, 5}, y, "singular design"},
+		{"constant column", nil, []float64{1, 7, 2, 7, 3, 7, 4, 7, 5, 7}, y, "singular design"},
+		{"too few rows", nil, []float64{1, 2, 2, 1}, []float64{1, 2}, "singular design"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewGeneralizedLinearRegression()

@@ -39,11 +39,10 @@ type fit struct {
 // irls fits by iteratively reweighted least squares (McCullagh and Nelder,
 // §2.5): from the family's starting means, each iteration forms the working
 // response z = η − offset + (y − μ)·g′(μ) and weights W = w / (g′(μ)²·V(μ)),
-// sums XᵀWX and XᵀWz over the rows (with the GEMM kernel; one
-// all-reduce), and solves the
-// weighted least-squares system with Cholesky. It stops when no
-// coefficient moves by tol or more (Spark's criterion), or after maxIter
-// iterations (converged false).
+// sums XᵀWX and XᵀWz over the rows (with the GEMM kernel; over the ranks
+// with one all-reduce), and solves the weighted least-squares system by
+// Cholesky. It stops when no coefficient moves by tol or more (Spark's
+// criterion), or after maxIter iterations (converged false).
 func irls(c ml.Comm, p problem, fam family, lnk link, intercept bool, maxIter int, tol, reg float64) (fit, error) {
 	d := p.x.Cols
 	q := d
@@ -145,7 +144,7 @@ func irls(c ml.Comm, p problem, fam family, lnk link, intercept bool, maxIter in
 		}
 		next, inv, err := ml.CholeskySolve(a, q, b)
 		if err != nil {
-			return fit{}, fmt.Errorf("iteration %d: %w: the design matrix is singular (a duplicate or collinear feature column, a constant one beside the intercept, or fewer rows than coefficients?)", it, err)
+			return fit{}, fmt.Errorf("singular design (a duplicate or collinear feature column, a constant one beside the intercept, or fewer rows than coefficients?) at IRLS iteration %d: %w", it, err)
 		}
 		out.iterations, out.inv = it, inv
 		if beta != nil {
