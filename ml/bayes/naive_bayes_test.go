@@ -1,6 +1,7 @@
 package bayes
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"sync"
@@ -241,5 +242,21 @@ func TestGaussianLargeMean(t *testing.T) {
 	check(b)
 	for _, m := range mltest.FitOnRanks(t, func() ml.Estimator { return shifted.estimator() }, shifted.frame(t), 3, nil) {
 		check(m)
+	}
+}
+
+// TestRegistered: configs build the estimator by name, with Spark's
+// defaults, and a JSON config decodes over them.
+func TestRegistered(t *testing.T) {
+	s, err := ml.NewStage("NaiveBayes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb := s.(*NaiveBayes)
+	if err := json.Unmarshal([]byte(`{"modelType": "gaussian"}`), nb); err != nil {
+		t.Fatal(err)
+	}
+	if nb.Smoothing != 1 || nb.ModelType != Gaussian || nb.ProbabilityCol != "probability" {
+		t.Fatalf("decoded over the defaults: %+v", nb)
 	}
 }

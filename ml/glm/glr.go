@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/parallel"
 	"github.com/fathom-ml/fathom/ml"
 )
 
@@ -415,17 +416,19 @@ func (m *GeneralizedLinearRegressionModel) Transform(f *data.Frame) (*data.Frame
 	if m.LinkPredictionCol != "" {
 		eta = make([]float64, x.Rows)
 	}
-	for i := range x.Rows {
-		o := 0.0
-		if off != nil {
-			o = off[i]
+	parallel.For(x.Rows, max(64, 16384/max(x.Cols, 1)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := 0.0
+			if off != nil {
+				o = off[i]
+			}
+			e := m.eta(x.Row(i), o)
+			pred[i] = m.fam.project(m.lnk.unlink(e))
+			if eta != nil {
+				eta[i] = e
+			}
 		}
-		e := m.eta(x.Row(i), o)
-		pred[i] = m.fam.project(m.lnk.unlink(e))
-		if eta != nil {
-			eta[i] = e
-		}
-	}
+	})
 	var cols []data.Column
 	if m.PredictionCol != "" {
 		cols = append(cols, ml.ScalarOut(m.PredictionCol, pred))

@@ -1,6 +1,7 @@
 package glm
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -301,5 +302,21 @@ func TestWeightsAreCounts(t *testing.T) {
 				relClose(t, "standard error", ma.Summary.CoefficientStandardErrors[0], mb.Summary.CoefficientStandardErrors[0], 1e-9)
 			}
 		})
+	}
+}
+
+// TestRegistered: configs build the estimator by name, with Spark's
+// defaults, and a JSON config decodes over them.
+func TestRegistered(t *testing.T) {
+	s, err := ml.NewStage("GeneralizedLinearRegression")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.(*GeneralizedLinearRegression)
+	if err := json.Unmarshal([]byte(`{"family": "tweedie", "variancePower": 1.5, "linkPower": 0}`), g); err != nil {
+		t.Fatal(err)
+	}
+	if g.MaxIter != 25 || g.Tol != 1e-6 || !g.FitIntercept || g.Family != Tweedie || g.LinkPower == nil || *g.LinkPower != 0 {
+		t.Fatalf("decoded over the defaults: %+v", g)
 	}
 }
