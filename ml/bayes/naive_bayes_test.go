@@ -260,3 +260,18 @@ func TestRegistered(t *testing.T) {
 		t.Fatalf("decoded over the defaults: %+v", nb)
 	}
 }
+
+// TestEmptyRank: a rank without rows joins the fit and gets the model.
+func TestEmptyRank(t *testing.T) {
+	emptyFirst := func(f *data.Frame, r, n int) *data.Frame {
+		if r == 0 {
+			return f.Slice(0, 0)
+		}
+		return mltest.SplitRows(f, r-1, n-1)
+	}
+	for _, pc := range peerCases {
+		t.Run(pc.name(), func(t *testing.T) {
+			mltest.Check(t, func() ml.Estimator { return pc.estimator() }, pc.frame(t), mltest.Options{Ranks: []int{2, 3}, Split: emptyFirst})
+		})
+	}
+}

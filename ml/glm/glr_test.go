@@ -12,6 +12,7 @@ import (
 	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mltest"
 )
 
 func frameOf(t *testing.T, width int, x, y []float64) *data.Frame {
@@ -319,4 +320,16 @@ func TestRegistered(t *testing.T) {
 	if g.MaxIter != 25 || g.Tol != 1e-6 || !g.FitIntercept || g.Family != Tweedie || g.LinkPower == nil || *g.LinkPower != 0 {
 		t.Fatalf("decoded over the defaults: %+v", g)
 	}
+}
+
+// TestEmptyRank: a rank without rows joins the fit and gets the model.
+func TestEmptyRank(t *testing.T) {
+	pc := peer("gamma-log")
+	emptyFirst := func(f *data.Frame, r, n int) *data.Frame {
+		if r == 0 {
+			return f.Slice(0, 0)
+		}
+		return mltest.SplitRows(f, r-1, n-1)
+	}
+	mltest.Check(t, func() ml.Estimator { return pc.estimator() }, pc.frame(t), mltest.Options{Ranks: []int{2, 3}, Split: emptyFirst})
 }
