@@ -126,10 +126,10 @@ func (m *StandardScalerModel) Transform(f *data.Frame) (*data.Frame, error) {
 }
 
 type scalerParams struct {
-	InputCol  string `json:"inputCol"`
-	OutputCol string `json:"outputCol"`
-	WithMean  bool   `json:"withMean,omitempty"`
-	WithStd   bool   `json:"withStd,omitempty"`
+	InputCol  string  `json:"inputCol"`
+	OutputCol string  `json:"outputCol"`
+	WithMean  bool    `json:"withMean,omitempty"`
+	WithStd   bool    `json:"withStd,omitempty"`
 	Min       float64 `json:"min,omitempty"`
 	Max       float64 `json:"max,omitempty"`
 }
