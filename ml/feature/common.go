@@ -142,8 +142,8 @@ func matrix(stage string, d ml.Data, col string) (ml.Matrix, error) {
 	return m, nil
 }
 
-// transformMatrix reads col for a fitted model's Transform, checking its
-// width against the fitted one.
+// transformMatrix reads col for a model's Transform, checking its width
+// against the fitted one (width < 0: any width).
 func transformMatrix(stage string, f *data.Frame, col string, width int) (ml.Matrix, error) {
 	if f.Col(col) == nil {
 		return ml.Matrix{}, fmt.Errorf("%s: no column %q (the frame has %s)", stage, col, strings.Join(f.Names(), ", "))
@@ -152,7 +152,7 @@ func transformMatrix(stage string, f *data.Frame, col string, width int) (ml.Mat
 	if err != nil {
 		return ml.Matrix{}, fmt.Errorf("%s: %w", stage, err)
 	}
-	if m.Cols != width {
+	if width >= 0 && m.Cols != width {
 		return ml.Matrix{}, fmt.Errorf("%s: column %q is %d wide, the model was fitted on %d", stage, col, m.Cols, width)
 	}
 	return m, nil

@@ -10,6 +10,9 @@
 //   - VectorAssembler concatenates numeric, bool and vector columns into
 //     one vector column (handleInvalid "error", "skip" or "keep").
 //   - IndexToString maps label indices back to strings.
+//   - Normalizer scales rows to unit p-norm; Binarizer thresholds;
+//     Bucketizer maps values to buckets between splits;
+//     PolynomialExpansion expands vectors into monomials (Spark's order).
 //
 // Estimators, each with its fitted Model:
 //

@@ -30,3 +30,8 @@ nan = np.nan
 col = np.array([[2.0], [nan], [7.0], [3.0], [nan], [3.0], [10.0], [1.0], [nan], [5.0], [4.0], [6.0]])  # 9 present values: an odd count, where the medians agree
 for strat in ["mean", "median", "most_frequent"]:
     print("SimpleImputer", strat, repr(SimpleImputer(strategy=strat).fit(col).statistics_))
+
+from sklearn.preprocessing import Normalizer, Binarizer
+for norm in ["l1", "l2", "max"]:
+    print("Normalizer", norm, "rows 0 and 2", repr(Normalizer(norm=norm).fit_transform(X)[[0, 2]]))
+print("Binarizer(threshold=1.0) rows 0 and 2", repr(Binarizer(threshold=1.0).fit_transform(X)[[0, 2]]))
