@@ -13,10 +13,11 @@ import (
 // into one float64 vector column, as Spark ML's VectorAssembler. It needs
 // no fitting: it is a Model.
 //
-// A null or NaN input (a null scalar, a null vector or a null or NaN
-// element) is handled as handleInvalid says: "error" (the default) fails
-// naming the column and the row, "skip" drops the row, "keep" writes NaN
-// (for a null vector, as many NaNs as the column is wide).
+// An invalid input — a null or NaN scalar, a null vector, a null vector
+// element — is handled as handleInvalid says: "error" (the default)
+// fails naming the column and the row, "skip" drops the row, "keep"
+// writes NaN (for a null vector, as many NaNs as the column is wide). As
+// in Spark, a NaN inside a vector is not invalid: it is copied.
 type VectorAssembler struct {
 	InputCols     []string `json:"inputCols" yaml:"inputCols"`
 	OutputCol     string   `json:"outputCol" yaml:"outputCol"`
@@ -36,11 +37,12 @@ func (a *VectorAssembler) Type() string { return "VectorAssembler" }
 func (a *VectorAssembler) Encode() (ml.Encoded, error) { return ml.Encoded{Params: a}, nil }
 
 // assemblerInput reads one input column: get returns element e of row i
-// and whether it is missing.
+// and whether it is missing; NaN is invalid in a scalar column only.
 type assemblerInput struct {
-	name  string
-	width int
-	get   func(i, e int) (float64, bool)
+	name   string
+	width  int
+	scalar bool
+	get    func(i, e int) (float64, bool)
 }
 
 // Transform adds OutputCol.
@@ -74,7 +76,7 @@ func (a *VectorAssembler) Transform(f *data.Frame) (*data.Frame, error) {
 			if err != nil {
 				return nil, err
 			}
-			ins[k] = assemblerInput{name: name, width: 1, get: func(i, _ int) (float64, bool) {
+			ins[k] = assemblerInput{name: name, width: 1, scalar: true, get: func(i, _ int) (float64, bool) {
 				if null != nil && null[i] {
 					return math.NaN(), true
 				}
@@ -95,7 +97,7 @@ rows:
 		for _, in := range ins {
 			for e := range in.width {
 				x, null := in.get(i, e)
-				if (null || math.IsNaN(x)) && a.HandleInvalid != InvalidKeep {
+				if (null || in.scalar && math.IsNaN(x)) && a.HandleInvalid != InvalidKeep {
 					if a.HandleInvalid == InvalidSkip {
 						out = out[:start]
 						continue rows

@@ -302,6 +302,24 @@ func TestVectorAssembler(t *testing.T) {
 	if _, err = NewVectorAssembler("a", "zz").Transform(f); err == nil || !strings.Contains(err.Error(), `no column "zz" (the frame has a, b, v, t, s)`) {
 		t.Fatalf("missing column: err = %v", err)
 	}
+	// NaN inside a vector is copied (Spark); a null element is invalid.
+	g := frame(t, data.NewVectorColumn("v", 2, []float64{1, math.NaN(), 3, 4}, nil, []bool{true, true, false, true}))
+	va = NewVectorAssembler("v")
+	if _, err = va.Transform(g); err == nil || !strings.Contains(err.Error(), `column "v", row 2, element 1: null value`) {
+		t.Fatalf("null element: err = %v", err)
+	}
+	out, err = va.Transform(g.Slice(0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, _ = out.Vectors("features")
+	if v := vc.Float64s(); v[0] != 1 || !math.IsNaN(v[1]) {
+		t.Fatalf("NaN in a vector: %v", v)
+	}
+	va.HandleInvalid = InvalidSkip
+	if out, err = va.Transform(g); err != nil || out.Len() != 1 {
+		t.Fatalf("skip a null element: %v rows, %v", out, err)
+	}
 	// A pure transformer saves and loads.
 	va = NewVectorAssembler("v", "t")
 	va.HandleInvalid = InvalidSkip
