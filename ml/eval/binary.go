@@ -41,6 +41,10 @@ const (
 // p₁ the precision at the highest score. It is not scikit-learn's
 // average_precision_score, a step-wise sum Σ (Rₖ − Rₖ₋₁)·Pₖ.
 //
+// Labels of one class are an error (Spark returns a number): wrapping
+// metrics.ErrOneClass for areaUnderROC, which needs both; for
+// areaUnderPR when there is no positive.
+//
 // Over several ranks every rank's (score, label, weight) triples are
 // gathered (AllGatherBytes, 24 bytes a row) and every rank computes the
 // area of them all, equal to the single-process one.
@@ -64,11 +68,6 @@ func (e *BinaryClassificationEvaluator) Metric() string { return e.MetricName }
 
 // LargerBetter returns true: both areas grow with quality.
 func (e *BinaryClassificationEvaluator) LargerBetter() bool { return true }
-
-// ErrOneClass is returned when the labels lack the class a metric needs:
-// both for areaUnderROC, positives for areaUnderPR. It wraps
-// metrics.ErrOneClass.
-var ErrOneClass = fmt.Errorf("eval: %w", metrics.ErrOneClass)
 
 // Evaluate returns the area over every rank's rows of f.
 func (e *BinaryClassificationEvaluator) Evaluate(f *data.Frame, c ml.Comm) (float64, error) {
@@ -201,7 +200,10 @@ func cumulate(pts []scored, numBins int) []point {
 	return out
 }
 
-var errNoRows = errors.New("no rows to evaluate")
+var (
+	errNoRows     = errors.New("no rows to evaluate")
+	errNoPositive = errors.New("no positive (label 1) rows: recall is undefined")
+)
 
 func rocArea(curve []point) (float64, error) {
 	if len(curve) == 0 {
@@ -209,7 +211,7 @@ func rocArea(curve []point) (float64, error) {
 	}
 	pos, neg := curve[len(curve)-1].tp, curve[len(curve)-1].fp
 	if pos == 0 || neg == 0 {
-		return 0, ErrOneClass
+		return 0, metrics.ErrOneClass
 	}
 	area, x0, y0 := 0.0, 0.0, 0.0
 	for _, p := range curve {
@@ -226,7 +228,7 @@ func prArea(curve []point) (float64, error) {
 	}
 	pos := curve[len(curve)-1].tp
 	if pos == 0 {
-		return 0, ErrOneClass
+		return 0, errNoPositive
 	}
 	precision := func(p point) float64 {
 		if p.tp+p.fp == 0 {
