@@ -1,7 +1,7 @@
 package feature
 
 import (
-	"encoding/json"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -158,21 +158,55 @@ func transformMatrix(stage string, f *data.Frame, col string, width int) (ml.Mat
 	return m, nil
 }
 
-// gatherJSON all-gathers every rank's v as JSON and decodes each into a
-// new T, in rank order.
-func gatherJSON[T any](c ml.Comm, v T) ([]T, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+// gatherCounts all-gathers every rank's category counts (one map per
+// column) and returns their sums. The encoding is binary, so that any
+// bytes survive (JSON would replace invalid UTF-8): per column the number
+// of categories, then each category's length, bytes and count.
+func gatherCounts(c ml.Comm, counts []map[string]int64) ([]map[string]int64, error) {
+	var b []byte
+	for _, m := range counts {
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(m)))
+		for k, n := range m {
+			b = binary.LittleEndian.AppendUint64(b, uint64(len(k)))
+			b = append(b, k...)
+			b = binary.LittleEndian.AppendUint64(b, uint64(n))
+		}
 	}
 	all, err := c.AllGatherBytes(b)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, len(all))
+	out := make([]map[string]int64, len(counts))
+	for j := range out {
+		out[j] = map[string]int64{}
+	}
 	for r, b := range all {
-		if err := json.Unmarshal(b, &out[r]); err != nil {
-			return nil, fmt.Errorf("rank %d's statistics: %w", r, err)
+		next := func() (uint64, bool) {
+			if len(b) < 8 {
+				return 0, false
+			}
+			v := binary.LittleEndian.Uint64(b)
+			b = b[8:]
+			return v, true
+		}
+		for j := range counts {
+			m, ok := next()
+			if !ok {
+				return nil, fmt.Errorf("rank %d sent counts for %d columns, want %d", r, j, len(counts))
+			}
+			for range m {
+				l, ok := next()
+				if !ok || uint64(len(b)) < l {
+					return nil, fmt.Errorf("rank %d sent damaged counts", r)
+				}
+				k := string(b[:l])
+				b = b[l:]
+				n, ok := next()
+				if !ok {
+					return nil, fmt.Errorf("rank %d sent damaged counts", r)
+				}
+				out[j][k] += int64(n)
+			}
 		}
 	}
 	return out, nil

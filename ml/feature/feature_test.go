@@ -458,3 +458,33 @@ func TestImputer(t *testing.T) {
 		t.Fatalf("all missing: err = %v", err)
 	}
 }
+
+// TestEmptyRank: a rank with no rows contributes nothing and still gets
+// the model.
+func TestEmptyRank(t *testing.T) {
+	f := testFrame(t)
+	split := func(f *data.Frame, r, n int) *data.Frame {
+		if r == 0 {
+			return f.Slice(0, 0)
+		}
+		return mltest.SplitRows(f, r-1, n-1)
+	}
+	for _, newEst := range []func() ml.Estimator{
+		func() ml.Estimator { s := NewStandardScaler(); s.WithMean = true; return s },
+		func() ml.Estimator { return NewMinMaxScaler() },
+		func() ml.Estimator { s := NewStringIndexer(); s.InputCol, s.OutputCol = "cat", "i"; return s },
+		func() ml.Estimator { o := NewOneHotEncoder(); o.InputCol, o.OutputCol = "code", "v"; return o },
+		func() ml.Estimator {
+			p := NewImputer()
+			p.InputCols, p.OutputCols, p.Strategy = []string{"gap"}, []string{"g"}, StrategyMedian
+			return p
+		},
+		func() ml.Estimator {
+			p := NewImputer()
+			p.InputCols, p.OutputCols, p.Strategy = []string{"code"}, []string{"g"}, StrategyMode
+			return p
+		},
+	} {
+		mltest.Check(t, newEst, f, mltest.Options{Ranks: []int{2, 3}, Split: split})
+	}
+}

@@ -90,22 +90,13 @@ func (s *StringIndexer) Fit(d ml.Data) (ml.Model, error) {
 			}
 		}
 	}
-	all, err := gatherJSON(d.C(), counts)
+	total, err := gatherCounts(d.C(), counts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", stage, err)
 	}
 	labels := make([][]string, len(in))
 	for k := range in {
-		total := map[string]int64{}
-		for _, r := range all {
-			if len(r) != len(in) {
-				return nil, fmt.Errorf("%s: a rank sent counts for %d columns, want %d", stage, len(r), len(in))
-			}
-			for x, n := range r[k] {
-				total[x] += n
-			}
-		}
-		labels[k] = orderLabels(total, s.StringOrderType)
+		labels[k] = orderLabels(total[k], s.StringOrderType)
 	}
 	return &StringIndexerModel{InputCols: in, OutputCols: out, HandleInvalid: s.HandleInvalid, LabelsArray: labels, Labels: labels[0]}, nil
 }
