@@ -1,6 +1,7 @@
 package feature
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -102,5 +103,44 @@ func TestPipelineConformance(t *testing.T) {
 	}
 	if got := m.(*ml.PipelineModel).Stages[0].(*StringIndexerModel).LabelsArray[0]; !slices.Equal(got, []string{"a", "b", "c", "d"}) {
 		t.Fatalf("labels %q", got)
+	}
+}
+
+// TestJSONNonFinite: the params that hold NaN or ±Inf travel through
+// JSON as Spark writes them ("NaN", "Infinity").
+func TestJSONNonFinite(t *testing.T) {
+	p := NewImputer()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"missingValue":"NaN"`) || !strings.Contains(string(b), `"strategy":"mean"`) {
+		t.Fatalf("Imputer as JSON: %s", b)
+	}
+	if err := json.Unmarshal([]byte(`{"inputCol":"g","outputCol":"h","missingValue":-1}`), p); err != nil {
+		t.Fatal(err)
+	}
+	if p.MissingValue != -1 || p.InputCol != "g" || p.Strategy != StrategyMean {
+		t.Fatalf("Imputer from JSON: %+v", p)
+	}
+	if err := json.Unmarshal([]byte(`{"missingValue":"NaN"}`), p); err != nil || !math.IsNaN(p.MissingValue) || p.InputCol != "g" {
+		t.Fatalf("Imputer from JSON with NaN: %+v, %v", p, err)
+	}
+	if err := json.Unmarshal([]byte(`{"missingValu":1}`), p); err == nil || !strings.Contains(err.Error(), "unknown field") {
+		t.Fatalf("unknown field: %v", err)
+	}
+	if err := json.Unmarshal([]byte(`{"missingValue":"none"}`), p); err == nil {
+		t.Fatal("missingValue \"none\" accepted")
+	}
+	n := NewNormalizer("a", "b")
+	if err := json.Unmarshal([]byte(`{"p":"Infinity"}`), n); err != nil || !math.IsInf(n.P, 1) || n.InputCol != "a" {
+		t.Fatalf("Normalizer from JSON: %+v, %v", n, err)
+	}
+	bk := NewBucketizer("x", "y")
+	if err := json.Unmarshal([]byte(`{"splits":["-Infinity",0,"Infinity"]}`), bk); err != nil || len(bk.Splits) != 3 || !math.IsInf(bk.Splits[0], -1) || bk.HandleInvalid != InvalidError {
+		t.Fatalf("Bucketizer from JSON: %+v, %v", bk, err)
+	}
+	if b, err = json.Marshal(bk); err != nil || !strings.Contains(string(b), `"splits":["-Infinity",0,"Infinity"]`) {
+		t.Fatalf("Bucketizer as JSON: %s, %v", b, err)
 	}
 }

@@ -70,21 +70,14 @@ func (n *Normalizer) Transform(f *data.Frame) (*data.Frame, error) {
 	return f.With(ml.VectorOut(n.OutputCol, x.Cols, out))
 }
 
-// Encode keeps the columns, and p as the array "p" (JSON has no +Inf).
-func (n *Normalizer) Encode() (ml.Encoded, error) {
-	return ml.Encoded{Params: n, Arrays: map[string]ml.Array{"p": ml.Vec([]float64{n.P})}}, nil
-}
+// Encode returns the parameters (p = +Inf is the string "Infinity").
+func (n *Normalizer) Encode() (ml.Encoded, error) { return ml.Encoded{Params: n}, nil }
 
-func decodeNormalizer(raw json.RawMessage, arrays map[string]ml.Array) (ml.Model, error) {
+func decodeNormalizer(raw json.RawMessage, _ map[string]ml.Array) (ml.Model, error) {
 	n := &Normalizer{}
 	if err := ml.DecodeParams(raw, n); err != nil {
 		return nil, err
 	}
-	p, err := ml.Need(arrays, "p", 1)
-	if err != nil {
-		return nil, err
-	}
-	n.P = p.Data[0]
 	return n, nil
 }
 
@@ -164,11 +157,9 @@ func NewBucketizer(inputCol, outputCol string, splits ...float64) *Bucketizer {
 // Type returns "Bucketizer".
 func (b *Bucketizer) Type() string { return "Bucketizer" }
 
-// Encode keeps the columns, and the splits as the array "splits" (JSON
-// has no ±Inf).
-func (b *Bucketizer) Encode() (ml.Encoded, error) {
-	return ml.Encoded{Params: b, Arrays: map[string]ml.Array{"splits": ml.Vec(b.Splits)}}, nil
-}
+// Encode returns the parameters (infinite splits are the strings
+// "-Infinity" and "Infinity").
+func (b *Bucketizer) Encode() (ml.Encoded, error) { return ml.Encoded{Params: b}, nil }
 
 // Transform adds OutputCol, a float64 column of bucket indices.
 func (b *Bucketizer) Transform(f *data.Frame) (*data.Frame, error) {
@@ -218,16 +209,11 @@ func (b *Bucketizer) Transform(f *data.Frame) (*data.Frame, error) {
 	return keepRows(f, keep).With(ml.ScalarOut(b.OutputCol, out))
 }
 
-func decodeBucketizer(raw json.RawMessage, arrays map[string]ml.Array) (ml.Model, error) {
+func decodeBucketizer(raw json.RawMessage, _ map[string]ml.Array) (ml.Model, error) {
 	b := &Bucketizer{}
 	if err := ml.DecodeParams(raw, b); err != nil {
 		return nil, err
 	}
-	s, err := ml.Need(arrays, "splits", -1)
-	if err != nil {
-		return nil, err
-	}
-	b.Splits = s.Data
 	return b, nil
 }
 
