@@ -29,6 +29,8 @@
 //     sparse vectors).
 //   - Imputer (ImputerModel): nulls, NaN and missingValue replaced by the
 //     mean, the median or the mode.
+//   - QuantileDiscretizer (a Bucketizer): buckets of about equal counts
+//     from the exact quantiles.
 //
 // Parameters are exported struct fields named and defaulted as Spark's
 // (json and yaml tags carry Spark's names; NewX returns Spark's defaults),
@@ -49,9 +51,11 @@
 //
 // # Differences from Spark and scikit-learn
 //
-//   - Imputer's median is exact: the value of rank ⌈n/2⌉ (what Spark's
-//     approxQuantile returns without approximation error; scikit-learn
-//     averages the two middle values when n is even).
+//   - Imputer's median and QuantileDiscretizer's quantiles are exact: the
+//     value of rank ⌈q·n⌉ (what Spark's approxQuantile returns without
+//     approximation error; its default relativeError 0.001 may pick a
+//     neighbouring value on large data; scikit-learn's median averages
+//     the two middle values when n is even).
 //   - StandardScaler divides by the sample standard deviation as Spark
 //     (scikit-learn: the population one).
 //   - MinMaxScaler maps a constant element to 0.5·(min+max) as Spark

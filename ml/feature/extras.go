@@ -157,9 +157,20 @@ func NewBucketizer(inputCol, outputCol string, splits ...float64) *Bucketizer {
 // Type returns "Bucketizer".
 func (b *Bucketizer) Type() string { return "Bucketizer" }
 
-// Encode returns the parameters (infinite splits are the strings
-// "-Infinity" and "Infinity").
-func (b *Bucketizer) Encode() (ml.Encoded, error) { return ml.Encoded{Params: b}, nil }
+type bucketizerParams struct {
+	InputCol      string `json:"inputCol"`
+	OutputCol     string `json:"outputCol"`
+	HandleInvalid string `json:"handleInvalid"`
+}
+
+// Encode keeps the columns, and the splits as the array "splits" (so that
+// the conformance suite compares a QuantileDiscretizer's splits).
+func (b *Bucketizer) Encode() (ml.Encoded, error) {
+	return ml.Encoded{
+		Params: bucketizerParams{b.InputCol, b.OutputCol, b.HandleInvalid},
+		Arrays: map[string]ml.Array{"splits": ml.Vec(b.Splits)},
+	}, nil
+}
 
 // Transform adds OutputCol, a float64 column of bucket indices.
 func (b *Bucketizer) Transform(f *data.Frame) (*data.Frame, error) {
@@ -209,12 +220,16 @@ func (b *Bucketizer) Transform(f *data.Frame) (*data.Frame, error) {
 	return keepRows(f, keep).With(ml.ScalarOut(b.OutputCol, out))
 }
 
-func decodeBucketizer(raw json.RawMessage, _ map[string]ml.Array) (ml.Model, error) {
-	b := &Bucketizer{}
-	if err := ml.DecodeParams(raw, b); err != nil {
+func decodeBucketizer(raw json.RawMessage, arrays map[string]ml.Array) (ml.Model, error) {
+	var p bucketizerParams
+	if err := ml.DecodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	return b, nil
+	s, err := ml.Need(arrays, "splits", -1)
+	if err != nil {
+		return nil, err
+	}
+	return &Bucketizer{InputCol: p.InputCol, OutputCol: p.OutputCol, HandleInvalid: p.HandleInvalid, Splits: s.Data}, nil
 }
 
 // PolynomialExpansion expands a vector column into every monomial of its

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mltest"
 )
 
 func vectorsOf(t *testing.T, m ml.Model, f *data.Frame, col string) []float64 {
@@ -118,4 +119,55 @@ func TestBucketizer(t *testing.T) {
 	if _, err := NewBucketizer("x", "b", 0, 2, 1).Transform(f); err == nil || !strings.Contains(err.Error(), "splits must increase strictly") {
 		t.Fatalf("bad splits: err = %v", err)
 	}
+}
+
+func TestQuantileDiscretizer(t *testing.T) {
+	inf := math.Inf(1)
+	x := []float64{7, 1, 10, 4, 2, math.NaN(), 9, 3, 6, 5, 8}
+	f := frame(t, data.NewColumn("x", x, nil))
+	for _, tc := range []struct {
+		buckets int
+		splits  []float64
+	}{
+		// Ranks ⌈p·10⌉ of 1..10: p = ¼ → 3, ½ → 5, ¾ → 8.
+		{4, []float64{-inf, 3, 5, 8, inf}},
+		{2, []float64{-inf, 5, inf}},
+		// Ranks 1, 2, ..., 9.
+		{10, []float64{-inf, 1, 2, 3, 4, 5, 6, 7, 8, 9, inf}},
+	} {
+		q := NewQuantileDiscretizer()
+		q.InputCol, q.OutputCol, q.NumBuckets, q.HandleInvalid = "x", "b", tc.buckets, InvalidKeep
+		m, err := q.Fit(ml.Local(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := m.(*Bucketizer).Splits
+		if !slices.Equal(got, tc.splits) {
+			t.Errorf("%d buckets: splits %v, want %v", tc.buckets, got, tc.splits)
+		}
+	}
+	// Equal quantiles merge.
+	// Ranks 2, 4, 6 of 1 1 1 1 2 2 3 3: 1, 1, 2.
+	g := frame(t, data.NewColumn("x", []float64{1, 1, 1, 1, 2, 2, 3, 3}, nil))
+	q := NewQuantileDiscretizer()
+	q.InputCol, q.OutputCol, q.NumBuckets = "x", "b", 4
+	m, err := q.Fit(ml.Local(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.(*Bucketizer).Splits; !slices.Equal(got, []float64{-inf, 1, 2, inf}) {
+		t.Errorf("ties: splits %v, want [-Inf 1 2 +Inf]", got)
+	}
+	q.NumBuckets = 1
+	if _, err := q.Fit(ml.Local(g)); err == nil || !strings.Contains(err.Error(), "numBuckets must be ≥ 2, got 1") {
+		t.Errorf("numBuckets 1: %v", err)
+	}
+}
+
+func TestQuantileDiscretizerConformance(t *testing.T) {
+	mltest.Check(t, func() ml.Estimator {
+		q := NewQuantileDiscretizer()
+		q.InputCol, q.OutputCol, q.NumBuckets, q.HandleInvalid = "gap", "bucket", 5, InvalidKeep
+		return q
+	}, testFrame(t), mltest.Options{})
 }
