@@ -183,7 +183,7 @@ func imputeMedian(c ml.Comm, present [][]float64) ([]float64, error) {
 		out[j] = math.NaN()
 		if len(v) > 0 {
 			slices.Sort(v)
-			out[j] = v[(len(v)+1)/2-1]
+			out[j] = quantile(v, 0.5)
 		}
 	}
 	return out, nil
