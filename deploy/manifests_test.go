@@ -12,16 +12,18 @@ import (
 
 	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/launch"
+	"github.com/fathom-ml/fathom/train/job"
 	"gopkg.in/yaml.v3"
 )
 
 // The subset of the Kubernetes API types the test checks.
 
 type object struct {
-	APIVersion string   `yaml:"apiVersion"`
-	Kind       string   `yaml:"kind"`
-	Metadata   metadata `yaml:"metadata"`
-	Spec       yaml.Node
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Metadata   metadata          `yaml:"metadata"`
+	Spec       yaml.Node         `yaml:"spec"`
+	Data       map[string]string `yaml:"data"` // a ConfigMap's
 }
 
 type metadata struct {
@@ -44,19 +46,31 @@ type jobSpec struct {
 	Parallelism    *int   `yaml:"parallelism"`
 	BackoffLimit   *int   `yaml:"backoffLimit"`
 	Template       struct {
-		Spec struct {
-			Subdomain     string      `yaml:"subdomain"`
-			RestartPolicy string      `yaml:"restartPolicy"`
-			Containers    []container `yaml:"containers"`
-		} `yaml:"spec"`
+		Spec podSpec `yaml:"spec"`
 	} `yaml:"template"`
 }
 
+type podSpec struct {
+	Subdomain     string      `yaml:"subdomain"`
+	RestartPolicy string      `yaml:"restartPolicy"`
+	Containers    []container `yaml:"containers"`
+	Volumes       []struct {
+		Name      string `yaml:"name"`
+		ConfigMap *struct {
+			Name string `yaml:"name"`
+		} `yaml:"configMap"`
+	} `yaml:"volumes"`
+}
+
 type container struct {
-	Name    string   `yaml:"name"`
-	Image   string   `yaml:"image"`
-	Command []string `yaml:"command"`
-	Args    []string `yaml:"args"`
+	Name         string   `yaml:"name"`
+	Image        string   `yaml:"image"`
+	Command      []string `yaml:"command"`
+	Args         []string `yaml:"args"`
+	VolumeMounts []struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
 	Env     []struct {
 		Name      string `yaml:"name"`
 		Value     string `yaml:"value"`
@@ -204,8 +218,107 @@ func TestIndexedJobManifest(t *testing.T) {
 	if len(ss.Ports) == 0 || ss.Ports[0].Port != cfg.MasterPort {
 		t.Errorf("Service ports %v do not include --master-port %d", ss.Ports, cfg.MasterPort)
 	}
-	if len(cfg.Command) == 0 || cfg.Command[0] != "fathom" {
-		t.Errorf("worker command %q", cfg.Command)
-	}
+	checkTrainCommand(t, objs, pod, cfg.Command)
 	t.Logf("job: %d nodes x %d workers = world size %s", nodes, cfg.NProcPerNode, strconv.Itoa(nodes*cfg.NProcPerNode))
+}
+
+// checkTrainCommand checks that a worker command is `fathom train CONFIG
+// --json` with CONFIG mounted from a ConfigMap of objs, and that the config
+// is one `fathom train` accepts.
+func checkTrainCommand(t *testing.T, objs []object, pod podSpec, argv []string) {
+	t.Helper()
+	if len(argv) < 3 || argv[0] != "fathom" || argv[1] != "train" || !slices.Contains(argv, "--json") {
+		t.Fatalf("worker command %q, want fathom train CONFIG --json", argv)
+	}
+	path := argv[2]
+	c := pod.Containers[0]
+	var cmName string
+	for _, m := range c.VolumeMounts {
+		if rest, ok := strings.CutPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/"); ok {
+			for _, v := range pod.Volumes {
+				if v.Name == m.Name && v.ConfigMap != nil {
+					cmName, path = v.ConfigMap.Name, rest
+				}
+			}
+		}
+	}
+	if cmName == "" {
+		t.Fatalf("the config %s is not mounted from a ConfigMap", argv[2])
+	}
+	if len(objs) == 0 {
+		objs = readObjects(t, filepath.Join("kubernetes", "fathom-job.yaml"))
+	}
+	for _, o := range objs {
+		if o.Kind != "ConfigMap" || o.Metadata.Name != cmName {
+			continue
+		}
+		text, ok := o.Data[path]
+		if !ok {
+			t.Fatalf("ConfigMap %s has no key %q", cmName, path)
+		}
+		if _, err := job.ParseConfig([]byte(text), "configmap/"+cmName+"/"+path, nil); err != nil {
+			t.Fatalf("the ConfigMap's config: %v", err)
+		}
+		return
+	}
+	t.Fatalf("no ConfigMap %s in the manifests", cmName)
+}
+
+type pytorchJobSpec struct {
+	RunPolicy struct {
+		BackoffLimit *int `yaml:"backoffLimit"`
+	} `yaml:"runPolicy"`
+	ReplicaSpecs map[string]struct {
+		Replicas      int    `yaml:"replicas"`
+		RestartPolicy string `yaml:"restartPolicy"`
+		Template      struct {
+			Spec podSpec `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"pytorchReplicaSpecs"`
+}
+
+// The Kubeflow PyTorchJob: one Master, Workers, every pod a fathom train
+// worker with the token from the Secret, and the Master exposing the port
+// the operator gives as MASTER_PORT.
+func TestPyTorchJobManifest(t *testing.T) {
+	objs := readObjects(t, filepath.Join("kubernetes", "fathom-pytorchjob.yaml"))
+	if len(objs) != 1 || objs[0].Kind != "PyTorchJob" || objs[0].APIVersion != "kubeflow.org/v1" {
+		t.Fatalf("want one kubeflow.org/v1 PyTorchJob, got %d objects", len(objs))
+	}
+	var spec pytorchJobSpec
+	decodeSpec(t, objs[0], &spec)
+	master, ok := spec.ReplicaSpecs["Master"]
+	if !ok || master.Replicas != 1 {
+		t.Fatalf("want one Master replica: %+v", spec.ReplicaSpecs)
+	}
+	world := 0
+	for role, rs := range spec.ReplicaSpecs {
+		if role != "Master" && role != "Worker" {
+			t.Errorf("unknown replica type %q", role)
+		}
+		world += rs.Replicas
+		pod := rs.Template.Spec
+		if len(pod.Containers) != 1 || pod.Containers[0].Name != "pytorch" {
+			t.Fatalf("%s: want one container named pytorch (the operator's convention)", role)
+		}
+		c := pod.Containers[0]
+		checkTrainCommand(t, nil, pod, append(slices.Clone(c.Command), c.Args...))
+		if !hasSecretToken(c) {
+			t.Errorf("%s: %s must come from a secretKeyRef", role, distenv.JobToken)
+		}
+	}
+	if world < 2 {
+		t.Errorf("world size %d: a distributed job needs a Worker", world)
+	}
+	t.Logf("PyTorchJob: world size %d", world)
+}
+
+func hasSecretToken(c container) bool {
+	for _, e := range c.Env {
+		if e.Name == distenv.JobToken {
+			return e.Value == "" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+				e.ValueFrom.SecretKeyRef.Name != "" && e.ValueFrom.SecretKeyRef.Key != ""
+		}
+	}
+	return false
 }

@@ -180,3 +180,40 @@ func TestLoadRefusesArchitectureBomb(t *testing.T) {
 		t.Fatalf("loading the bomb allocated %d bytes", grew)
 	}
 }
+
+// FuzzLoad feeds arbitrary bytes to Load, which must return an error or a
+// model, never panic, and never build more than the file stores (the
+// architecture bomb is a seed).
+func FuzzLoad(f *testing.F) {
+	tiny, err := os.ReadFile("testdata/tiny.safetensors")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(tiny)
+	st, err := safetensors.ReadFile("testdata/tiny.safetensors")
+	if err != nil {
+		f.Fatal(err)
+	}
+	meta := maps.Clone(st.Metadata)
+	meta[ArchitectureKey] = strings.Replace(meta[ArchitectureKey], `"layers":[{"type":"linear","out":2}]`,
+		`"layers":[{"type":"linear","out":65536},{"type":"linear","out":65536},{"type":"linear","out":2}]`, 1)
+	var bomb bytes.Buffer
+	if err := safetensors.Write(&bomb, st.Tensors, meta); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(bomb.Bytes())
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(dir, "fuzz.safetensors")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(path)
+		if err != nil {
+			return
+		}
+		if n := int64(m.Net.NumParameters()); n > int64(len(b)) {
+			t.Fatalf("a %d-byte file built a model of %d parameters", len(b), n)
+		}
+	})
+}
