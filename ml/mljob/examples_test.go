@@ -1,6 +1,7 @@
 package mljob
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mltest"
 )
 
 // minMetric are floors the example fits must reach on their held-out rows
@@ -22,6 +24,12 @@ var minMetric = map[string]map[string]float64{
 	"linearsvc.yaml":         {"areaUnderROC": 0.9},
 	"linear-regression.yaml": {"r2": 0.9},
 }
+
+// distTol is the relative tolerance between an example's model fit over
+// 2 ranks and in one process: 1e-9, except for the MLP, whose 200 L-BFGS
+// iterations on a non-convex loss amplify the rounding of the
+// differently ordered sums (about 1e-6 relative at the end).
+var distTol = map[string]float64{"mlp.yaml": 1e-5}
 
 // missingTypes lists the stage and evaluator types a config names that
 // this build has not registered.
@@ -94,6 +102,23 @@ func TestExamples(t *testing.T) {
 			for k, floor := range minMetric[name] {
 				if v, ok := res.Metrics[k]; !ok || v < floor {
 					t.Errorf("%s %g, want ≥ %g (metrics %v)", k, v, floor, res.Metrics)
+				}
+			}
+			// The same fit over 2 ranks of a process group (each rank
+			// its share of the rows, rank 0 writing): the same model.
+			rs := runOnRanks(t, c, 2)
+			for r, rr := range rs {
+				tol := distTol[name]
+				if tol == 0 {
+					tol = 1e-9
+				}
+				if d := mltest.DiffModels(res.Model, rr.Model, tol); d != "" {
+					t.Fatalf("2 ranks, rank %d: %s", r, d)
+				}
+				for k, v := range res.Metrics {
+					if math.Abs(rr.Metrics[k]-v) > tol*max(math.Abs(v), 1) {
+						t.Fatalf("2 ranks, rank %d: %s %.17g, one process %.17g", r, k, rr.Metrics[k], v)
+					}
 				}
 			}
 			back, err := ml.LoadModel(res.ModelPath)
