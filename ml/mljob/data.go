@@ -261,26 +261,52 @@ func (c *Config) readData(cm ml.Comm, whole bool) (train, test *data.Frame, err 
 		}
 	}
 	if c.Data.TestFraction > 0 {
-		off := 0
-		if !whole && size > 1 {
-			counts := make([]float64, size)
-			counts[rank] = float64(train.Len())
-			if err := cm.AllReduce(counts, ml.OpSum); err != nil {
-				return nil, nil, err
-			}
-			for r := range rank {
-				off += int(counts[r])
-			}
+		split := cm
+		if whole {
+			split = ml.Single
 		}
-		var tr, te []int
-		for i := range train.Len() {
-			if tune.RowUniform(c.Data.Seed, off+i) < c.Data.TestFraction {
-				te = append(te, i)
-			} else {
-				tr = append(tr, i)
-			}
+		if train, test, err = HoldOut(train, split, c.Data.TestFraction, c.Data.Seed); err != nil {
+			return nil, nil, err
 		}
-		train, test = train.Take(tr), train.Take(te)
 	}
 	return train, test, nil
+}
+
+// HoldOut splits this rank's rows of a data set spread over c's ranks (in
+// rank order) into training and test rows: a row is held out when
+// tune.RowUniform(seed, its global index) < fraction, so the split is the
+// same whatever the number of ranks. It is the split of a config's
+// data.testFraction.
+func HoldOut(f *data.Frame, c ml.Comm, fraction float64, seed int64) (train, test *data.Frame, err error) {
+	off, err := RowOffset(c, f.Len())
+	if err != nil {
+		return nil, nil, err
+	}
+	var tr, te []int
+	for i := range f.Len() {
+		if tune.RowUniform(seed, off+i) < fraction {
+			te = append(te, i)
+		} else {
+			tr = append(tr, i)
+		}
+	}
+	return f.Take(tr), f.Take(te), nil
+}
+
+// RowOffset returns the global index of this rank's first row, n being
+// its number of rows: the rows of the ranks before it.
+func RowOffset(c ml.Comm, n int) (int, error) {
+	if c == nil || c.Size() == 1 {
+		return 0, nil
+	}
+	counts := make([]float64, c.Size())
+	counts[c.Rank()] = float64(n)
+	if err := c.AllReduce(counts, ml.OpSum); err != nil {
+		return 0, err
+	}
+	off := 0
+	for r := range c.Rank() {
+		off += int(counts[r])
+	}
+	return off, nil
 }
