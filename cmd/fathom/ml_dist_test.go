@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mltest"
+)
+
+// TestMLFitDistributed runs `fathom run -n 2 -- fathom ml fit` end to end
+// on two example configs — GLM Poisson (each rank its rows, every fit
+// distributed) and naive Bayes with a cross-validated grid spread over the
+// ranks — and compares each with the same fit in one process: the same
+// metrics within 1e-9 and the same model.
+func TestMLFitDistributed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts processes")
+	}
+	for _, typ := range []string{"GeneralizedLinearRegression", "NaiveBayes", "StringIndexer", "VectorAssembler"} {
+		if !slices.Contains(ml.StageTypes(), typ) {
+			t.Skipf("stage %s not registered in this build", typ)
+		}
+	}
+	exe := filepath.Join(t.TempDir(), "fathom")
+	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		config string
+		sets   []string
+	}{
+		{"glm-poisson.yaml", nil},
+		{"naive-bayes.yaml", []string{"tuning.crossValidator={numFolds: 3, parallelism: 2, distribution: spread}",
+			`tuning.grid={"2.smoothing": [0.01, 1, 100]}`}},
+	} {
+		config := filepath.Join("../../examples/ml", tc.config)
+		args := func(dir string) []string {
+			a := []string{"ml", "fit", config, "--json", "--quiet", "--set", "output.dir=" + dir}
+			for _, s := range tc.sets {
+				a = append(a, "--set", s)
+			}
+			return a
+		}
+		distDir := t.TempDir()
+		cmd := exec.CommandContext(ctx, exe, append([]string{"run", "-n", "2", "--", exe}, args(distDir)...)...)
+		cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: fathom run -n 2 -- fathom ml fit: %v\nstderr:\n%s", tc.config, err, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], "[0] ") {
+			t.Fatalf("%s: want one line from rank 0, got:\n%s", tc.config, stdout.String())
+		}
+		var dist map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[0], "[0] ")), &dist); err != nil {
+			t.Fatal(err)
+		}
+
+		oneDir := t.TempDir()
+		out, err := execute(t, args(oneDir)...)
+		if err != nil {
+			t.Fatalf("%s: one process: %v", tc.config, err)
+		}
+		single := lastJSON(t, out)
+		if dist["ranks"] != 2.0 || single["ranks"] != 1.0 || dist["test_rows"] != single["test_rows"] {
+			t.Fatalf("%s: 2 ranks %v; one process %v", tc.config, dist, single)
+		}
+		dm, sm := dist["metrics"].(map[string]any), single["metrics"].(map[string]any)
+		for k, v := range sm {
+			a, b := v.(float64), dm[k].(float64)
+			if math.Abs(a-b) > 1e-9*max(math.Abs(a), 1) {
+				t.Errorf("%s: %s %.17g on 2 ranks, %.17g in one process", tc.config, k, b, a)
+			}
+		}
+		if tc.sets != nil {
+			dt, st := dist["tuning"].(map[string]any), single["tuning"].(map[string]any)
+			if dt["best_index"] != st["best_index"] || !slices.Equal(floats(dt["avg_metrics"]), floats(st["avg_metrics"])) {
+				t.Errorf("%s: tuning on 2 ranks %v, one process %v", tc.config, dt, st)
+			}
+		}
+		a, err := ml.LoadModel(filepath.Join(distDir, "model.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ml.LoadModel(filepath.Join(oneDir, "model.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := mltest.DiffModels(b, a, 1e-9); d != "" {
+			t.Errorf("%s: the model of 2 ranks differs: %s", tc.config, d)
+		}
+	}
+}
+
+func floats(v any) []float64 {
+	var out []float64
+	for _, x := range v.([]any) {
+		out = append(out, x.(float64))
+	}
+	return out
+}
