@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -46,6 +47,40 @@ type Result struct {
 
 	// Model is the fitted model (the best one when tuning).
 	Model ml.Model `json:"-"`
+}
+
+// MarshalJSON writes NaN and infinite values (a metric an evaluator could
+// not compute on some split) as null, which JSON can hold.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	out := struct {
+		plain
+		Metrics map[string]*float64 `json:"metrics"`
+		Tuning  *tuningJSON         `json:"tuning,omitempty"`
+	}{plain: plain(r), Metrics: map[string]*float64{}}
+	for k, v := range r.Metrics {
+		out.Metrics[k] = finite(v)
+	}
+	if r.Tuning != nil {
+		t := &tuningJSON{TuningResult: *r.Tuning}
+		for _, v := range r.Tuning.AvgMetrics {
+			t.AvgMetrics = append(t.AvgMetrics, finite(v))
+		}
+		out.Tuning = t
+	}
+	return json.Marshal(out)
+}
+
+type tuningJSON struct {
+	TuningResult
+	AvgMetrics []*float64 `json:"avg_metrics"`
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 // TuningResult is the outcome of a grid search.

@@ -322,3 +322,22 @@ func TestWritePredictions(t *testing.T) {
 		t.Fatal("unknown extension: no error")
 	}
 }
+
+func TestResultJSONNaN(t *testing.T) {
+	r := Result{Metrics: map[string]float64{"auc": math.NaN(), "rmse": 2}, FitSeconds: 1,
+		Tuning: &TuningResult{Method: "crossValidator", AvgMetrics: []float64{1, math.Inf(1)}, Best: map[string]any{"a": 1}}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	m := back["metrics"].(map[string]any)
+	tu := back["tuning"].(map[string]any)
+	if m["auc"] != nil || m["rmse"] != 2.0 || back["fit_seconds"] != 1.0 || tu["method"] != "crossValidator" ||
+		!slices.Equal(tu["avg_metrics"].([]any), []any{1.0, nil}) {
+		t.Fatalf("JSON %s", b)
+	}
+}

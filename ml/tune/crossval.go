@@ -176,26 +176,30 @@ func (m *ValidatorModel) Transform(f *data.Frame) (*data.Frame, error) {
 }
 
 type validatorParams struct {
-	Best         ml.Node     `json:"bestModel"`
-	BestIndex    int         `json:"bestIndex"`
-	Grid         []string    `json:"grid"`
-	AvgMetrics   []float64   `json:"avgMetrics"`
-	FoldMetrics  [][]float64 `json:"foldMetrics"`
-	Metric       string      `json:"metric"`
-	LargerBetter bool        `json:"largerBetter"`
+	Best         ml.Node  `json:"bestModel"`
+	BestIndex    int      `json:"bestIndex"`
+	Grid         []string `json:"grid"`
+	Metric       string   `json:"metric"`
+	LargerBetter bool     `json:"largerBetter"`
 }
 
 // Encode keeps the best model's Node in the params and its arrays under
-// "best.".
+// "best."; the metrics are arrays (a fold's metric may be NaN, which JSON
+// cannot hold): "avgMetrics" (points) and "foldMetrics" (folds × points).
 func (m *ValidatorModel) Encode() (ml.Encoded, error) {
 	arrays := map[string]ml.Array{}
 	n, err := ml.EncodeModel(m.BestModel, "best.", arrays)
 	if err != nil {
 		return ml.Encoded{}, fmt.Errorf("best model: %w", err)
 	}
+	arrays["avgMetrics"] = ml.Vec(m.AvgMetrics)
+	var folds []float64
+	for _, f := range m.FoldMetrics {
+		folds = append(folds, f...)
+	}
+	arrays["foldMetrics"] = ml.Mat(len(m.FoldMetrics), len(m.AvgMetrics), folds)
 	return ml.Encoded{Params: validatorParams{Best: n, BestIndex: m.BestIndex, Grid: m.Grid,
-		AvgMetrics: m.AvgMetrics, FoldMetrics: m.FoldMetrics, Metric: m.Metric, LargerBetter: m.LargerBetter},
-		Arrays: arrays}, nil
+		Metric: m.Metric, LargerBetter: m.LargerBetter}, Arrays: arrays}, nil
 }
 
 func decoder(typ string) ml.ModelDecoder {
@@ -208,11 +212,24 @@ func decoder(typ string) ml.ModelDecoder {
 		if err != nil {
 			return nil, fmt.Errorf("best model: %w", err)
 		}
-		if p.BestIndex < 0 || p.BestIndex >= len(p.AvgMetrics) {
-			return nil, fmt.Errorf("bestIndex %d out of range of %d metrics", p.BestIndex, len(p.AvgMetrics))
+		points := len(p.Grid)
+		avg, err := ml.Need(arrays, "avgMetrics", points)
+		if err != nil {
+			return nil, err
 		}
-		return &ValidatorModel{typ: typ, BestModel: best, BestIndex: p.BestIndex, Grid: p.Grid,
-			AvgMetrics: p.AvgMetrics, FoldMetrics: p.FoldMetrics, Metric: p.Metric, LargerBetter: p.LargerBetter}, nil
+		folds, err := ml.Need(arrays, "foldMetrics", -1, points)
+		if err != nil {
+			return nil, err
+		}
+		if p.BestIndex < 0 || p.BestIndex >= points {
+			return nil, fmt.Errorf("bestIndex %d out of range of %d grid points", p.BestIndex, points)
+		}
+		m := &ValidatorModel{typ: typ, BestModel: best, BestIndex: p.BestIndex, Grid: p.Grid,
+			AvgMetrics: avg.Data, Metric: p.Metric, LargerBetter: p.LargerBetter}
+		for f := range folds.Shape[0] {
+			m.FoldMetrics = append(m.FoldMetrics, folds.Data[f*points:(f+1)*points])
+		}
+		return m, nil
 	}
 }
 

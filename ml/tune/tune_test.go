@@ -364,6 +364,19 @@ func TestSaveLoad(t *testing.T) {
 	if bm.Type() != "CrossValidatorModel" || bm.BestIndex != vm.BestIndex || !slices.Equal(bm.AvgMetrics, vm.AvgMetrics) || !slices.Equal(bm.Grid, vm.Grid) {
 		t.Fatalf("loaded %+v, saved %+v", bm, vm)
 	}
+	for f := range vm.FoldMetrics {
+		if !slices.Equal(bm.FoldMetrics[f], vm.FoldMetrics[f]) {
+			t.Fatalf("fold %d metrics: loaded %v, saved %v", f, bm.FoldMetrics[f], vm.FoldMetrics[f])
+		}
+	}
+	// A NaN metric (a fold an evaluator cannot score) survives the file.
+	vm.FoldMetrics[1][2] = math.NaN()
+	if err := ml.SaveModel(path, vm); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = ml.LoadModel(path); err != nil || !math.IsNaN(back.(*ValidatorModel).FoldMetrics[1][2]) {
+		t.Fatalf("NaN metric: %v, %v", back, err)
+	}
 	a, _ := m.Transform(f)
 	b, _ := back.Transform(f)
 	if d := mltest.DiffFrames(a, b, 0); d != "" {
