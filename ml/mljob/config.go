@@ -53,7 +53,12 @@ type Config struct {
 // DataConfig says where the rows come from.
 type DataConfig struct {
 	// Source "iris" is the embedded Iris CSV (sepal_length, sepal_width,
-	// petal_length, petal_width, species); otherwise Train names the data.
+	// petal_length, petal_width, species); "fashion-mnist" is Fashion-MNIST
+	// ($FATHOM_DATA or /usr/share/datasets/fashion-mnist): a "features"
+	// vector of 784 pixels/255 and a "label" class index, its 60 000
+	// training rows to train and its 10 000 test rows to test (unless
+	// testFraction holds out training rows instead). Otherwise Train names
+	// the data.
 	Source string `yaml:"source"`
 	// Train is one path or a list: CSV files (.csv, .csv.gz, .tsv) or
 	// Parquet files or directories of Parquet parts. Relative paths
@@ -378,8 +383,10 @@ func (c *Config) validate(root *yaml.Node) error {
 		return &ConfigError{Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
 	switch {
-	case d.Source != "" && d.Source != "iris":
-		return errAt(lineOf(root, "data", "source"), "data.source: unknown source %q (iris, or give data.train)", d.Source)
+	case d.Source != "" && d.Source != "iris" && d.Source != "fashion-mnist":
+		return errAt(lineOf(root, "data", "source"), "data.source: unknown source %q (iris or fashion-mnist, or give data.train)", d.Source)
+	case d.Source != "" && len(d.Test) > 0:
+		return errAt(lineOf(root, "data", "test"), "data: a source brings its own test rows (or give testFraction); test goes with train")
 	case d.Source != "" && len(d.Train) > 0:
 		return errAt(lineOf(root, "data", "train"), "data: give source or train, not both")
 	case d.Source == "" && len(d.Train) == 0:

@@ -246,14 +246,26 @@ func (c *Config) readData(cm ml.Comm, whole bool) (train, test *data.Frame, err 
 		rank, size = 0, 1
 	}
 	o := ReadOptions{Columns: c.Data.Columns, CSV: c.Data.CSV}
-	if c.Data.Source == "iris" {
+	switch c.Data.Source {
+	case "iris":
 		f, err := data.ParseCSVFrame(bytes.NewReader(data.IrisCSV()), "iris.csv", o.csv())
 		if err != nil {
 			return nil, nil, err
 		}
 		train = share(f, rank, size)
-	} else if train, err = ReadFrame(c.paths(c.Data.Train), o, rank, size); err != nil {
-		return nil, nil, err
+	case "fashion-mnist":
+		if train, err = fashionMNIST("train", rank, size); err != nil {
+			return nil, nil, err
+		}
+		if c.Data.TestFraction == 0 && len(c.Data.Test) == 0 {
+			if test, err = fashionMNIST("t10k", rank, size); err != nil {
+				return nil, nil, err
+			}
+		}
+	default:
+		if train, err = ReadFrame(c.paths(c.Data.Train), o, rank, size); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(c.Data.Test) > 0 {
 		if test, err = ReadFrame(c.paths(c.Data.Test), o, rank, size); err != nil {
@@ -309,4 +321,21 @@ func RowOffset(c ml.Comm, n int) (int, error) {
 		off += int(counts[r])
 	}
 	return off, nil
+}
+
+// fashionMNIST returns rank's share of a Fashion-MNIST split ("train" or
+// "t10k") as a frame: a float32 "features" vector column (784 pixels /
+// 255) and a float64 "label" column of class indices.
+func fashionMNIST(split string, rank, size int) (*data.Frame, error) {
+	t, err := data.LoadFashionMNIST(split)
+	if err != nil {
+		return nil, fmt.Errorf("data.source fashion-mnist (install Debian's dataset-fashion-mnist or set FATHOM_DATA): %w", err)
+	}
+	lo, hi := t.Rows*rank/size, t.Rows*(rank+1)/size
+	y := make([]float64, hi-lo)
+	for i := range y {
+		y[i] = float64(t.Labels[lo+i])
+	}
+	return data.NewFrame(data.NewVectorColumn32(ml.FeaturesCol, t.Cols, t.X[lo*t.Cols:hi*t.Cols], nil, nil),
+		data.NewColumn(ml.LabelCol, y, nil))
 }

@@ -131,3 +131,32 @@ func TestExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestFashionExamples checks the Fashion-MNIST configs (too slow to fit in
+// a test; `fathom ml fit` runs them): their keys, and their stages' params
+// when the types are registered.
+func TestFashionExamples(t *testing.T) {
+	paths, err := filepath.Glob("../../examples/ml/fashion/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("examples: %v, %v", paths, err)
+	}
+	for _, path := range paths {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := missingTypes(t, text); len(m) > 0 {
+			var doc yaml.Node
+			if err := yaml.Unmarshal(text, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkKeys(doc.Content[0], reflect.TypeFor[Config](), ""); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			continue
+		}
+		if _, err := LoadConfig(path, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

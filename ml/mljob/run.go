@@ -54,9 +54,9 @@ type Result struct {
 func (r Result) MarshalJSON() ([]byte, error) {
 	type plain Result
 	out := struct {
-		plain
 		Metrics map[string]*float64 `json:"metrics"`
-		Tuning  *tuningJSON         `json:"tuning,omitempty"`
+		plain
+		Tuning *tuningJSON `json:"tuning,omitempty"`
 	}{plain: plain(r), Metrics: map[string]*float64{}}
 	for k, v := range r.Metrics {
 		out.Metrics[k] = finite(v)
