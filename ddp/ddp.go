@@ -29,6 +29,11 @@ type Options struct {
 	// broadcast (PyTorch's broadcast_buffers, the default) every replica
 	// evaluates with the same buffers.
 	KeepLocalBuffers bool
+	// SyncBatchNorm makes every BatchNorm of the model normalize with the
+	// statistics of the global batch, summed over the ranks in forward
+	// and backward (PyTorch's SyncBatchNorm), instead of each rank's own
+	// part: what a small per-rank batch needs.
+	SyncBatchNorm bool
 }
 
 // UnusedParameterError reports parameters that got no gradient in a step
@@ -69,7 +74,26 @@ type DDP struct {
 	next   int // the next bucket to queue this step
 
 	onLaunch func(bucket int) // test probe: a bucket's all-reduce was queued
+	stats    *statsReducer    // SyncBatchNorm's, nil without it
 }
+
+// statsReducer sums batch-norm statistics over the group for
+// SyncBatchNorm (nn.StatsReducer); a failure is kept for Sync.
+type statsReducer struct {
+	d   *DDP
+	err error
+}
+
+func (r *statsReducer) SumStats(x []float64) {
+	if r.err != nil {
+		return
+	}
+	if err := comm.AllReduce(r.d.g, x, comm.Sum); err != nil {
+		r.err = fmt.Errorf("ddp: SyncBatchNorm statistics: %w", err)
+	}
+}
+
+func (r *statsReducer) Share() float64 { return r.d.scale }
 
 type param struct {
 	name   string
@@ -126,6 +150,14 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 		d.byT[t] = p
 	}
 	d.layout()
+	if opts.SyncBatchNorm {
+		d.stats = &statsReducer{d: d}
+		for _, m := range model.NamedModules() {
+			if bn, ok := m.Module.(*nn.BatchNorm); ok {
+				bn.Sync = d.stats
+			}
+		}
+	}
 	for _, p := range d.params {
 		p := p
 		d.removes = append(d.removes, p.t.RegisterGradReadyHook(func(*tensor.Tensor) { d.gradReady(p) }))
@@ -345,6 +377,9 @@ func (d *DDP) Sync() error {
 		p.ready = false
 	}
 	d.next = 0
+	if d.stats != nil && d.stats.err != nil {
+		errs = append(errs, d.stats.err)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("ddp: reducing gradients: %w", errors.Join(errs...))
 	}
