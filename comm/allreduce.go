@@ -15,7 +15,7 @@ func AllReduce[T Number](g *Group, x []T, op ReduceOp) error {
 // AllReduceAsync is the asynchronous AllReduce: x must not be touched until
 // Wait returns.
 func AllReduceAsync[T Number](g *Group, x []T, op ReduceOp) *Work {
-	if !op.valid() {
+	if !validOp[T](op) {
 		return doneWork(fmt.Errorf("comm: AllReduce: invalid op %v", op))
 	}
 	algo := g.chooseAlgo(len(x)*elemSize[T](), AlgoAuto)
@@ -25,7 +25,7 @@ func AllReduceAsync[T Number](g *Group, x []T, op ReduceOp) *Work {
 // AllReduceWith is AllReduce with an explicit algorithm. Every rank must
 // pass the same algorithm.
 func AllReduceWith[T Number](g *Group, x []T, op ReduceOp, algo Algorithm) error {
-	if !op.valid() {
+	if !validOp[T](op) {
 		return fmt.Errorf("comm: AllReduce: invalid op %v", op)
 	}
 	algo = g.chooseAlgo(len(x)*elemSize[T](), algo)

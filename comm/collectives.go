@@ -155,7 +155,7 @@ func ReduceScatterAsync[T Number](g *Group, out, in []T, op ReduceOp) *Work {
 }
 
 func checkRS[T Number](g *Group, out, in []T, op ReduceOp) error {
-	if !op.valid() {
+	if !validOp[T](op) {
 		return fmt.Errorf("comm: ReduceScatter: invalid op %v", op)
 	}
 	if len(in) != g.size*len(out) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/fathom-ml/fathom/internal/f16"
 	"github.com/fathom-ml/fathom/internal/kernel"
 )
 
@@ -11,7 +12,26 @@ import (
 // on float32, float64 and int64 slices; a tensor wrapper passes its flat
 // storage.
 type Number interface {
-	~float32 | ~float64 | ~int64
+	~float32 | ~float64 | ~int64 | BFloat16 | Float16
+}
+
+// BFloat16 and Float16 are the 16-bit floats of compressed all-reduces
+// (bfloat16, and IEEE binary16 "fp16"; package internal/f16 converts).
+// They take Sum (and Avg) only: each reduction step widens both operands
+// to float32, adds and rounds back to 16 bits, as NCCL's 16-bit sums do.
+type (
+	BFloat16 uint16
+	Float16  uint16
+)
+
+// validOp reports whether op reduces T: every op reduces the 32- and
+// 64-bit types; the 16-bit floats take Sum and Avg only.
+func validOp[T Number](op ReduceOp) bool {
+	switch any(*new(T)).(type) {
+	case BFloat16, Float16:
+		return op == Sum || op == Avg
+	}
+	return op.valid()
 }
 
 // ReduceOp is the element-wise reduction of AllReduce, ReduceScatter and
@@ -62,6 +82,18 @@ func reduceInto[T Number](dst, src []T, op ReduceOp) {
 			return
 		case []float64:
 			addPieces(kernel.AddF64, d, any(src).([]float64))
+			return
+		case []BFloat16:
+			s := any(src).([]BFloat16)
+			for i := range d {
+				d[i] = BFloat16(f16.FromFloat32BF16(f16.ToFloat32BF16(uint16(d[i])) + f16.ToFloat32BF16(uint16(s[i]))))
+			}
+			return
+		case []Float16:
+			s := any(src).([]Float16)
+			for i := range d {
+				d[i] = Float16(f16.FromFloat32FP16(f16.ToFloat32FP16(uint16(d[i])) + f16.ToFloat32FP16(uint16(s[i]))))
+			}
 			return
 		}
 		i := 0
@@ -114,6 +146,18 @@ const reducePiece = 32 << 10
 
 // divide implements the final step of Avg.
 func divide[T Number](x []T, n int) {
+	switch v := any(x).(type) {
+	case []BFloat16:
+		for i := range v {
+			v[i] = BFloat16(f16.FromFloat32BF16(f16.ToFloat32BF16(uint16(v[i])) / float32(n)))
+		}
+		return
+	case []Float16:
+		for i := range v {
+			v[i] = Float16(f16.FromFloat32FP16(f16.ToFloat32FP16(uint16(v[i])) / float32(n)))
+		}
+		return
+	}
 	d := T(n)
 	for i := range x {
 		x[i] /= d

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/internal/f16"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/tensor"
 )
@@ -29,6 +30,51 @@ type Options struct {
 	// broadcast (PyTorch's broadcast_buffers, the default) every replica
 	// evaluates with the same buffers.
 	KeepLocalBuffers bool
+	// SyncBatchNorm makes every BatchNorm of the model normalize with the
+	// statistics of the global batch, summed over the ranks in forward
+	// and backward (PyTorch's SyncBatchNorm), instead of each rank's own
+	// part: what a small per-rank batch needs.
+	SyncBatchNorm bool
+	// Compression sends float32 gradient buckets as 16-bit floats (Horovod's
+	// fp16 compression; bf16 keeps float32's range): half the bytes on the
+	// wire, at the price of converting and of 16-bit rounding at every
+	// reduction step. For slow links; on shared memory it costs more than
+	// it saves. float64 buckets are never compressed.
+	Compression Compression
+}
+
+// Compression is how gradient buckets travel (Options.Compression).
+type Compression int
+
+const (
+	NoCompression Compression = iota
+	FP16                      // IEEE binary16: 11 significant bits, range ±65504
+	BF16                      // bfloat16: 8 significant bits, float32's range
+)
+
+func (c Compression) String() string {
+	switch c {
+	case NoCompression:
+		return "none"
+	case FP16:
+		return "fp16"
+	case BF16:
+		return "bf16"
+	}
+	return fmt.Sprintf("Compression(%d)", int(c))
+}
+
+// ParseCompression parses "none" (or ""), "fp16" and "bf16".
+func ParseCompression(s string) (Compression, error) {
+	switch strings.ToLower(s) {
+	case "", "none":
+		return NoCompression, nil
+	case "fp16":
+		return FP16, nil
+	case "bf16":
+		return BF16, nil
+	}
+	return 0, fmt.Errorf("ddp: unknown compression %q (want none, fp16 or bf16)", s)
 }
 
 // UnusedParameterError reports parameters that got no gradient in a step
@@ -69,7 +115,26 @@ type DDP struct {
 	next   int // the next bucket to queue this step
 
 	onLaunch func(bucket int) // test probe: a bucket's all-reduce was queued
+	stats    *statsReducer    // SyncBatchNorm's, nil without it
 }
+
+// statsReducer sums batch-norm statistics over the group for
+// SyncBatchNorm (nn.StatsReducer); a failure is kept for Sync.
+type statsReducer struct {
+	d   *DDP
+	err error
+}
+
+func (r *statsReducer) SumStats(x []float64) {
+	if r.err != nil {
+		return
+	}
+	if err := comm.AllReduce(r.d.g, x, comm.Sum); err != nil {
+		r.err = fmt.Errorf("ddp: SyncBatchNorm statistics: %w", err)
+	}
+}
+
+func (r *statsReducer) Share() float64 { return r.d.scale }
 
 type param struct {
 	name   string
@@ -84,6 +149,8 @@ type bucket struct {
 	dtype   tensor.DType
 	f32     []float32
 	f64     []float64
+	bf      []comm.BFloat16 // the compressed f32, with Options.Compression
+	fp      []comm.Float16
 	flat    *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
 	params  []*param
 	pending int // parameters not ready yet this step
@@ -91,6 +158,21 @@ type bucket struct {
 }
 
 func (b *bucket) len() int { return len(b.f32) + len(b.f64) }
+
+// decompress widens a compressed bucket's reduced sums back into its
+// float32 gradients.
+func (b *bucket) decompress() {
+	switch {
+	case b.bf != nil:
+		for i, h := range b.bf {
+			b.f32[i] = f16.ToFloat32BF16(uint16(h))
+		}
+	case b.fp != nil:
+		for i, h := range b.fp {
+			b.f32[i] = f16.ToFloat32FP16(uint16(h))
+		}
+	}
+}
 
 // New broadcasts rank 0's parameters and buffers to every rank of g, lays
 // the gradients of model's trainable parameters out in buckets and
@@ -126,6 +208,14 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 		d.byT[t] = p
 	}
 	d.layout()
+	if opts.SyncBatchNorm {
+		d.stats = &statsReducer{d: d}
+		for _, m := range model.NamedModules() {
+			if bn, ok := m.Module.(*nn.BatchNorm); ok {
+				bn.Sync = d.stats
+			}
+		}
+	}
 	for _, p := range d.params {
 		p := p
 		d.removes = append(d.removes, p.t.RegisterGradReadyHook(func(*tensor.Tensor) { d.gradReady(p) }))
@@ -301,9 +391,26 @@ func (d *DDP) launch(i int) {
 	case d.scale != 1:
 		b.flat.MulScalarInPlace(d.scale)
 	}
-	if b.dtype == tensor.Float32 {
+	switch {
+	case b.dtype == tensor.Float32 && d.opts.Compression == BF16:
+		if b.bf == nil {
+			b.bf = make([]comm.BFloat16, len(b.f32))
+		}
+		for i, v := range b.f32 {
+			b.bf[i] = comm.BFloat16(f16.FromFloat32BF16(v))
+		}
+		b.work = comm.AllReduceAsync(d.g, b.bf, comm.Sum)
+	case b.dtype == tensor.Float32 && d.opts.Compression == FP16:
+		if b.fp == nil {
+			b.fp = make([]comm.Float16, len(b.f32))
+		}
+		for i, v := range b.f32 {
+			b.fp[i] = comm.Float16(f16.FromFloat32FP16(v))
+		}
+		b.work = comm.AllReduceAsync(d.g, b.fp, comm.Sum)
+	case b.dtype == tensor.Float32:
 		b.work = comm.AllReduceAsync(d.g, b.f32, comm.Sum)
-	} else {
+	default:
 		b.work = comm.AllReduceAsync(d.g, b.f64, comm.Sum)
 	}
 	if d.onLaunch != nil {
@@ -338,6 +445,7 @@ func (d *DDP) Sync() error {
 		if err := b.work.Wait(); err != nil {
 			errs = append(errs, err)
 		}
+		b.decompress()
 		b.work = nil
 		b.pending = len(b.params)
 	}
@@ -345,6 +453,9 @@ func (d *DDP) Sync() error {
 		p.ready = false
 	}
 	d.next = 0
+	if d.stats != nil && d.stats.err != nil {
+		errs = append(errs, d.stats.err)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("ddp: reducing gradients: %w", errors.Join(errs...))
 	}

@@ -36,7 +36,11 @@ type BatchNorm struct {
 	Eps               float64
 	Momentum          float64
 	CumulativeAverage bool
-	spatialDims       int // 1 for BatchNorm1d, 2 for BatchNorm2d
+	// Sync, when set, makes training-mode statistics those of the global
+	// batch of a data-parallel job (SyncBatchNorm; ddp.Options.SyncBatchNorm
+	// sets it). Evaluation uses the running statistics as always.
+	Sync        StatsReducer
+	spatialDims int // 1 for BatchNorm1d, 2 for BatchNorm2d
 }
 
 // BatchNormConfig configures NewBatchNorm1dWith and NewBatchNorm2dWith.
@@ -128,6 +132,9 @@ func (b *BatchNorm) Forward(x *tensor.Tensor) *tensor.Tensor {
 			shift = shift.Add(b.Bias)
 		}
 		return x.Mul(scale.Reshape(bshape...)).Add(shift.Reshape(bshape...))
+	}
+	if b.Sync != nil && b.Training() {
+		return b.syncForward(x)
 	}
 	if n <= 1 && b.Training() {
 		panic(fmt.Sprintf("nn: BatchNorm%dd: expected more than 1 value per channel when training, got input %v", b.spatialDims, shape))

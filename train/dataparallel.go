@@ -115,6 +115,11 @@ func (s *DataParallel) shard(l *data.Loader) (*shard, error) {
 	n := s.g.Size()
 	global := (o.BatchSize + n - 1) / n * n
 	ds := l.Dataset()
+	if tail := ds.Len() % global; s.opts.SyncBatchNorm && !o.DropLast && tail > 0 && tail < n {
+		// A rank with no rows would miss the statistics sums the others
+		// wait for.
+		return nil, fmt.Errorf("data parallel: SyncBatchNorm needs rows on every worker in every step, but the last global batch has %d rows for %d workers: drop it (LoaderOptions.DropLast) or change the batch size so that the training rows modulo it are 0 or at least the number of workers", tail, n)
+	}
 	sampler, err := data.NewDistributedBatchSampler(ds.Len(), global, data.DistributedOptions{
 		Rank: s.g.Rank(), Ranks: n, Shuffle: o.Shuffle, Seed: o.Seed, DropLast: o.DropLast})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fathom-ml/fathom/comm"
@@ -311,5 +312,28 @@ func TestDataParallelInterruptKeepsMainSums(t *testing.T) {
 	commtest.MustAll(t, "resumed", errs)
 	if got, want := resumed[0].Train.Samples, trainT.Rows-18; got != want {
 		t.Errorf("resumed epoch counts %d rows, want %d (rank 1's 18 before the interrupt are not in the checkpoint)", got, want)
+	}
+}
+
+// SyncBatchNorm needs rows on every rank in every step: a last global
+// batch of 1 row for 4 ranks is refused up front, named.
+func TestDataParallelSyncBatchNormRefusesEmptyParts(t *testing.T) {
+	_, testT := irisSplits(t, 1) // 30 rows: batches of 28 leave 2
+	gs := commtest.Groups(t, 4, comm.TransportTCP, nil)
+	errs := commtest.OnAll(gs, func(g *comm.Group) error {
+		m := mlp(t, 1, 4, nn.LayerSpec{Type: "linear", Out: 8}, nn.LayerSpec{Type: "batchnorm1d"}, nn.LayerSpec{Type: "linear", Out: 3})
+		tr, err := New(Options{Model: m, Optimizer: adam(t, m, 0.01), Epochs: 1,
+			Strategy: NewDataParallel(g, ddp.Options{SyncBatchNorm: true}),
+			Train:    loader(t, testT, data.LoaderOptions{BatchSize: 28})})
+		if err != nil {
+			return err
+		}
+		_, err = tr.Fit(context.Background())
+		return err
+	})
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "SyncBatchNorm needs rows on every worker in every step, but the last global batch has 2 rows for 4 workers") {
+			t.Errorf("rank %d: %v", r, err)
+		}
 	}
 }

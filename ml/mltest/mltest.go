@@ -9,6 +9,8 @@
 package mltest
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -164,6 +166,9 @@ func DiffModels(a, b ml.Model, tol float64) string {
 	if a.Type() != b.Type() {
 		return fmt.Sprintf("type %s vs %s", a.Type(), b.Type())
 	}
+	if d := diffParams(ea.Params, eb.Params, tol); d != "" {
+		return "params: " + d
+	}
 	keys := func(m map[string]ml.Array) []string {
 		out := make([]string, 0, len(m))
 		for k := range m {
@@ -284,4 +289,80 @@ func checkFinite(f *data.Frame, input []string) error {
 		}
 	}
 	return nil
+}
+
+// diffParams compares two models' params as their JSON: strings, booleans
+// and structure exactly, numbers within relative tolerance tol (0: equal).
+func diffParams(a, b any, tol float64) string {
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return "marshal: " + err.Error()
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		return "marshal: " + err.Error()
+	}
+	var va, vb any
+	dec := func(js []byte, v *any) error {
+		d := json.NewDecoder(bytes.NewReader(js))
+		d.UseNumber()
+		return d.Decode(v)
+	}
+	if err := dec(ja, &va); err != nil {
+		return err.Error()
+	}
+	if err := dec(jb, &vb); err != nil {
+		return err.Error()
+	}
+	return diffJSON("", va, vb, tol)
+}
+
+func diffJSON(path string, a, b any, tol float64) string {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return fmt.Sprintf("%s: %v vs %v", path, a, b)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if d := diffJSON(path+"."+k, x[k], y[k], tol); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return fmt.Sprintf("%s: %d vs %d elements", path, len(x), len(y))
+		}
+		for i := range x {
+			if d := diffJSON(fmt.Sprintf("%s[%d]", path, i), x[i], y[i], tol); d != "" {
+				return d
+			}
+		}
+		return ""
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return fmt.Sprintf("%s: %v vs %v", path, a, b)
+		}
+		if x == y {
+			return ""
+		}
+		fx, errX := x.Float64()
+		fy, errY := y.Float64()
+		if errX != nil || errY != nil || diffValues([]float64{fx}, []float64{fy}, tol) >= 0 {
+			return fmt.Sprintf("%s: %s vs %s (relative tolerance %g)", path, x, y, tol)
+		}
+		return ""
+	}
+	if fmt.Sprint(a) != fmt.Sprint(b) {
+		return fmt.Sprintf("%s: %v vs %v", path, a, b)
+	}
+	return ""
 }

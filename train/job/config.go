@@ -241,6 +241,12 @@ type DistributedConfig struct {
 	// statistics) to every worker after each step (default true); false
 	// keeps each worker's own.
 	BroadcastBuffers *bool `yaml:"broadcast_buffers"`
+	// SyncBatchNorm normalizes every BatchNorm with the statistics of the
+	// global batch, summed over the workers (PyTorch's SyncBatchNorm).
+	SyncBatchNorm bool `yaml:"sync_batchnorm"`
+	// Compression sends the gradients as 16-bit floats: "none" (default),
+	// "fp16" or "bf16" (ddp.Options.Compression), for slow links.
+	Compression string `yaml:"compression"`
 	// Deterministic trains bitwise the same weights on 1, 2, 4, ...
 	// workers (and in one process): every global batch is cut into
 	// MicroShards micro-shards whose gradients are summed in one fixed
@@ -274,6 +280,8 @@ func (d DistributedConfig) options() ddp.Options {
 	}
 	o.FindUnusedParameters = d.FindUnusedParameters
 	o.KeepLocalBuffers = d.BroadcastBuffers != nil && !*d.BroadcastBuffers
+	o.SyncBatchNorm = d.SyncBatchNorm
+	o.Compression, _ = ddp.ParseCompression(d.Compression) // checked by validateDistributed
 	return o
 }
 
@@ -292,6 +300,18 @@ func (c *Config) validateDistributed(root *yaml.Node) *ConfigError {
 		}
 		return &ConfigError{Line: valueLine(root, "distributed", f.key),
 			Msg: fmt.Sprintf("distributed.%s: want a positive size in MiB, got %g", f.key, *f.v)}
+	}
+	if _, err := ddp.ParseCompression(c.Distributed.Compression); err != nil {
+		return &ConfigError{Line: valueLine(root, "distributed", "compression"),
+			Msg: fmt.Sprintf("distributed.compression: want none, fp16 or bf16, got %q", c.Distributed.Compression)}
+	}
+	if c.Distributed.Compression != "" && c.Distributed.Compression != "none" && c.Distributed.Deterministic {
+		return &ConfigError{Line: valueLine(root, "distributed", "compression"),
+			Msg: "distributed.compression and distributed.deterministic do not go together (compressed sums are rounded at each step)"}
+	}
+	if c.Distributed.SyncBatchNorm && c.Distributed.Deterministic {
+		return &ConfigError{Line: valueLine(root, "distributed", "sync_batchnorm"),
+			Msg: "distributed.sync_batchnorm and distributed.deterministic do not go together (deterministic training normalizes each micro-shard on its own)"}
 	}
 	if m := c.Distributed.MicroShards; m != 0 {
 		line := valueLine(root, "distributed", "micro_shards")
