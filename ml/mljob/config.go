@@ -210,7 +210,8 @@ type TuningConfig struct {
 	// Grid maps "stage.param" (stage: its name, its type when unique, or
 	// its index in the pipeline from 0) to the list of values to try, in
 	// order; the axes come in the mapping's order, the first varying
-	// fastest.
+	// fastest. A stage may also map to its params: lr: {regParam: [...]}
+	// (what --set tuning.grid.lr.regParam=[...] writes).
 	Grid Grid `yaml:"grid"`
 }
 
@@ -250,12 +251,42 @@ func (g *Grid) checkKeys(n *yaml.Node, path string) *ConfigError {
 	if n.Kind != yaml.MappingNode {
 		return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of \"stage.param\": [values...], got %s", path, kindName(n))}
 	}
+	_, err := gridEntries(n, path)
+	return err
+}
+
+// gridEntry is one axis as written: its key "stage.param", the key's
+// line and the value list.
+type gridEntry struct {
+	key    string
+	line   int
+	values *yaml.Node
+}
+
+// gridEntries flattens the grid mapping: "stage.param": [values] as it
+// is, and stage: {param: [values], ...} (what --set tuning.grid.lr.regParam=[...]
+// writes) as "stage.param" entries, in order.
+func gridEntries(n *yaml.Node, path string) ([]gridEntry, *ConfigError) {
+	var out []gridEntry
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if v := n.Content[i+1]; v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			return &ConfigError{Line: max(v.Line, n.Content[i].Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, n.Content[i].Value, kindName(v))}
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				pk, pv := v.Content[j], v.Content[j+1]
+				key := k.Value + "." + pk.Value
+				if pv.Kind != yaml.SequenceNode || len(pv.Content) == 0 {
+					return nil, &ConfigError{Line: max(pv.Line, pk.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, key, kindName(pv))}
+				}
+				out = append(out, gridEntry{key, max(pk.Line, k.Line), pv})
+			}
+			continue
 		}
+		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+			return nil, &ConfigError{Line: max(v.Line, k.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, k.Value, kindName(v))}
+		}
+		out = append(out, gridEntry{k.Value, k.Line, v})
 	}
-	return nil
+	return out, nil
 }
 
 // OutputConfig says where the fitted model and the metrics go.
@@ -524,16 +555,24 @@ func (c *Config) validateTuning(root *yaml.Node) error {
 	if g == nil || g.Tag == "!!null" || len(g.Content) == 0 {
 		return errAt(tn.Line, "tuning.grid: no parameters to tune (e.g. grid: {\"lr.regParam\": [0.1, 0.01]})")
 	}
-	for i := 0; i+1 < len(g.Content); i += 2 {
-		k, v := g.Content[i], g.Content[i+1]
-		a, err := c.resolveAxis(k.Value, k.Line)
+	entries, cerr := gridEntries(g, "tuning.grid")
+	if cerr != nil {
+		return cerr
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if seen[e.key] {
+			return errAt(e.line, "tuning.grid: %q given twice", e.key)
+		}
+		seen[e.key] = true
+		a, err := c.resolveAxis(e.key, e.line)
 		if err != nil {
 			return err
 		}
-		a.values = v.Content
+		a.values = e.values.Content
 		// Every value must decode over the stage: errors now, with lines.
 		for _, val := range a.values {
-			st, err := c.stage(a.stage, k.Line)
+			st, err := c.stage(a.stage, e.line)
 			if err != nil {
 				return err
 			}

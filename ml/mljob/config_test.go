@@ -1,8 +1,11 @@
 package mljob
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/fathom-ml/fathom/ml"
 )
 
 const baseConfig = `data:
@@ -95,6 +98,8 @@ func TestConfigErrors(t *testing.T) {
 		{"grid empty", baseConfig + "tuning:\n  crossValidator: {}\n", nil, "tuning.grid: no parameters to tune"},
 		{"grid no list", baseConfig + "tuning:\n  crossValidator: {}\n  grid: {ridge.regParam: 1}\n", nil, `job.yaml:15: tuning.grid.ridge.regParam: want a non-empty list of values`},
 		{"grid unknown stage", baseConfig + "tuning:\n  crossValidator: {}\n  grid:\n    lr.regParam: [1]\n", nil, `job.yaml:16: tuning.grid: key "lr.regParam": no stage "lr" (stages: 0, 1, mljobTestAssembler, mljobTestRidge, ridge)`},
+		{"grid nested not list", baseConfig + "tuning:\n  crossValidator: {}\n  grid:\n    ridge: {regParam: 1}\n", nil, `job.yaml:16: tuning.grid.ridge.regParam: want a non-empty list of values, got the value "1"`},
+		{"grid twice", baseConfig + "tuning:\n  crossValidator: {}\n  grid:\n    ridge.regParam: [1]\n    ridge: {regParam: [2]}\n", nil, `job.yaml:17: tuning.grid: "ridge.regParam" given twice`},
 		{"grid index", baseConfig + "tuning:\n  crossValidator: {}\n  grid:\n    7.regParam: [1]\n", nil, `job.yaml:16: tuning.grid: key "7.regParam": the pipeline has stages 0..1`},
 		{"grid not estimator", baseConfig + "tuning:\n  crossValidator: {}\n  grid:\n    0.outputCol: [a]\n", nil, `stage 0 (mljobTestAssembler) needs no fitting`},
 		{"grid unknown param", baseConfig + "tuning:\n  crossValidator: {}\n  grid:\n    ridge.regparam: [1]\n", nil, `job.yaml:16: unknown key "regparam" in tuning.grid.ridge`},
@@ -125,5 +130,37 @@ func TestDecodeParams(t *testing.T) {
 	}
 	if _, err := NewStage("mljobTestRidge", "bogus: 1"); err == nil || !strings.Contains(err.Error(), "mljobTestRidge: ") {
 		t.Fatalf("NewStage: %v", err)
+	}
+}
+
+func TestGridForms(t *testing.T) {
+	// "stage.param": [...], stage: {param: [...]}, and --set of either.
+	for _, tc := range []struct {
+		extra string
+		set   []string
+	}{
+		{"tuning:\n  crossValidator: {}\n  grid: {ridge.regParam: [1, 2], 1.maxIter: [3]}\n", nil},
+		{"tuning:\n  crossValidator: {}\n  grid:\n    ridge: {regParam: [1, 2]}\n    mljobTestRidge: {maxIter: [3]}\n", nil},
+		{"", []string{"tuning.crossValidator.numFolds=3", "tuning.grid.ridge.regParam=[1, 2]", "tuning.grid.ridge.maxIter=[3]"}},
+	} {
+		c, err := ParseConfig([]byte(baseConfig+tc.extra), "job.yaml", tc.set)
+		if err != nil {
+			t.Fatalf("%q %v: %v", tc.extra, tc.set, err)
+		}
+		g := c.Grid()
+		if len(g) != 2 || len(g[1]) != 2 || g[1][0].Value.(fmt.Stringer).String() != "2" || g[1][1].Value.(fmt.Stringer).String() != "3" {
+			t.Fatalf("%q %v: grid %v", tc.extra, tc.set, g)
+		}
+		p, _ := c.NewPipeline()
+		e, err := g[1].Apply(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.(*ml.Pipeline).Stages[1].(*ridge); r.RegParam != 2 || r.MaxIter != 3 {
+			t.Fatalf("grid point 1 applied: %+v", r)
+		}
+		if r := p.Stages[1].(*ridge); r.RegParam != 0.01 || r.MaxIter != 100 {
+			t.Fatalf("the pipeline itself changed: %+v", r)
+		}
 	}
 }
