@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
@@ -40,9 +43,10 @@ func (o ReadOptions) csv() data.CSVFrameOptions {
 // Parquet files or directories of Parquet parts), concatenated in order.
 // When the paths hold at least size Parquet parts (and no Hive-style
 // key=value directories), rank r reads only its contiguous run of parts,
-// parts P·r/size up to P·(r+1)/size; otherwise every rank reads all the
-// rows and keeps its contiguous share, rows n·r/size up to n·(r+1)/size.
-// Either way the ranks' rows in rank order are the rows in file order.
+// balanced by the row counts of the parts' footers (see partRange);
+// otherwise every rank reads all the rows and keeps its contiguous share,
+// rows n·r/size up to n·(r+1)/size. Either way the ranks' rows in rank
+// order are the rows in file order.
 func ReadFrame(paths []string, o ReadOptions, rank, size int) (*data.Frame, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no data path")
@@ -76,7 +80,11 @@ func ReadFrame(paths []string, o ReadOptions, rank, size int) (*data.Frame, erro
 		}
 	}
 	if partsOnly && size > 1 && len(parts) >= size {
-		mine := parts[len(parts)*rank/size : len(parts)*(rank+1)/size]
+		lo, hi, err := partRange(parts, rank, size)
+		if err != nil {
+			return nil, err
+		}
+		mine := parts[lo:hi]
 		frames := make([]*data.Frame, len(mine))
 		for i, p := range mine {
 			f, err := data.ReadParquetFrame(p, data.ParquetFrameOptions{Columns: o.Columns})
@@ -338,4 +346,43 @@ func fashionMNIST(split string, rank, size int) (*data.Frame, error) {
 	}
 	return data.NewFrame(data.NewVectorColumn32(ml.FeaturesCol, t.Cols, t.X[lo*t.Cols:hi*t.Cols], nil, nil),
 		data.NewColumn(ml.LabelCol, y, nil))
+}
+
+// partRange returns the parts [lo, hi) of rank: contiguous runs, at least
+// one part each, whose row counts (read from the Parquet footers) come
+// closest to total·r/size at each boundary.
+func partRange(parts []string, rank, size int) (lo, hi int, err error) {
+	cum := make([]int64, len(parts)+1) // cum[k]: rows in parts [0, k)
+	for i, p := range parts {
+		pf, err := file.OpenParquetFile(p, false)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", p, err)
+		}
+		cum[i+1] = cum[i] + pf.NumRows()
+		pf.Close()
+	}
+	return balancedBounds(cum, rank, size)
+}
+
+// balancedBounds splits the parts whose cumulative row counts are cum
+// into size contiguous runs and returns rank's: boundary r is the part
+// boundary nearest to total·r/size, kept strictly increasing so that
+// every rank has a part (len(cum)−1 ≥ size).
+func balancedBounds(cum []int64, rank, size int) (lo, hi int, err error) {
+	p := len(cum) - 1
+	if p < size {
+		return 0, 0, fmt.Errorf("%d parts for %d ranks", p, size)
+	}
+	total := cum[p]
+	bound := make([]int, size+1)
+	bound[size] = p
+	for r := 1; r < size; r++ {
+		ideal := total * int64(r) / int64(size)
+		k := sort.Search(p+1, func(k int) bool { return cum[k] >= ideal })
+		if k > 0 && ideal-cum[k-1] <= cum[min(k, p)]-ideal {
+			k--
+		}
+		bound[r] = min(max(k, bound[r-1]+1), p-(size-r))
+	}
+	return bound[rank], bound[rank+1], nil
 }

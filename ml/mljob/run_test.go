@@ -341,3 +341,47 @@ func TestResultJSONNaN(t *testing.T) {
 		t.Fatalf("JSON %s", b)
 	}
 }
+
+func TestBalancedBounds(t *testing.T) {
+	cumOf := func(rows ...int64) []int64 {
+		c := []int64{0}
+		for _, r := range rows {
+			c = append(c, c[len(c)-1]+r)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		rows []int64
+		size int
+		want []int // the boundaries
+	}{
+		{[]int64{10, 10, 10, 10}, 2, []int{0, 2, 4}},
+		{[]int64{10, 10, 10, 10}, 4, []int{0, 1, 2, 3, 4}},
+		{[]int64{100, 1, 1, 1, 1}, 2, []int{0, 1, 5}},        // one big part: rank 0 alone
+		{[]int64{1, 1, 1, 1, 100}, 2, []int{0, 4, 5}},        // the big part last
+		{[]int64{0, 0, 0}, 3, []int{0, 1, 2, 3}},             // empty parts: one each
+		{[]int64{5, 5, 5, 5, 5, 5, 5}, 3, []int{0, 2, 5, 7}}, // 35/3: 11.7 → 10, 23.3 → 25
+	} {
+		cum := cumOf(tc.rows...)
+		var got []int
+		for r := range tc.size {
+			lo, hi, err := balancedBounds(cum, r, tc.size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r == 0 {
+				got = append(got, lo)
+			}
+			if lo != got[len(got)-1] || hi <= lo {
+				t.Fatalf("%v over %d: rank %d gets [%d, %d)", tc.rows, tc.size, r, lo, hi)
+			}
+			got = append(got, hi)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%v over %d ranks: boundaries %v, want %v", tc.rows, tc.size, got, tc.want)
+		}
+	}
+	if _, _, err := balancedBounds(cumOf(1, 2), 0, 3); err == nil {
+		t.Error("2 parts for 3 ranks: no error")
+	}
+}
