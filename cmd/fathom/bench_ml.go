@@ -23,20 +23,22 @@ type benchMLRecipe struct {
 	stage  string
 	params string
 	peer   string
+	// cOne sets regParam to 1/n for the n training rows: scikit-learn's
+	// C = 1 (sklearn sums the loss, Spark averages it, so C is Spark's
+	// regParam = 1/(C·n)).
+	cOne bool
 }
 
-// benchMLRecipes: sklearn's C = 1 over n = 60 000 rows is Spark's
-// regParam = 1/(C·n) (sklearn sums the loss, Spark averages it).
 var benchMLRecipes = map[string]benchMLRecipe{
 	"logreg": {"LogisticRegression",
-		"{family: multinomial, maxIter: 100, regParam: 1.6666666666666667e-05, standardization: false, tol: 1e-12}",
-		"LogisticRegression(multi_class='multinomial', solver='lbfgs', max_iter=100, C=1.0)"},
-	"gnb": {"NaiveBayes", "{modelType: gaussian}", "GaussianNB()"},
+		"{family: multinomial, maxIter: 100, standardization: false, tol: 1e-12}",
+		"LogisticRegression(multi_class='multinomial', solver='lbfgs', max_iter=100, C=1.0)", true},
+	"gnb": {"NaiveBayes", "{modelType: gaussian}", "GaussianNB()", false},
 	"linsvc": {"LinearSVC",
-		"{loss: squared_hinge, maxIter: 100, regParam: 1.6666666666666667e-05, standardization: false, tol: 1e-12}",
-		"LinearSVC(C=1, squared hinge, one-vs-rest, max_iter=1000)"},
+		"{loss: squared_hinge, maxIter: 100, standardization: false, tol: 1e-12}",
+		"LinearSVC(C=1, squared hinge, one-vs-rest, max_iter=1000)", true},
 	"mlp": {"MultilayerPerceptronClassifier", "{layers: [784, 100, 10], maxIter: 100}",
-		"MLPClassifier(hidden_layer_sizes=(100,), solver='lbfgs', max_iter=100)"},
+		"MLPClassifier(hidden_layer_sizes=(100,), solver='lbfgs', max_iter=100)", false},
 }
 
 // benchMLResult is the line of `fathom bench ml --json`.
@@ -88,7 +90,11 @@ func benchMLHelp() string {
 	var b strings.Builder
 	for _, k := range benchMLAlgos() {
 		r := benchMLRecipes[k]
-		fmt.Fprintf(&b, "  %-7s %s %s\n          (peer: %s)\n", k, r.stage, r.params, r.peer)
+		reg := ""
+		if r.cOne {
+			reg = " regParam 1/rows"
+		}
+		fmt.Fprintf(&b, "  %-7s %s %s%s\n          (peer: %s)\n", k, r.stage, r.params, reg, r.peer)
 	}
 	return b.String()
 }
@@ -152,6 +158,13 @@ func runBenchML(algo string, rows, threads int, sets []string) error {
 		return err
 	}
 	res.TrainRows, res.TestRows = train.Len(), test.Len()
+	if r.cOne && !slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, "regParam=") }) {
+		reg := fmt.Sprintf("regParam=%v", 1/float64(train.Len()))
+		if err := mljob.SetParams(st, []string{reg}); err != nil {
+			return fmt.Errorf("bench ml %s: %w", algo, err)
+		}
+		res.Params = strings.TrimSuffix(res.Params, "}") + ", " + strings.Replace(reg, "=", ": ", 1) + "}"
+	}
 	start := time.Now()
 	m, err := est.Fit(ml.Local(train))
 	if err != nil {
