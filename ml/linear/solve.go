@@ -1,0 +1,255 @@
+package linear
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/optim"
+)
+
+// fitData is what every linear estimator fits on: this rank's features,
+// labels and weights, and statistics of the whole data set.
+type fitData struct {
+	x    ml.Matrix
+	y, w []float64
+	comm ml.Comm
+	rows int     // rows over every rank
+	wsum float64 // Σw over every rank
+	// mean and std of each feature over every rank (weighted; the std
+	// unbiased as Spark's summarizer computes it).
+	mean, std []float64
+	// labelSum and labelSq are Σw·y and Σw·y² over every rank.
+	labelSum, labelSq float64
+}
+
+// loadFitData reads the columns of this rank's frame and computes the
+// global statistics (two all-reduces: sums, then centred squares). name is
+// the estimator's, for errors.
+func loadFitData(d ml.Data, name, featuresCol, labelCol, weightCol string, y []float64) (*fitData, error) {
+	f := d.Frame
+	if f == nil {
+		return nil, fmt.Errorf("%s: no data frame", name)
+	}
+	x, err := ml.Features(f, featuresCol)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if y == nil {
+		if y, err = ml.Numbers(f, labelCol); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	w, err := ml.Weights(f, weightCol)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c := d.C()
+	fd := &fitData{x: x, y: y, w: w, comm: c}
+	dd := x.Cols
+	// [rows, Σw, Σw², Σwy, Σwy², Σw·x (d), d, −d]
+	s := make([]float64, 5+dd+2)
+	s[0] = float64(x.Rows)
+	for i := range x.Rows {
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		s[1] += wi
+		s[2] += wi * wi
+		s[3] += wi * y[i]
+		s[4] += wi * y[i] * y[i]
+		for j, v := range x.Row(i) {
+			s[5+j] += wi * v
+		}
+	}
+	if err := c.AllReduce(s[:5+dd], ml.OpSum); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	// The feature count must agree over the ranks.
+	wd := []float64{float64(dd), -float64(dd)}
+	if err := c.AllReduce(wd, ml.OpMax); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if wd[0] != -wd[1] {
+		return nil, fmt.Errorf("%s: column %q has %d features on rank %d but %g on another rank", name, featuresCol, dd, c.Rank(), max(wd[0], -wd[1]))
+	}
+	fd.rows, fd.wsum = int(s[0]), s[1]
+	fd.labelSum, fd.labelSq = s[3], s[4]
+	if fd.rows == 0 {
+		return nil, fmt.Errorf("%s: no rows to fit on", name)
+	}
+	if !(fd.wsum > 0) {
+		return nil, fmt.Errorf("%s: the weights in column %q sum to %g; need a positive sum", name, weightCol, fd.wsum)
+	}
+	fd.mean = make([]float64, dd)
+	for j := range dd {
+		fd.mean[j] = s[5+j] / fd.wsum
+	}
+	v := make([]float64, dd)
+	for i := range x.Rows {
+		wi := 1.0
+		if w != nil {
+			wi = w[i]
+		}
+		for j, xv := range x.Row(i) {
+			e := xv - fd.mean[j]
+			v[j] += wi * e * e
+		}
+	}
+	if err := c.AllReduce(v, ml.OpSum); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	// Spark's unbiased weighted variance: Σw(x−μ)² / (Σw − Σw²/Σw).
+	den := fd.wsum - s[2]/fd.wsum
+	fd.std = make([]float64, dd)
+	for j := range dd {
+		if den > 0 && v[j] > 0 {
+			fd.std[j] = math.Sqrt(v[j] / den)
+		}
+	}
+	return fd, nil
+}
+
+// problem is a regularized linear fit: k outputs over d features.
+type problem struct {
+	loss        Loss
+	k           int
+	intercept   bool
+	standardize bool
+	regParam    float64 // λ
+	elasticNet  float64 // α: penalty λ(α‖β‖₁ + (1−α)/2‖β‖²)
+	maxIter     int
+	tol         float64
+	// x0 is the starting point in the optimizer's space: the scaled
+	// coefficients (k × d), then the intercepts (k); nil: zeros.
+	x0 []float64
+}
+
+// solution is a fitted linear model in the original feature space.
+type solution struct {
+	coef       []float64 // k × d
+	icpt       []float64 // k (zeros without intercept)
+	iterations int
+	objective  float64
+	reason     optim.StopReason
+}
+
+// solve fits p on fd. The optimization runs in the space of scaled
+// features x_j/σ_j — centred too when there is an intercept, which leaves
+// the minimizer unchanged (the intercept absorbs the shift) and conditions
+// the problem — as Spark does; the penalty is applied to the scaled
+// coefficients when p.standardize is set, and to the original ones
+// otherwise. A feature with σ_j = 0 gets a zero coefficient when there is
+// an intercept (as Spark and glmnet); without one it is kept unscaled.
+// L-BFGS solves it without an L1 part, OWL-QN with one.
+func solve(fd *fitData, p problem) (solution, error) {
+	d, k := fd.x.Cols, p.k
+	scale := make([]float64, d) // x_scaled = (x − shift)·scale
+	shift := make([]float64, d)
+	for j := range d {
+		switch {
+		case fd.std[j] > 0:
+			scale[j] = 1 / fd.std[j]
+			if p.intercept {
+				shift[j] = fd.mean[j]
+			}
+		case !p.intercept && fd.mean[j] != 0:
+			scale[j] = 1
+		}
+	}
+	np := k*d + k
+	l1 := make([]float64, np)
+	l2 := make([]float64, np)
+	anyL1 := false
+	for c := range k {
+		for j := range d {
+			if scale[j] == 0 {
+				continue
+			}
+			// The penalty of β_j = β'_j·scale_j in the original space
+			// is the penalty of β'_j times scale_j (L1) or scale_j² (L2).
+			f := 1.0
+			if !p.standardize {
+				f = scale[j]
+			}
+			l1[c*d+j] = p.regParam * p.elasticNet * f
+			l2[c*d+j] = p.regParam * (1 - p.elasticNet) * f * f
+			anyL1 = anyL1 || l1[c*d+j] > 0
+		}
+	}
+	agg := NewAggregator(p.loss, fd.x, fd.y, fd.w, k, p.intercept, fd.comm)
+	coef := make([]float64, k*d)
+	icpt := make([]float64, k)
+	gw := make([]float64, k*d)
+	gb := make([]float64, k)
+	var evalErr error
+	obj := func(x, grad []float64) float64 {
+		if evalErr != nil {
+			return math.NaN()
+		}
+		toOriginal(x, coef, icpt, scale, shift, k, d, p.intercept)
+		lsum, wsum, err := agg.Eval(coef, icpt, gw, gb)
+		if err != nil {
+			evalErr = err
+			return math.NaN()
+		}
+		f := lsum / wsum
+		inv := 1 / wsum
+		for c := range k {
+			for j := range d {
+				i := c*d + j
+				b := x[i]
+				grad[i] = (gw[i]-shift[j]*gb[c])*scale[j]*inv + l2[i]*b
+				f += l2[i] * b * b / 2
+			}
+			if p.intercept {
+				grad[k*d+c] = gb[c] * inv
+			} else {
+				grad[k*d+c] = 0
+			}
+		}
+		return f
+	}
+	x0 := p.x0
+	if x0 == nil {
+		x0 = make([]float64, np)
+	}
+	opt := optim.MinimizeOptions{MaxIter: p.maxIter, FuncTol: p.tol, GradTol: min(1e-9, p.tol), MaxEval: 4 * p.maxIter}
+	var res optim.Result
+	var err error
+	if anyL1 {
+		res, err = optim.MinimizeOWLQN(obj, x0, l1, opt)
+	} else {
+		res, err = optim.MinimizeLBFGS(obj, x0, opt)
+	}
+	if evalErr != nil {
+		return solution{}, evalErr
+	}
+	if err != nil && !errors.Is(err, optim.ErrBadStart) {
+		return solution{}, err
+	}
+	if err != nil {
+		return solution{}, fmt.Errorf("the loss is not finite at the start: %w", err)
+	}
+	toOriginal(res.X, coef, icpt, scale, shift, k, d, p.intercept)
+	return solution{coef: coef, icpt: icpt, iterations: res.Iterations, objective: res.F, reason: res.Reason}, nil
+}
+
+// toOriginal maps the optimizer's point x (scaled coefficients, then
+// intercepts) to coefficients and intercepts over the original features.
+func toOriginal(x, coef, icpt, scale, shift []float64, k, d int, intercept bool) {
+	for c := range k {
+		b := 0.0
+		if intercept {
+			b = x[k*d+c]
+		}
+		for j := range d {
+			w := x[c*d+j] * scale[j]
+			coef[c*d+j] = w
+			b -= w * shift[j]
+		}
+		icpt[c] = b
+	}
+}
