@@ -78,6 +78,9 @@ type aggPart struct {
 // aggGrain is the fewest rows a chunk of an evaluation gets.
 const aggGrain = 256
 
+// aggBlockFlops sets the row block: about this many multiply-adds per GEMM.
+var aggBlockFlops = 400_000
+
 // NewAggregator returns the aggregator of loss over this rank's rows x
 // (n × d), labels y (class indices as float64 for classifiers) and weights
 // w (nil: every weight 1), with k outputs. intercept says whether the
@@ -92,7 +95,7 @@ func NewAggregator(loss Loss, x ml.Matrix, y, w []float64, k int, intercept bool
 	// A row block fits in a core's L2 and its GEMMs stay below the size
 	// at which kernel.Dgemm would split them over the cores itself (the
 	// chunks already are).
-	a.block = min(max(400_000/max(1, k*a.d), 16), 512)
+	a.block = min(max(aggBlockFlops/max(1, k*a.d), 16), 512)
 	a.parts = make([]aggPart, a.chunks)
 	for i := range a.parts {
 		a.parts[i] = aggPart{m: make([]float64, a.block*k), g: make([]float64, k*a.d), gb: make([]float64, k)}

@@ -172,7 +172,7 @@ func (e *LogisticRegression) Fit(d ml.Data) (ml.Model, error) {
 		}
 	}
 	m.Coefficients, m.Intercepts = sol.coef, sol.icpt
-	m.Iterations, m.Objective = sol.iterations, sol.objective
+	m.Iterations, m.Evaluations, m.Objective = sol.iterations, sol.evaluations, sol.objective
 	return m, nil
 }
 
@@ -206,9 +206,10 @@ type LogisticRegressionModel struct {
 
 	FeaturesCol, PredictionCol, ProbabilityCol, RawPredictionCol string
 
-	// Iterations and Objective are the solver's (not saved).
-	Iterations int
-	Objective  float64
+	// Iterations, Evaluations (of the loss and gradient over the data)
+	// and Objective are the solver's (not saved).
+	Iterations, Evaluations int
+	Objective               float64
 }
 
 // Type returns "LogisticRegressionModel".

@@ -95,7 +95,7 @@ func (e *LinearSVC) Fit(d ml.Data) (ml.Model, error) {
 	}
 	return &LinearSVCModel{Coefficients: sol.coef, Intercepts: sol.icpt, NumClasses: nc, NumFeatures: fd.x.Cols,
 		Threshold: e.Threshold, FeaturesCol: e.FeaturesCol, PredictionCol: e.PredictionCol,
-		RawPredictionCol: e.RawPredictionCol, Iterations: sol.iterations, Objective: sol.objective}, nil
+		RawPredictionCol: e.RawPredictionCol, Iterations: sol.iterations, Evaluations: sol.evaluations, Objective: sol.objective}, nil
 }
 
 // LinearSVCModel is a fitted LinearSVC: Coefficients is k × NumFeatures
@@ -111,9 +111,9 @@ type LinearSVCModel struct {
 
 	FeaturesCol, PredictionCol, RawPredictionCol string
 
-	// Iterations and Objective are the solver's (not saved).
-	Iterations int
-	Objective  float64
+	// Iterations, Evaluations and Objective are the solver's (not saved).
+	Iterations, Evaluations int
+	Objective               float64
 }
 
 // Type returns "LinearSVCModel".

@@ -1,0 +1,71 @@
+package linear
+
+import (
+	"testing"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mltest"
+)
+
+// clsFrame is cls.csv with a weight column (varied, deterministic).
+func clsFrame(t *testing.T) *data.Frame {
+	rows := readCSV(t, "cls.csv")
+	for i, r := range rows {
+		rows[i] = append(r, 0.5+float64(i%4)/2)
+	}
+	return frameOf(t, rows, seq(4), map[string]int{"label2": 4, "label3": 5, "weight": 6})
+}
+
+func TestConformance(t *testing.T) {
+	reg := readCSV(t, "reg.csv")
+	for i, r := range reg {
+		reg[i] = append(r, 0.5+float64(i%3)/2)
+	}
+	rf := frameOf(t, reg, seq(4), map[string]int{"label": 4, "weight": 5})
+	cf := clsFrame(t)
+	for _, c := range []struct {
+		name  string
+		frame *data.Frame
+		est   func() ml.Estimator
+	}{
+		{"LinearRegression normal", rf, func() ml.Estimator {
+			e := NewLinearRegression()
+			e.RegParam, e.WeightCol = 0.05, "weight"
+			return e
+		}},
+		{"LinearRegression elastic net", rf, func() ml.Estimator {
+			e := NewLinearRegression()
+			e.RegParam, e.ElasticNetParam, e.WeightCol, e.Tol, e.MaxIter = 0.1, 0.7, "weight", 1e-13, 1000
+			return e
+		}},
+		{"LinearRegression l-bfgs no intercept", rf, func() ml.Estimator {
+			e := NewLinearRegression()
+			e.Solver, e.FitIntercept, e.Tol, e.MaxIter = "l-bfgs", false, 1e-13, 1000
+			return e
+		}},
+		{"LogisticRegression binomial", cf, func() ml.Estimator {
+			e := NewLogisticRegression()
+			e.LabelCol, e.WeightCol, e.RegParam, e.Tol, e.MaxIter = "label2", "weight", 0.02, 1e-13, 1000
+			return e
+		}},
+		{"LogisticRegression multinomial elastic net", cf, func() ml.Estimator {
+			e := NewLogisticRegression()
+			e.LabelCol, e.RegParam, e.ElasticNetParam, e.Tol, e.MaxIter = "label3", 0.02, 0.5, 1e-13, 1000
+			e.Thresholds = []float64{0.3, 0.5, 0.2}
+			return e
+		}},
+		{"LinearSVC hinge", cf, func() ml.Estimator {
+			e := NewLinearSVC()
+			e.LabelCol, e.RegParam, e.Tol, e.MaxIter = "label2", 0.05, 1e-13, 1000
+			return e
+		}},
+		{"LinearSVC squared hinge one-vs-rest", cf, func() ml.Estimator {
+			e := NewLinearSVC()
+			e.LabelCol, e.WeightCol, e.Loss, e.RegParam, e.Tol, e.MaxIter = "label3", "weight", "squared_hinge", 0.01, 1e-13, 1000
+			return e
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { mltest.Check(t, c.est, c.frame, mltest.Options{}) })
+	}
+}
