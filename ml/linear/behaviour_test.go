@@ -240,9 +240,23 @@ func TestBadParams(t *testing.T) {
 	}{
 		{&LogisticRegression{RegParam: -1}, "LogisticRegression: regParam must be ≥ 0, got -1"},
 		{func() ml.Estimator { e := NewLogisticRegression(); e.ElasticNetParam = 2; return e }(), "elasticNetParam must be in [0, 1]"},
-		{func() ml.Estimator { e := NewLogisticRegression(); e.LabelCol, e.Family = "label2", "poisson"; return e }(), "family must be"},
-		{func() ml.Estimator { e := NewLogisticRegression(); e.LabelCol = "label3"; e.Family = "binomial"; return e }(), "family binomial"},
-		{func() ml.Estimator { e := NewLogisticRegression(); e.LabelCol = "label3"; e.Thresholds = []float64{1, 2}; return e }(), "thresholds has 2 values for 3 classes"},
+		{func() ml.Estimator {
+			e := NewLogisticRegression()
+			e.LabelCol, e.Family = "label2", "poisson"
+			return e
+		}(), "family must be"},
+		{func() ml.Estimator {
+			e := NewLogisticRegression()
+			e.LabelCol = "label3"
+			e.Family = "binomial"
+			return e
+		}(), "family binomial"},
+		{func() ml.Estimator {
+			e := NewLogisticRegression()
+			e.LabelCol = "label3"
+			e.Thresholds = []float64{1, 2}
+			return e
+		}(), "thresholds has 2 values for 3 classes"},
 		{func() ml.Estimator { e := NewLogisticRegression(); e.LabelCol = "nope"; return e }(), `no column "nope"`},
 		{func() ml.Estimator { e := NewLinearRegression(); e.Solver = "qr"; return e }(), "solver must be"},
 		{func() ml.Estimator { e := NewLinearRegression(); e.MaxIter = -1; return e }(), "maxIter must be ≥ 0"},
