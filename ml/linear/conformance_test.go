@@ -69,3 +69,24 @@ func TestConformance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { mltest.Check(t, c.est, c.frame, mltest.Options{}) })
 	}
 }
+
+// A rank with no rows takes part in every all-reduce and gets the model.
+func TestConformanceEmptyRank(t *testing.T) {
+	cf := clsFrame(t)
+	split := func(f *data.Frame, r, n int) *data.Frame {
+		if r == 0 {
+			return f.Slice(0, 0)
+		}
+		return mltest.SplitRows(f, r-1, n-1)
+	}
+	mltest.Check(t, func() ml.Estimator {
+		e := NewLogisticRegression()
+		e.LabelCol, e.WeightCol, e.RegParam, e.Tol, e.MaxIter = "label3", "weight", 0.01, 1e-13, 1000
+		return e
+	}, cf, mltest.Options{Split: split})
+	mltest.Check(t, func() ml.Estimator {
+		e := NewLinearRegression()
+		e.LabelCol = "label3"
+		return e
+	}, cf, mltest.Options{Split: split})
+}

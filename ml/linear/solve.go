@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fathom-ml/fathom/internal/parallel"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/optim"
 )
@@ -51,19 +52,15 @@ func loadFitData(d ml.Data, name, featuresCol, labelCol, weightCol string, y []f
 	// [rows, Σw, Σw², Σwy, Σwy², Σw·x (d), d, −d]
 	s := make([]float64, 5+dd+2)
 	s[0] = float64(x.Rows)
-	for i := range x.Rows {
-		wi := 1.0
-		if w != nil {
-			wi = w[i]
+	sumRows(x, w, s[1:5+dd], func(acc []float64, i int, wi float64, row []float64) {
+		acc[0] += wi
+		acc[1] += wi * wi
+		acc[2] += wi * y[i]
+		acc[3] += wi * y[i] * y[i]
+		for j, v := range row {
+			acc[4+j] += wi * v
 		}
-		s[1] += wi
-		s[2] += wi * wi
-		s[3] += wi * y[i]
-		s[4] += wi * y[i] * y[i]
-		for j, v := range x.Row(i) {
-			s[5+j] += wi * v
-		}
-	}
+	})
 	if err := c.AllReduce(s[:5+dd], ml.OpSum); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -88,16 +85,12 @@ func loadFitData(d ml.Data, name, featuresCol, labelCol, weightCol string, y []f
 		fd.mean[j] = s[5+j] / fd.wsum
 	}
 	v := make([]float64, dd)
-	for i := range x.Rows {
-		wi := 1.0
-		if w != nil {
-			wi = w[i]
-		}
-		for j, xv := range x.Row(i) {
+	sumRows(x, w, v, func(acc []float64, _ int, wi float64, row []float64) {
+		for j, xv := range row {
 			e := xv - fd.mean[j]
-			v[j] += wi * e * e
+			acc[j] += wi * e * e
 		}
-	}
+	})
 	if err := c.AllReduce(v, ml.OpSum); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -256,5 +249,31 @@ func toOriginal(x, coef, icpt, scale, shift []float64, k, d int, intercept bool)
 			b -= w * shift[j]
 		}
 		icpt[c] = b
+	}
+}
+
+// sumRows adds add(acc, i, w_i, row_i) over the rows of x into out, in
+// fixed chunks over the cores whose sums are added in order (the result
+// depends only on the data and GOMAXPROCS).
+func sumRows(x ml.Matrix, w, out []float64, add func(acc []float64, i int, wi float64, row []float64)) {
+	count, size := parallel.Chunks(x.Rows, 1024)
+	parts := make([][]float64, count)
+	parallel.For(count, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			acc := make([]float64, len(out))
+			for i := c * size; i < min((c+1)*size, x.Rows); i++ {
+				wi := 1.0
+				if w != nil {
+					wi = w[i]
+				}
+				add(acc, i, wi, x.Row(i))
+			}
+			parts[c] = acc
+		}
+	})
+	for _, p := range parts {
+		for j, v := range p {
+			out[j] += v
+		}
 	}
 }
