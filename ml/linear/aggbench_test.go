@@ -3,7 +3,6 @@ package linear
 import (
 	"math/rand/v2"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/fathom-ml/fathom/ml"
@@ -42,14 +41,4 @@ func benchAggregatorSoftmax(b *testing.B) {
 	}
 	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
 	b.ReportMetric(4*float64(n*d*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-}
-
-// cpuSeconds is the process's user+system CPU time: on a shared machine
-// it says more than the wall clock.
-func cpuSeconds() float64 {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return float64(u.Utime.Nano()+u.Stime.Nano()) / 1e9
 }

@@ -105,6 +105,9 @@ func TestNormalEqualsLBFGS(t *testing.T) {
 			}
 			checkClose(t, "coefficients", ms[1].Coefficients, ms[0].Coefficients, 1e-7)
 			checkClose(t, "intercept", []float64{ms[1].Intercept}, []float64{ms[0].Intercept}, 1e-7)
+			if !closeTo(ms[1].Objective, ms[0].Objective, 1e-12) || ms[0].Objective <= 0 {
+				t.Errorf("objective: l-bfgs %.15g, normal %.15g", ms[1].Objective, ms[0].Objective)
+			}
 		}
 	}
 }

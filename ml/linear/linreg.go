@@ -132,7 +132,7 @@ func (e *LinearRegression) Fit(d ml.Data) (ml.Model, error) {
 			}
 		}
 	}
-	if err := m.summarize(fd, e.FitIntercept, e.RegParam == 0 && m.Solver == "normal"); err != nil {
+	if err := m.summarize(fd, e, e.RegParam == 0 && m.Solver == "normal"); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return m, nil
@@ -227,8 +227,8 @@ type LinearRegressionModel struct {
 	PredictionCol string
 
 	// Solver is the solver that produced the model ("normal", "l-bfgs",
-	// "owlqn", or "constant label"); Iterations and Objective are the
-	// iterative solver's.
+	// "owlqn", "constant label" or "zero label"); Iterations are the
+	// iterative solver's. Objective is the objective's value at the fit.
 	Solver     string
 	Iterations int
 	Objective  float64
@@ -246,7 +246,8 @@ type LinearRegressionModel struct {
 }
 
 // summarize computes the training summary: one pass for Σw r².
-func (m *LinearRegressionModel) summarize(fd *fitData, intercept, stdErrs bool) error {
+func (m *LinearRegressionModel) summarize(fd *fitData, e *LinearRegression, stdErrs bool) error {
+	intercept := e.FitIntercept
 	x := fd.x
 	pred := predict1(x, m.Coefficients, m.Intercept)
 	s := []float64{0}
@@ -263,6 +264,13 @@ func (m *LinearRegressionModel) summarize(fd *fitData, intercept, stdErrs bool) 
 	}
 	rss, W := s[0], fd.wsum
 	m.RootMeanSquaredError = math.Sqrt(rss / W)
+	m.Objective = rss / (2 * W)
+	for j, b := range m.Coefficients {
+		if e.Standardization {
+			b *= fd.std[j]
+		}
+		m.Objective += e.RegParam * (e.ElasticNetParam*math.Abs(b) + (1-e.ElasticNetParam)/2*b*b)
+	}
 	yMean := fd.labelSum / W
 	sst := fd.labelSq - W*yMean*yMean
 	if !intercept {
