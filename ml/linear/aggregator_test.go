@@ -96,3 +96,43 @@ func TestSoftmaxStable(t *testing.T) {
 		}
 	}
 }
+
+// The objective in the optimizer's space (scaled and centred features,
+// per-coordinate L2 penalties): gradient against finite differences.
+func TestObjectiveGradientFiniteDifferences(t *testing.T) {
+	cf := clsFrame(t)
+	fd, err := loadFitData(ml.Local(cf), "test", "features", "label3", "weight", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, p := range []problem{
+		{loss: Softmax, k: 3, intercept: true, standardize: true, regParam: 0.1, elasticNet: 0.3},
+		{loss: Softmax, k: 3, intercept: true, standardize: false, regParam: 0.1},
+		{loss: SquaredHinge, k: 3, intercept: false, standardize: true, regParam: 0.05},
+		{loss: SquaredError, k: 1, intercept: true, standardize: true, regParam: 0.2},
+	} {
+		o := newObjective(fd, p)
+		n := o.k*o.d + o.k
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = r.NormFloat64() * 0.5
+		}
+		g := make([]float64, n)
+		o.f(x, g)
+		tmp := make([]float64, n)
+		for i := range x {
+			old := x[i]
+			const h = 1e-6
+			x[i] = old + h
+			fp := o.f(x, tmp)
+			x[i] = old - h
+			fm := o.f(x, tmp)
+			x[i] = old
+			num := (fp - fm) / (2 * h)
+			if math.Abs(num-g[i]) > 1e-6*max(1, math.Abs(g[i])) {
+				t.Errorf("%v standardize=%v: ∂/∂x[%d] = %.9g, finite difference %.9g", p.loss, p.standardize, i, g[i], num)
+			}
+		}
+	}
+}

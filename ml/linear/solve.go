@@ -143,73 +143,9 @@ type solution struct {
 // Spark and glmnet); without one it is kept as it is. L-BFGS solves it
 // without an L1 part, OWL-QN with one.
 func solve(fd *fitData, p problem) (solution, error) {
-	d, k := fd.x.Cols, p.k
-	scale := make([]float64, d) // x_scaled = (x − shift)·scale
-	shift := make([]float64, d)
-	for j := range d {
-		switch {
-		case fd.std[j] > 0 && p.standardize:
-			scale[j] = 1 / fd.std[j]
-			if p.intercept {
-				shift[j] = fd.mean[j]
-			}
-		case fd.std[j] > 0, !p.intercept && fd.mean[j] != 0:
-			scale[j] = 1
-		}
-	}
+	o := newObjective(fd, p)
+	d, k := o.d, o.k
 	np := k*d + k
-	l1 := make([]float64, np)
-	l2 := make([]float64, np)
-	anyL1 := false
-	for c := range k {
-		for j := range d {
-			if scale[j] == 0 {
-				continue
-			}
-			// The penalty of β_j = β'_j·scale_j in the original space
-			// is the penalty of β'_j times scale_j (L1) or scale_j² (L2).
-			f := 1.0
-			if !p.standardize {
-				f = scale[j]
-			}
-			l1[c*d+j] = p.regParam * p.elasticNet * f
-			l2[c*d+j] = p.regParam * (1 - p.elasticNet) * f * f
-			anyL1 = anyL1 || l1[c*d+j] > 0
-		}
-	}
-	agg := NewAggregator(p.loss, fd.x, fd.y, fd.w, k, p.intercept, fd.comm)
-	coef := make([]float64, k*d)
-	icpt := make([]float64, k)
-	gw := make([]float64, k*d)
-	gb := make([]float64, k)
-	var evalErr error
-	obj := func(x, grad []float64) float64 {
-		if evalErr != nil {
-			return math.NaN()
-		}
-		toOriginal(x, coef, icpt, scale, shift, k, d, p.intercept)
-		lsum, wsum, err := agg.Eval(coef, icpt, gw, gb)
-		if err != nil {
-			evalErr = err
-			return math.NaN()
-		}
-		f := lsum / wsum
-		inv := 1 / wsum
-		for c := range k {
-			for j := range d {
-				i := c*d + j
-				b := x[i]
-				grad[i] = (gw[i]-shift[j]*gb[c])*scale[j]*inv + l2[i]*b
-				f += l2[i] * b * b / 2
-			}
-			if p.intercept {
-				grad[k*d+c] = gb[c] * inv
-			} else {
-				grad[k*d+c] = 0
-			}
-		}
-		return f
-	}
 	x0 := p.x0
 	if x0 == nil {
 		x0 = make([]float64, np)
@@ -217,13 +153,13 @@ func solve(fd *fitData, p problem) (solution, error) {
 	opt := optim.MinimizeOptions{MaxIter: p.maxIter, FuncTol: p.tol, GradTol: min(1e-9, p.tol), MaxEval: 4 * p.maxIter}
 	var res optim.Result
 	var err error
-	if anyL1 {
-		res, err = optim.MinimizeOWLQN(obj, x0, l1, opt)
+	if o.anyL1 {
+		res, err = optim.MinimizeOWLQN(o.f, x0, o.l1, opt)
 	} else {
-		res, err = optim.MinimizeLBFGS(obj, x0, opt)
+		res, err = optim.MinimizeLBFGS(o.f, x0, opt)
 	}
-	if evalErr != nil {
-		return solution{}, evalErr
+	if o.err != nil {
+		return solution{}, o.err
 	}
 	if err != nil && !errors.Is(err, optim.ErrBadStart) {
 		return solution{}, err
@@ -231,8 +167,93 @@ func solve(fd *fitData, p problem) (solution, error) {
 	if err != nil {
 		return solution{}, fmt.Errorf("the loss is not finite at the start: %w", err)
 	}
-	toOriginal(res.X, coef, icpt, scale, shift, k, d, p.intercept)
+	coef, icpt := make([]float64, k*d), make([]float64, k)
+	toOriginal(res.X, coef, icpt, o.scale, o.shift, k, d, p.intercept)
 	return solution{coef: coef, icpt: icpt, iterations: res.Iterations, evaluations: res.Evaluations, objective: res.F, reason: res.Reason}, nil
+}
+
+// objective is the smooth part of a problem's objective as a function of
+// the optimizer's point (scaled coefficients, then intercepts), and the
+// L1 penalty per coordinate.
+type objective struct {
+	p            problem
+	d, k         int
+	agg          *Aggregator
+	scale, shift []float64 // x_scaled = (x − shift)·scale
+	l1, l2       []float64
+	anyL1        bool
+	coef, icpt   []float64
+	gw, gb       []float64
+	err          error // the first evaluation error (a failed all-reduce)
+}
+
+func newObjective(fd *fitData, p problem) *objective {
+	d, k := fd.x.Cols, p.k
+	o := &objective{p: p, d: d, k: k, scale: make([]float64, d), shift: make([]float64, d)}
+	for j := range d {
+		switch {
+		case fd.std[j] > 0 && p.standardize:
+			o.scale[j] = 1 / fd.std[j]
+			if p.intercept {
+				o.shift[j] = fd.mean[j]
+			}
+		case fd.std[j] > 0, !p.intercept && fd.mean[j] != 0:
+			o.scale[j] = 1
+		}
+	}
+	np := k*d + k
+	o.l1, o.l2 = make([]float64, np), make([]float64, np)
+	for c := range k {
+		for j := range d {
+			if o.scale[j] == 0 {
+				continue
+			}
+			// The penalty of β_j = β'_j·scale_j in the original space
+			// is the penalty of β'_j times scale_j (L1) or scale_j² (L2).
+			f := 1.0
+			if !p.standardize {
+				f = o.scale[j]
+			}
+			o.l1[c*d+j] = p.regParam * p.elasticNet * f
+			o.l2[c*d+j] = p.regParam * (1 - p.elasticNet) * f * f
+			o.anyL1 = o.anyL1 || o.l1[c*d+j] > 0
+		}
+	}
+	o.agg = NewAggregator(p.loss, fd.x, fd.y, fd.w, k, p.intercept, fd.comm)
+	o.coef, o.icpt = make([]float64, k*d), make([]float64, k)
+	o.gw, o.gb = make([]float64, k*d), make([]float64, k)
+	return o
+}
+
+// f returns the average loss plus the L2 penalty at x and writes its
+// gradient into grad (the signature optim's minimizers take).
+func (o *objective) f(x, grad []float64) float64 {
+	if o.err != nil {
+		return math.NaN()
+	}
+	d, k := o.d, o.k
+	toOriginal(x, o.coef, o.icpt, o.scale, o.shift, k, d, o.p.intercept)
+	lsum, wsum, err := o.agg.Eval(o.coef, o.icpt, o.gw, o.gb)
+	if err != nil {
+		o.err = err
+		return math.NaN()
+	}
+	f := lsum / wsum
+	inv := 1 / wsum
+	for c := range k {
+		for j := range d {
+			i := c*d + j
+			b := x[i]
+			grad[i] = (o.gw[i]-o.shift[j]*o.gb[c])*o.scale[j]*inv + o.l2[i]*b
+			f += o.l2[i] * b * b / 2
+		}
+		if o.p.intercept {
+			grad[k*d+c] = o.gb[c] * inv
+		} else {
+			grad[k*d+c] = 0
+		}
+	}
+	return f
 }
 
 // toOriginal maps the optimizer's point x (scaled coefficients, then
