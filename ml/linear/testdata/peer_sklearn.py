@@ -47,6 +47,11 @@ lb = LogisticRegression(C=C, tol=1e-14, max_iter=100000).fit(Z, y2)
 put("logreg_binomial", lb.coef_, lb.intercept_)
 lm = LogisticRegression(C=C, tol=1e-14, max_iter=100000, multi_class="multinomial").fit(Z, y3)
 put("logreg_multinomial", lm.coef_, lm.intercept_)
+# Elastic net (saga): C·Σℓ + ρ‖w‖₁ + (1−ρ)/2‖w‖², i.e. λ = 1/(C·n), α = ρ.
+le = LogisticRegression(C=C, penalty="elasticnet", l1_ratio=0.6, solver="saga", tol=1e-13, max_iter=10000000).fit(Z, y2)
+put("logreg_binomial_enet", le.coef_, le.intercept_)
+lme = LogisticRegression(C=0.1, penalty="elasticnet", l1_ratio=0.6, solver="saga", tol=1e-13, max_iter=10000000, multi_class="multinomial").fit(Z, y3)
+put("logreg_multinomial_enet", lme.coef_, lme.intercept_)
 
 # The primal solver (trust-region Newton) converges tightly; the dual
 # coordinate descent stops short of tol=1e-12. liblinear penalizes its intercept: fit without one on [Z, 1] instead,
