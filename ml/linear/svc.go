@@ -24,26 +24,49 @@ import (
 // problems are independent, so the sum of their objectives is minimized
 // at once (one pass over the data per evaluation for all of them).
 //
+// The hinge loss is not differentiable where t·m = 1: quasi-Newton
+// methods (Spark's and these) stop near its minimizer rather than at it,
+// at a point that depends on the path (the number of ranks included, to a
+// small degree). The squared hinge is differentiable and is minimized to
+// the tolerance.
+//
 // scikit-learn's LinearSVC(C) minimizes ½‖β‖² + C Σ ℓ, the same minimizer
 // as λ = 1/(C·n) with Standardization=false — except that liblinear
 // penalizes the intercept (a constant feature of value intercept_scaling);
 // with FitIntercept=false and a column of ones among the features the
 // two are the same problem.
 type LinearSVC struct {
-	RegParam         float64 `json:"regParam" yaml:"regParam"`
-	ElasticNetParam  float64 `json:"elasticNetParam" yaml:"elasticNetParam"`
-	MaxIter          int     `json:"maxIter" yaml:"maxIter"`
-	Tol              float64 `json:"tol" yaml:"tol"`
-	FitIntercept     bool    `json:"fitIntercept" yaml:"fitIntercept"`
-	Standardization  bool    `json:"standardization" yaml:"standardization"`
-	Loss             string  `json:"loss" yaml:"loss"` // hinge | squared_hinge
-	Threshold        float64 `json:"threshold" yaml:"threshold"`
-	WeightCol        string  `json:"weightCol" yaml:"weightCol"`
-	FeaturesCol      string  `json:"featuresCol" yaml:"featuresCol"`
-	LabelCol         string  `json:"labelCol" yaml:"labelCol"`
-	PredictionCol    string  `json:"predictionCol" yaml:"predictionCol"`
-	RawPredictionCol string  `json:"rawPredictionCol" yaml:"rawPredictionCol"`
-	AggregationDepth int     `json:"aggregationDepth" yaml:"aggregationDepth"` // accepted, ignored
+	// RegParam is λ, the penalty's weight [0].
+	RegParam float64 `json:"regParam" yaml:"regParam"`
+	// ElasticNetParam is α ∈ [0, 1]: 0 is L2 (ridge), 1 is L1 (lasso) [0].
+	ElasticNetParam float64 `json:"elasticNetParam" yaml:"elasticNetParam"`
+	// MaxIter bounds the iterations of the iterative solver [100].
+	MaxIter int `json:"maxIter" yaml:"maxIter"`
+	// Tol stops the iterative solver when the objective changes by less
+	// than Tol relative to its size [1e-6].
+	Tol float64 `json:"tol" yaml:"tol"`
+	// FitIntercept fits an (unpenalized) intercept [true].
+	FitIntercept bool `json:"fitIntercept" yaml:"fitIntercept"`
+	// Standardization applies the penalty to the coefficients of the
+	// features scaled to unit standard deviation [true].
+	Standardization bool `json:"standardization" yaml:"standardization"`
+	// Loss is hinge (Spark's) or squared_hinge (scikit-learn's default).
+	Loss string `json:"loss" yaml:"loss"`
+	// Threshold: binary prediction 1 when the margin exceeds it [0].
+	Threshold float64 `json:"threshold" yaml:"threshold"`
+	// WeightCol names a column of row weights ≥ 0; "" weighs every row 1.
+	WeightCol string `json:"weightCol" yaml:"weightCol"`
+	// FeaturesCol names the features (a vector or numeric column).
+	FeaturesCol string `json:"featuresCol" yaml:"featuresCol"`
+	// LabelCol names the label column.
+	LabelCol string `json:"labelCol" yaml:"labelCol"`
+	// PredictionCol names the output prediction column.
+	PredictionCol string `json:"predictionCol" yaml:"predictionCol"`
+	// RawPredictionCol names the output margin vector column.
+	RawPredictionCol string `json:"rawPredictionCol" yaml:"rawPredictionCol"`
+	// AggregationDepth is accepted for Spark configs and ignored (an
+	// all-reduce has no tree depth).
+	AggregationDepth int `json:"aggregationDepth" yaml:"aggregationDepth"`
 }
 
 // NewLinearSVC returns a LinearSVC with Spark's defaults (hinge loss,
