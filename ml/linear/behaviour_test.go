@@ -332,3 +332,61 @@ func TestRegistered(t *testing.T) {
 		t.Errorf("defaults: %+v", e)
 	}
 }
+
+// A constant feature is collinear with the intercept: its coefficient is
+// 0 (Spark, glmnet), whatever the solver; without an intercept it is an
+// ordinary feature.
+func TestConstantFeature(t *testing.T) {
+	rows := readCSV(t, "reg.csv")
+	for i, r := range rows {
+		rows[i] = append(r[:4:4], 5, r[4])
+	}
+	f := frameOf(t, rows, seq(5), map[string]int{"label": 5})
+	for _, solver := range []string{"normal", "l-bfgs"} {
+		for _, std := range []bool{true, false} {
+			e := NewLinearRegression()
+			e.Solver, e.Standardization, e.RegParam, e.Tol, e.MaxIter = solver, std, 0.01, 1e-15, 1000
+			m, err := e.Fit(ml.Local(f))
+			if err != nil {
+				t.Fatalf("%s: %v", solver, err)
+			}
+			if c := m.(*LinearRegressionModel).Coefficients; c[4] != 0 {
+				t.Errorf("%s standardization=%v: constant feature's coefficient %g", solver, std, c[4])
+			}
+		}
+	}
+	e := NewLinearRegression()
+	e.FitIntercept = false
+	m, err := e.Fit(ml.Local(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without an intercept the constant column plays its part: the OLS
+	// intercept (testdata/peer_sklearn.py) divided by 5.
+	if c := m.(*LinearRegressionModel).Coefficients; !closeTo(c[4]*5, 2.878868183604317, 1e-9) {
+		t.Errorf("no intercept: coefficients %v", c)
+	}
+}
+
+// LinearSVC on one class: a finite model predicting that class.
+func TestLinearSVCOneClass(t *testing.T) {
+	rows := readCSV(t, "cls.csv")
+	for _, r := range rows {
+		r[4] = 1
+	}
+	f := frameOf(t, rows, seq(4), map[string]int{"label": 4})
+	m, err := NewLinearSVC().Fit(ml.Local(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Transform(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, _ := ml.Numbers(out, "prediction")
+	for i, p := range pred {
+		if p != 1 {
+			t.Fatalf("row %d: prediction %g", i, p)
+		}
+	}
+}
