@@ -50,8 +50,8 @@ func (l Loss) String() string {
 // Aggregator computes the weighted sum of a Loss and its gradient over
 // the rows of every rank: each rank runs through its own rows (a dense
 // row-major block) in row blocks, two GEMMs per block (margins = X·Wᵀ,
-// then ∇W += Rᵀ·X with R the loss's derivative by the margins), split over
-// the cores in a fixed number of chunks summed in order, and the ranks'
+// then ∇W += Rᵀ·X with R the loss's derivative by the margins), in chunks
+// that the cores share and whose sums are added in order, and the ranks'
 // [loss, ∇W, ∇b, Σw] are summed by one all-reduce per evaluation. Its
 // buffers are allocated once: an evaluation allocates nothing.
 type Aggregator struct {
@@ -75,8 +75,16 @@ type aggPart struct {
 	loss, wsum float64
 }
 
-// aggGrain is the fewest rows a chunk of an evaluation gets.
-const aggGrain = 256
+// chunkRows returns the rows of each chunk of n rows: at least 2048 and
+// at most 512 chunks. Chunks depend on n only — not on the cores — so a
+// fit is the same bit for bit on any machine with the same kernels.
+func chunkRows(n int) (count, size int) {
+	if n == 0 {
+		return 0, 0
+	}
+	size = max(2048, (n+511)/512)
+	return (n + size - 1) / size, size
+}
 
 // aggBlockFlops sets the row block: about this many multiply-adds per GEMM.
 var aggBlockFlops = 400_000
@@ -91,7 +99,7 @@ func NewAggregator(loss Loss, x ml.Matrix, y, w []float64, k int, intercept bool
 		c = ml.Single
 	}
 	a := &Aggregator{loss: loss, x: x.Data, n: x.Rows, d: x.Cols, k: k, y: y, w: w, intercept: intercept, comm: c}
-	a.chunks, a.size = parallel.Chunks(a.n, aggGrain)
+	a.chunks, a.size = chunkRows(a.n)
 	// A row block fits in a core's L2 and its GEMMs stay below the size
 	// at which kernel.Dgemm would split them over the cores itself (the
 	// chunks already are).

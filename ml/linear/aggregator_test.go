@@ -3,6 +3,7 @@ package linear
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/fathom-ml/fathom/ml"
@@ -133,6 +134,43 @@ func TestObjectiveGradientFiniteDifferences(t *testing.T) {
 			if math.Abs(num-g[i]) > 1e-6*max(1, math.Abs(g[i])) {
 				t.Errorf("%v standardize=%v: ∂/∂x[%d] = %.9g, finite difference %.9g", p.loss, p.standardize, i, g[i], num)
 			}
+		}
+	}
+}
+
+// The result does not depend on the number of cores.
+func TestAggregatorSameOnAnyCores(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	n, d, k := 9000, 7, 3
+	x := ml.Matrix{Rows: n, Cols: d, Data: make([]float64, n*d)}
+	for i := range x.Data {
+		x.Data[i] = r.NormFloat64()
+	}
+	y := make([]float64, n)
+	for i := range y {
+		y[i] = float64(r.IntN(k))
+	}
+	coef := make([]float64, k*d)
+	for i := range coef {
+		coef[i] = r.NormFloat64()
+	}
+	eval := func() []float64 {
+		agg := NewAggregator(Softmax, x, y, nil, k, true, nil)
+		gw, gb := make([]float64, k*d), make([]float64, k)
+		l, _, err := agg.Eval(coef, []float64{0.1, 0.2, 0.3}, gw, gb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(append(gw, gb...), l)
+	}
+	old := runtime.GOMAXPROCS(1)
+	one := eval()
+	runtime.GOMAXPROCS(3)
+	three := eval()
+	runtime.GOMAXPROCS(old)
+	for i := range one {
+		if one[i] != three[i] {
+			t.Fatalf("value %d: %.17g on one core, %.17g on three", i, one[i], three[i])
 		}
 	}
 }

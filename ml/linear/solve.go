@@ -274,10 +274,10 @@ func toOriginal(x, coef, icpt, scale, shift []float64, k, d int, intercept bool)
 }
 
 // sumRows adds add(acc, i, w_i, row_i) over the rows of x into out, in
-// fixed chunks over the cores whose sums are added in order (the result
-// depends only on the data and GOMAXPROCS).
+// chunks over the cores whose sums are added in order (the result
+// depends only on the data).
 func sumRows(x ml.Matrix, w, out []float64, add func(acc []float64, i int, wi float64, row []float64)) {
-	count, size := parallel.Chunks(x.Rows, 1024)
+	count, size := chunkRows(x.Rows)
 	parts := make([][]float64, count)
 	parallel.For(count, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
