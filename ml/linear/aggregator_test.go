@@ -102,7 +102,7 @@ func TestSoftmaxStable(t *testing.T) {
 // per-coordinate L2 penalties): gradient against finite differences.
 func TestObjectiveGradientFiniteDifferences(t *testing.T) {
 	cf := clsFrame(t)
-	fd, err := loadFitData(ml.Local(cf), "test", "features", "label3", "weight", nil)
+	fd, err := loadFitData(ml.Local(cf), "test", "features", "label3", "weight", true)
 	if err != nil {
 		t.Fatal(err)
 	}

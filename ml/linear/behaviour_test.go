@@ -16,7 +16,7 @@ import (
 func TestStandardizationIsPenaltyInScaledSpace(t *testing.T) {
 	rows := readCSV(t, "reg.csv")
 	f := frameOf(t, rows, seq(4), map[string]int{"label": 4})
-	fd, err := loadFitData(ml.Local(f), "test", "features", "label", "", nil)
+	fd, err := loadFitData(ml.Local(f), "test", "features", "label", "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestStandardizationIsPenaltyInScaledSpace(t *testing.T) {
 	}
 	fs := frameOf(t, scaled, seq(4), map[string]int{"label": 4})
 	cf := clsFrame(t)
-	cfd, err := loadFitData(ml.Local(cf), "test", "features", "label3", "", nil)
+	cfd, err := loadFitData(ml.Local(cf), "test", "features", "label3", "", true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,23 +43,6 @@ func classWeights(fd *fitData, k int) ([]float64, error) {
 	return h, nil
 }
 
-// classLabels reads the label column as class indices (as float64, what
-// the aggregator takes) and the class count over every rank.
-func classLabels(d ml.Data, name, col string) ([]float64, int, error) {
-	if d.Frame == nil {
-		return nil, 0, fmt.Errorf("%s: no data frame", name)
-	}
-	lab, k, err := ml.Classes(d, col)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", name, err)
-	}
-	y := make([]float64, len(lab))
-	for i, v := range lab {
-		y[i] = float64(v)
-	}
-	return y, k, nil
-}
-
 // checkThresholds validates Spark's thresholds: one per class, ≥ 0, at
 // most one of them 0.
 func checkThresholds(name string, t []float64, k int) error {

@@ -1,8 +1,14 @@
 package linear
 
 import (
+	"errors"
+	"math"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/mltest"
@@ -89,4 +95,44 @@ func TestConformanceEmptyRank(t *testing.T) {
 		e.LabelCol = "label3"
 		return e
 	}, cf, mltest.Options{Split: split})
+}
+
+// A rank that cannot read its rows fails with the reason; the others
+// learn it and fail too, instead of waiting in a collective.
+func TestBadRowOnOneRank(t *testing.T) {
+	cf := clsFrame(t)
+	x := append([]float64(nil), cf.Col("features").(*data.VectorColumn).Float64s()...)
+	x[4*60+2] = math.NaN() // row 61: on rank 1 of 2
+	bad, err := cf.With(data.NewVectorColumn("features", 4, x, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, est := range []ml.Estimator{NewLogisticRegression(), NewLinearSVC(), NewLinearRegression()} {
+		gs := commtest.Groups(t, 2, comm.TransportTCP, nil)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for r, g := range gs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e := est.Copy()
+				switch e := e.(type) {
+				case *LogisticRegression:
+					e.LabelCol = "label3"
+				case *LinearSVC:
+					e.LabelCol = "label3"
+				case *LinearRegression:
+					e.LabelCol = "label3"
+				}
+				_, errs[r] = e.Fit(ml.Partitioned(mltest.SplitRows(bad, r, 2), ml.Group(g)))
+			}()
+		}
+		wg.Wait()
+		if !errors.Is(errs[0], ErrOtherRank) {
+			t.Errorf("%s: rank 0: err = %v, want ErrOtherRank", est.Type(), errs[0])
+		}
+		if errs[1] == nil || !strings.Contains(errs[1].Error(), "row 16, element 3") {
+			t.Errorf("%s: rank 1: err = %v, want the bad row named", est.Type(), errs[1])
+		}
+	}
 }

@@ -97,7 +97,7 @@ func (e *LinearRegression) Fit(d ml.Data) (ml.Model, error) {
 	default:
 		return nil, fmt.Errorf("%s: solver must be auto, normal or l-bfgs, got %q", name, e.Solver)
 	}
-	fd, err := loadFitData(d, name, e.FeaturesCol, e.LabelCol, e.WeightCol, nil)
+	fd, err := loadFitData(d, name, e.FeaturesCol, e.LabelCol, e.WeightCol, false)
 	if err != nil {
 		return nil, err
 	}

@@ -94,10 +94,16 @@ func (e *LogisticRegression) Fit(d ml.Data) (ml.Model, error) {
 	if !(e.Threshold >= 0 && e.Threshold <= 1) {
 		return nil, fmt.Errorf("%s: threshold must be in [0, 1], got %g", name, e.Threshold)
 	}
-	y, nc, err := classLabels(d, name, e.LabelCol)
+	switch e.Family {
+	case "auto", "binomial", "multinomial":
+	default:
+		return nil, fmt.Errorf("%s: family must be auto, binomial or multinomial, got %q", name, e.Family)
+	}
+	fd, err := loadFitData(d, name, e.FeaturesCol, e.LabelCol, e.WeightCol, true)
 	if err != nil {
 		return nil, err
 	}
+	nc := fd.numClasses
 	multi := false
 	switch e.Family {
 	case "auto":
@@ -108,17 +114,11 @@ func (e *LogisticRegression) Fit(d ml.Data) (ml.Model, error) {
 		}
 	case "multinomial":
 		multi = true
-	default:
-		return nil, fmt.Errorf("%s: family must be auto, binomial or multinomial, got %q", name, e.Family)
 	}
 	if !multi {
 		nc = 2
 	}
 	if err := checkThresholds(name, e.Thresholds, nc); err != nil {
-		return nil, err
-	}
-	fd, err := loadFitData(d, name, e.FeaturesCol, e.LabelCol, e.WeightCol, y)
-	if err != nil {
 		return nil, err
 	}
 	hist, err := classWeights(fd, nc)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/parallel"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/optim"
@@ -23,34 +24,75 @@ type fitData struct {
 	mean, std []float64
 	// labelSum and labelSq are Σw·y and Σw·y² over every rank.
 	labelSum, labelSq float64
+	// numClasses is the class count of a classifier's labels.
+	numClasses int
 }
 
-// loadFitData reads the columns of this rank's frame and computes the
-// global statistics (two all-reduces: sums, then centred squares). name is
-// the estimator's, for errors.
-func loadFitData(d ml.Data, name, featuresCol, labelCol, weightCol string, y []float64) (*fitData, error) {
-	f := d.Frame
+// readColumns reads this rank's features, labels and weights.
+func readColumns(f *data.Frame, featuresCol, labelCol, weightCol string, classes bool) (x ml.Matrix, y, w []float64, err error) {
 	if f == nil {
-		return nil, fmt.Errorf("%s: no data frame", name)
+		return x, nil, nil, errors.New("no data frame")
 	}
-	x, err := ml.Features(f, featuresCol)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if x, err = ml.Features(f, featuresCol); err != nil {
+		return x, nil, nil, err
 	}
-	if y == nil {
-		if y, err = ml.Numbers(f, labelCol); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+	if y, err = ml.Numbers(f, labelCol); err != nil {
+		return x, nil, nil, err
+	}
+	if classes {
+		for i, v := range y {
+			if v < 0 || v != math.Trunc(v) || v > 1<<30 {
+				return x, nil, nil, fmt.Errorf("column %q, row %d: label %g is not a class index 0, 1, 2, ... (index string labels with StringIndexer)", labelCol, i+1, v)
+			}
 		}
 	}
-	w, err := ml.Weights(f, weightCol)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if w, err = ml.Weights(f, weightCol); err != nil {
+		return x, nil, nil, err
 	}
+	return x, y, w, nil
+}
+
+// ErrOtherRank is returned on the ranks whose own data were fine when
+// another rank could not read its share (that rank returns the reason).
+var ErrOtherRank = errors.New("another rank could not read its data")
+
+// loadFitData reads the columns of this rank's frame and computes the
+// global statistics (all-reduces: a check that every rank read its data,
+// sums, then centred squares). With classes the labels must be class
+// indices 0, 1, ..., and numClasses is one more than the largest over
+// every rank. name is the estimator's, for errors.
+func loadFitData(d ml.Data, name, featuresCol, labelCol, weightCol string, classes bool) (*fitData, error) {
 	c := d.C()
+	x, y, w, err := readColumns(d.Frame, featuresCol, labelCol, weightCol, classes)
+	// Every rank learns whether every other read its data (a rank that
+	// returned alone would leave the others waiting in a collective), and
+	// the feature counts must agree before any all-reduce whose length
+	// depends on them: [failed, d, −d, largest label].
+	chk := []float64{0, float64(x.Cols), -float64(x.Cols), -1}
+	if err != nil {
+		chk[0] = 1
+	}
+	for _, v := range y {
+		chk[3] = max(chk[3], v)
+	}
+	if e := c.AllReduce(chk, ml.OpMax); e != nil {
+		return nil, fmt.Errorf("%s: %w", name, e)
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
+	case chk[0] != 0:
+		return nil, fmt.Errorf("%s: rank %d: %w", name, c.Rank(), ErrOtherRank)
+	case chk[1] != -chk[2]:
+		return nil, fmt.Errorf("%s: column %q has between %g and %g features over the ranks", name, featuresCol, -chk[2], chk[1])
+	}
 	fd := &fitData{x: x, y: y, w: w, comm: c}
+	if classes {
+		fd.numClasses = int(chk[3]) + 1
+	}
 	dd := x.Cols
-	// [rows, Σw, Σw², Σwy, Σwy², Σw·x (d), d, −d]
-	s := make([]float64, 5+dd+2)
+	// [rows, Σw, Σw², Σwy, Σwy², Σw·x (d)]
+	s := make([]float64, 5+dd)
 	s[0] = float64(x.Rows)
 	sumRows(x, w, s[1:5+dd], func(acc []float64, i int, wi float64, row []float64) {
 		acc[0] += wi
@@ -61,16 +103,8 @@ func loadFitData(d ml.Data, name, featuresCol, labelCol, weightCol string, y []f
 			acc[4+j] += wi * v
 		}
 	})
-	if err := c.AllReduce(s[:5+dd], ml.OpSum); err != nil {
+	if err := c.AllReduce(s, ml.OpSum); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	// The feature count must agree over the ranks.
-	wd := []float64{float64(dd), -float64(dd)}
-	if err := c.AllReduce(wd, ml.OpMax); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if wd[0] != -wd[1] {
-		return nil, fmt.Errorf("%s: column %q has %d features on rank %d but %g on another rank", name, featuresCol, dd, c.Rank(), max(wd[0], -wd[1]))
 	}
 	fd.rows, fd.wsum = int(s[0]), s[1]
 	fd.labelSum, fd.labelSq = s[3], s[4]

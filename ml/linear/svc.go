@@ -98,15 +98,12 @@ func (e *LinearSVC) Fit(d ml.Data) (ml.Model, error) {
 	default:
 		return nil, fmt.Errorf("%s: loss must be hinge or squared_hinge, got %q", name, e.Loss)
 	}
-	y, nc, err := classLabels(d, name, e.LabelCol)
+	fd, err := loadFitData(d, name, e.FeaturesCol, e.LabelCol, e.WeightCol, true)
 	if err != nil {
 		return nil, err
 	}
+	nc := fd.numClasses
 	nc = max(nc, 2)
-	fd, err := loadFitData(d, name, e.FeaturesCol, e.LabelCol, e.WeightCol, y)
-	if err != nil {
-		return nil, err
-	}
 	k := 1
 	if nc > 2 {
 		k = nc
