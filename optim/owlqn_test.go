@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -187,4 +188,20 @@ func TestOWLQNBadInput(t *testing.T) {
 	if err != nil || res.X[0] != 0 {
 		t.Errorf("x² + |x|: x = %v (err %v), want exactly 0", res.X, err)
 	}
+}
+
+// Minimize (x−3)² + (y+1)² + 2|x| + 5|y|: the L1 term moves x from 3 to
+// 2 and holds y at exactly 0.
+func ExampleMinimizeOWLQN() {
+	f := func(p, g []float64) float64 {
+		g[0], g[1] = 2*(p[0]-3), 2*(p[1]+1)
+		return (p[0]-3)*(p[0]-3) + (p[1]+1)*(p[1]+1)
+	}
+	res, err := MinimizeOWLQN(f, []float64{0, 0}, []float64{2, 5}, MinimizeOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("x = %.6f, y = %g, F = %.6f (%v)\n", res.X[0], res.X[1], res.F, res.Reason)
+	// Output: x = 2.000000, y = 0, F = 6.000000 (gradient below tolerance)
 }
