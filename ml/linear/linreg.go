@@ -22,10 +22,12 @@ import (
 // Standardization=false it is exactly scikit-learn's ElasticNet (Ridge,
 // LinearRegression) objective.
 //
-// Solvers: "normal" solves the normal equations by Cholesky (no L1
-// part); "l-bfgs" runs L-BFGS, or OWL-QN when λα > 0; "auto" picks normal
-// when λα = 0, and falls back to l-bfgs when the normal equations are
-// singular (Spark does the same). Unlike Spark, the label is not scaled
+// Solvers: "normal" solves the normal equations by Cholesky (with an L1
+// part, λα > 0, it runs OWL-QN instead, as Spark's normal solver runs its
+// own OWL-QN then); "l-bfgs" runs L-BFGS, or OWL-QN when λα > 0; "auto"
+// picks normal when λα = 0, and falls back to l-bfgs when the normal
+// equations are singular (Spark does the same); "normal" reports a
+// singular system as an error wrapping ml.ErrSingular. Unlike Spark, the label is not scaled
 // by its standard deviation inside the optimization, so the L2 penalty is
 // exactly the documented one (Spark's effective L2 term differs from it by
 // a factor of the label's standard deviation).
