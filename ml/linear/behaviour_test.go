@@ -390,3 +390,23 @@ func TestLinearSVCOneClass(t *testing.T) {
 		}
 	}
 }
+
+// Features far from zero relative to their spread: the normal equations
+// are formed on centred data, so no digits are lost.
+func TestNormalEquationsLargeMeans(t *testing.T) {
+	rows := readCSV(t, "reg.csv")
+	for _, r := range rows {
+		for j := range 4 {
+			r[j] += 1e6
+		}
+	}
+	e := NewLinearRegression()
+	e.Solver = "normal"
+	m, err := e.Fit(ml.Local(frameOf(t, rows, seq(4), map[string]int{"label": 4})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// OLS is shift-invariant: testdata/peer_sklearn.py's coefficients.
+	checkClose(t, "coefficients", m.(*LinearRegressionModel).Coefficients,
+		[]float64{1.5126011433510014, -0.699386970568052, 1.8411042255791563, -0.04240479649071878}, 1e-7)
+}

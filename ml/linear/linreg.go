@@ -161,26 +161,42 @@ func (e *LinearRegression) Fit(d ml.Data) (ml.Model, error) {
 // with σ_j = 0 gets a zero coefficient when there is an intercept.
 func (e *LinearRegression) normal(fd *fitData, m *LinearRegressionModel) error {
 	x, dd := fd.x, fd.x.Cols
-	// [XᵀWX (d²), XᵀWy (d)] summed over the ranks.
+	W := fd.wsum
+	yMean := fd.labelSum / W
+	// [XcᵀWXc (d²), XcᵀW(y − ȳ) (d)] summed over the ranks, on data
+	// centred by the global means when there is an intercept (centring
+	// the sums afterwards would cancel digits when |mean| ≫ std), a
+	// block of rows at a time.
 	s := make([]float64, dd*dd+dd)
-	xw := x.Data
-	if fd.w != nil {
-		xw = make([]float64, len(x.Data))
-		for i := range x.Rows {
-			for j, v := range x.Row(i) {
-				xw[i*dd+j] = v * fd.w[i]
+	const block = 256
+	xc := make([]float64, block*dd)
+	xw := make([]float64, block*dd)
+	yc := make([]float64, block)
+	for b0 := 0; b0 < x.Rows && dd > 0; b0 += block {
+		rows := min(block, x.Rows-b0)
+		for i := range rows {
+			wi := 1.0
+			if fd.w != nil {
+				wi = fd.w[b0+i]
+			}
+			yc[i] = fd.y[b0+i]
+			if e.FitIntercept {
+				yc[i] -= yMean
+			}
+			for j, v := range x.Row(b0 + i) {
+				if e.FitIntercept {
+					v -= fd.mean[j]
+				}
+				xc[i*dd+j] = v
+				xw[i*dd+j] = v * wi
 			}
 		}
-	}
-	if x.Rows > 0 && dd > 0 {
-		kernel.Dgemm(true, false, dd, dd, x.Rows, 1, xw, dd, x.Data, dd, 0, s[:dd*dd], dd)
-		kernel.Dgemm(true, false, dd, 1, x.Rows, 1, xw, dd, fd.y, 1, 0, s[dd*dd:], 1)
+		kernel.Dgemm(true, false, dd, dd, rows, 1, xw, dd, xc, dd, 1, s[:dd*dd], dd)
+		kernel.Dgemm(true, false, dd, 1, rows, 1, xw, dd, yc, 1, 1, s[dd*dd:], 1)
 	}
 	if err := fd.comm.AllReduce(s, ml.OpSum); err != nil {
 		return err
 	}
-	W := fd.wsum
-	yMean := fd.labelSum / W
 	var active []int
 	for j := range dd {
 		if fd.std[j] > 0 || !e.FitIntercept && fd.mean[j] != 0 {
@@ -189,7 +205,9 @@ func (e *LinearRegression) normal(fd *fitData, m *LinearRegressionModel) error {
 	}
 	p := len(active)
 	if p == 0 {
-		m.Intercept = yMean
+		if e.FitIntercept {
+			m.Intercept = yMean
+		}
 		m.Solver = "normal"
 		return nil
 	}
@@ -198,11 +216,7 @@ func (e *LinearRegression) normal(fd *fitData, m *LinearRegressionModel) error {
 	lam := e.RegParam
 	for r, i := range active {
 		for c, j := range active {
-			v := s[i*dd+j] / W
-			if e.FitIntercept {
-				v -= fd.mean[i] * fd.mean[j]
-			}
-			a[r*p+c] = v
+			a[r*p+c] = s[i*dd+j] / W
 		}
 		pen := lam
 		if e.Standardization {
@@ -210,9 +224,6 @@ func (e *LinearRegression) normal(fd *fitData, m *LinearRegressionModel) error {
 		}
 		a[r*p+r] += pen
 		b[r] = s[dd*dd+i] / W
-		if e.FitIntercept {
-			b[r] -= fd.mean[i] * yMean
-		}
 	}
 	beta, inv, err := ml.CholeskySolve(a, p, b)
 	if err != nil {
