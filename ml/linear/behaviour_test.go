@@ -410,3 +410,25 @@ func TestNormalEquationsLargeMeans(t *testing.T) {
 	checkClose(t, "coefficients", m.(*LinearRegressionModel).Coefficients,
 		[]float64{1.5126011433510014, -0.699386970568052, 1.8411042255791563, -0.04240479649071878}, 1e-7)
 }
+
+// Unstandardized features far from zero: the solver still converges (the
+// features are centred inside it).
+func TestLBFGSLargeMeans(t *testing.T) {
+	for _, off := range []float64{100, 1e4, 1e6} {
+		rows := readCSV(t, "reg.csv")
+		for _, r := range rows {
+			for j := range 4 {
+				r[j] += off
+			}
+		}
+		e := NewLinearRegression()
+		e.Solver, e.Standardization = "l-bfgs", false
+		m, err := e.Fit(ml.Local(frameOf(t, rows, seq(4), map[string]int{"label": 4})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Default tolerance: agreement with OLS to about 1e-4.
+		checkClose(t, "coefficients", m.(*LinearRegressionModel).Coefficients,
+			[]float64{1.5126011433510014, -0.699386970568052, 1.8411042255791563, -0.04240479649071878}, 1e-4)
+	}
+}
