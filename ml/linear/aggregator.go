@@ -53,7 +53,8 @@ func (l Loss) String() string {
 // then ∇W += Rᵀ·X with R the loss's derivative by the margins), in chunks
 // that the cores share and whose sums are added in order, and the ranks'
 // [loss, ∇W, ∇b, Σw] are summed by one all-reduce per evaluation. Its
-// buffers are allocated once: an evaluation allocates nothing.
+// buffers are allocated once: an evaluation allocates at most one small
+// closure, never a buffer the size of the data.
 type Aggregator struct {
 	loss      Loss
 	x         []float64 // n × d, row-major
@@ -75,14 +76,17 @@ type aggPart struct {
 	loss, wsum float64
 }
 
-// chunkRows returns the rows of each chunk of n rows: at least 2048 and
-// at most 512 chunks. Chunks depend on n only — not on the cores — so a
-// fit is the same bit for bit on any machine with the same kernels.
-func chunkRows(n int) (count, size int) {
+// chunkRows returns how n rows are cut into chunks that each hold a
+// partial sum of width floats: chunks of at least 2048 rows, at most 512
+// of them, and their partial sums within about 64 MB. Chunks depend on
+// the data's shape only — not on the cores — so a fit is the same bit for
+// bit on any machine with the same kernels.
+func chunkRows(n, width int) (count, size int) {
 	if n == 0 {
 		return 0, 0
 	}
-	size = max(2048, (n+511)/512)
+	most := min(max(8_000_000/max(width, 1), 4), 512)
+	size = max(2048, (n+most-1)/most)
 	return (n + size - 1) / size, size
 }
 
@@ -99,7 +103,7 @@ func NewAggregator(loss Loss, x ml.Matrix, y, w []float64, k int, intercept bool
 		c = ml.Single
 	}
 	a := &Aggregator{loss: loss, x: x.Data, n: x.Rows, d: x.Cols, k: k, y: y, w: w, intercept: intercept, comm: c}
-	a.chunks, a.size = chunkRows(a.n)
+	a.chunks, a.size = chunkRows(a.n, k*a.d)
 	// A row block fits in a core's L2 and its GEMMs stay below the size
 	// at which kernel.Dgemm would split them over the cores itself (the
 	// chunks already are).

@@ -174,3 +174,15 @@ func TestAggregatorSameOnAnyCores(t *testing.T) {
 		}
 	}
 }
+
+func TestAggregatorAllocations(t *testing.T) {
+	n, d, k := 5000, 6, 3
+	x := ml.Matrix{Rows: n, Cols: d, Data: make([]float64, n*d)}
+	y := make([]float64, n)
+	agg := NewAggregator(Softmax, x, y, nil, k, true, nil)
+	coef, icpt := make([]float64, k*d), make([]float64, k)
+	gw, gb := make([]float64, k*d), make([]float64, k)
+	if a := testing.AllocsPerRun(20, func() { agg.Eval(coef, icpt, gw, gb) }); a > 1 {
+		t.Errorf("%g allocations per evaluation", a)
+	}
+}

@@ -432,3 +432,25 @@ func TestLBFGSLargeMeans(t *testing.T) {
 			[]float64{1.5126011433510014, -0.699386970568052, 1.8411042255791563, -0.04240479649071878}, 1e-4)
 	}
 }
+
+// maxIter = 0 returns the starting point (Spark): zero coefficients and,
+// for logistic regression, the intercept of the class prior.
+func TestMaxIterZero(t *testing.T) {
+	f := clsFrame(t)
+	e := NewLogisticRegression()
+	e.LabelCol, e.MaxIter = "label2", 0
+	m, err := e.Fit(ml.Local(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := m.(*LogisticRegressionModel)
+	labels, _ := ml.Numbers(f, "label2")
+	ones := 0.0
+	for _, v := range labels {
+		ones += v
+	}
+	want := math.Log(ones / (float64(len(labels)) - ones))
+	if !closeTo(lm.Intercepts[0], want, 1e-12) || lm.Coefficients[0] != 0 {
+		t.Errorf("intercept %g (want %g), coefficients %v", lm.Intercepts[0], want, lm.Coefficients)
+	}
+}

@@ -136,7 +136,7 @@ func (e *LinearRegression) Fit(d ml.Data) (ml.Model, error) {
 		if !solved {
 			sol, err := solve(fd, problem{loss: SquaredError, k: 1, intercept: e.FitIntercept,
 				standardize: e.Standardization, regParam: e.RegParam, elasticNet: e.ElasticNetParam,
-				maxIter: max(e.MaxIter, 1), tol: e.Tol})
+				maxIter: e.MaxIter, tol: e.Tol})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}

@@ -178,7 +178,7 @@ func (e *LogisticRegression) Fit(d ml.Data) (ml.Model, error) {
 		loss = Softmax
 	}
 	sol, err := solve(fd, problem{loss: loss, k: k, intercept: e.FitIntercept, standardize: e.Standardization,
-		regParam: e.RegParam, elasticNet: e.ElasticNetParam, maxIter: max(e.MaxIter, 1), tol: e.Tol, x0: x0})
+		regParam: e.RegParam, elasticNet: e.ElasticNetParam, maxIter: e.MaxIter, tol: e.Tol, x0: x0})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -190,9 +190,13 @@ func solve(fd *fitData, p problem) (solution, error) {
 	opt := optim.MinimizeOptions{MaxIter: p.maxIter, FuncTol: p.tol, GradTol: min(1e-9, p.tol), MaxEval: 4 * p.maxIter}
 	var res optim.Result
 	var err error
-	if o.anyL1 {
+	switch {
+	case p.maxIter == 0:
+		// Spark's maxIter = 0: the starting point.
+		res = optim.Result{X: x0, F: o.f(x0, make([]float64, np))}
+	case o.anyL1:
 		res, err = optim.MinimizeOWLQN(o.f, x0, o.l1, opt)
-	} else {
+	default:
 		res, err = optim.MinimizeLBFGS(o.f, x0, opt)
 	}
 	if o.err != nil {
@@ -323,7 +327,7 @@ func toOriginal(x, coef, icpt, scale, shift []float64, k, d int, intercept bool)
 // chunks over the cores whose sums are added in order (the result
 // depends only on the data).
 func sumRows(x ml.Matrix, w, out []float64, add func(acc []float64, i int, wi float64, row []float64)) {
-	count, size := chunkRows(x.Rows)
+	count, size := chunkRows(x.Rows, len(out))
 	parts := make([][]float64, count)
 	parallel.For(count, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {

@@ -109,7 +109,7 @@ func (e *LinearSVC) Fit(d ml.Data) (ml.Model, error) {
 		k = nc
 	}
 	sol, err := solve(fd, problem{loss: loss, k: k, intercept: e.FitIntercept, standardize: e.Standardization,
-		regParam: e.RegParam, elasticNet: e.ElasticNetParam, maxIter: max(e.MaxIter, 1), tol: e.Tol})
+		regParam: e.RegParam, elasticNet: e.ElasticNetParam, maxIter: e.MaxIter, tol: e.Tol})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
