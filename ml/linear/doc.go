@@ -31,9 +31,21 @@
 // deviations are computed the same way. L-BFGS (optim.MinimizeLBFGS)
 // minimizes smooth objectives and OWL-QN (optim.MinimizeOWLQN) those with
 // an L1 part; LinearRegression also solves the normal equations by
-// Cholesky (ml.CholeskySolve) when there is no L1 part. Every rank ends
-// with the same model, equal to the single-process fit up to the rounding
-// of differently ordered sums.
+// Cholesky (ml.CholeskySolve) when there is no L1 part.
+//
+// With standardization the solver works on the scaled (and, with an
+// intercept, centred) features, as Spark's; without it, on the features
+// as given — centring only those whose mean is far from zero against their
+// spread — as scikit-learn's, so that a fixed iteration budget follows a
+// comparable path. The minimizer is the same either way.
+//
+// Every rank ends with the same model. A converged fit equals the
+// single-process one up to the rounding of differently ordered sums
+// (within 1e-9 in the conformance tests); a fit stopped by maxIter before
+// it converged agrees only as far as it converged, since the rounding
+// steers the path. The sums are cut into chunks by the data's shape, not
+// by the number of cores, so one process gives the same model on any
+// machine with the same kernels.
 //
 // # Sources
 //
