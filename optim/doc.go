@@ -46,6 +46,11 @@
 //		return logLoss(data, w, grad) // writes ∇ into grad
 //	}, make([]float64, dim), optim.MinimizeOptions{FuncTol: 1e-6})
 //
+// MinimizeOWLQN adds an L1 penalty Σ λᵢ|xᵢ| (OWL-QN, Andrew & Gao, ICML
+// 2007: the pseudo-gradient, and directions and steps kept in the current
+// orthant), what the elastic-net models of package ml/linear use, as Spark
+// ML does; coefficients the penalty sets to zero end exactly at zero.
+//
 // # Schedules
 //
 // Schedule wraps an optimizer's per-group learning rates (LRController):

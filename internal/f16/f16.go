@@ -25,64 +25,40 @@ func ToFloat32BF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 
 // FromFloat32FP16 returns the binary16 nearest to f.
 func FromFloat32FP16(f float32) uint16 {
 	b := math.Float32bits(f)
+	a := b & 0x7fffffff
 	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23) & 0xff
-	frac := b & 0x7fffff
 	switch {
-	case exp == 0xff: // Inf or NaN
-		if frac != 0 {
-			return sign | 0x7e00
-		}
-		return sign | 0x7c00
-	case exp == 0 && frac == 0:
-		return sign
+	case a < 0x38800000:
+		// |f| < 2^-14: a subnormal binary16 or zero, round(|f|·2^24).
+		// Adding 0.5, whose float32 ulp is 2^-24, rounds |f| to a
+		// multiple of 2^-24 (to nearest even, in hardware), and the
+		// multiple is the low bits of the sum. Gradients are mostly this
+		// small, so this case must be fast.
+		return sign | uint16(math.Float32bits(math.Float32frombits(a)+0.5)-0x3f000000)
+	case a < 0x47800000:
+		// 2^-14 ≤ |f| < 2^16, binary16's normal range and what rounds up
+		// to Inf: round the 13 dropped bits to nearest even, then rebias
+		// the exponent (127 → 15); a carry out of the fraction moves
+		// into the exponent, as it must.
+		a += 0xfff + (a>>13)&1
+		return sign | uint16((a-112<<23)>>13)
+	case a > 0x7f800000:
+		return sign | 0x7e00 // NaN
 	}
-	e := exp - 127 + 15 // the exponent in binary16's bias
-	if e >= 0x1f {
-		return sign | 0x7c00 // overflow
-	}
-	if e <= 0 {
-		// A subnormal binary16 (or zero): the significand with its
-		// implicit bit, shifted right by 1 − e + 13, rounded to even.
-		if e < -10 {
-			return sign // below half the smallest subnormal
-		}
-		m := frac | 0x800000
-		shift := uint32(14 - e)
-		half := uint32(1) << (shift - 1)
-		r := m >> shift
-		rest := m & (1<<shift - 1)
-		if rest > half || (rest == half && r&1 == 1) {
-			r++
-		}
-		return sign | uint16(r)
-	}
-	r := uint32(e)<<10 | frac>>13
-	rest := frac & 0x1fff
-	if rest > 0x1000 || (rest == 0x1000 && r&1 == 1) {
-		r++ // may carry into the exponent, up to Inf: still right
-	}
-	return sign | uint16(r)
+	return sign | 0x7c00 // overflow and Inf
 }
 
 // ToFloat32FP16 returns the float32 value of binary16 h (exact).
 func ToFloat32FP16(h uint16) float32 {
+	a := uint32(h & 0x7fff)
 	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h & 0x3ff)
 	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
-	case exp == 0:
-		if frac == 0 {
-			return math.Float32frombits(sign)
-		}
-		// Subnormal: frac · 2^-24.
-		v := float32(frac) * (1.0 / (1 << 24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
+	case a < 0x0400:
+		// Zero or subnormal, a·2^-24: 0.5 + a·2^-24 has a as its low
+		// bits, and subtracting 0.5 is exact.
+		return math.Float32frombits(sign | math.Float32bits(math.Float32frombits(0x3f000000|a)-0.5))
+	case a >= 0x7c00: // Inf, NaN
+		return math.Float32frombits(sign | 0x7f800000 | (a&0x3ff)<<13)
 	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
+	return math.Float32frombits(sign | (a<<13 + 112<<23))
 }

@@ -71,3 +71,29 @@ func TestRoundsToNearestEven(t *testing.T) {
 		t.Errorf("FromFloat32BF16(1+2^-8) = %#04x", got)
 	}
 }
+
+func BenchmarkFP16RoundTrip(b *testing.B) {
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = float32(i-1<<15) * 1e-9 // gradient-sized: mostly binary16 subnormals
+	}
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		for i, v := range x {
+			x[i] = ToFloat32FP16(FromFloat32FP16(v))
+		}
+	}
+}
+
+func BenchmarkBF16RoundTrip(b *testing.B) {
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = float32(i-1<<15) * 1e-9 // gradient-sized: mostly binary16 subnormals
+	}
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		for i, v := range x {
+			x[i] = ToFloat32BF16(FromFloat32BF16(v))
+		}
+	}
+}
