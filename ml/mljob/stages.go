@@ -16,11 +16,12 @@ import (
 	"github.com/fathom-ml/fathom/ml/eval"
 	_ "github.com/fathom-ml/fathom/ml/feature" // StringIndexer, VectorAssembler, StandardScaler, ...
 	_ "github.com/fathom-ml/fathom/ml/glm"     // GeneralizedLinearRegression
+	_ "github.com/fathom-ml/fathom/ml/linear"  // LinearRegression, LogisticRegression, LinearSVC
 	_ "github.com/fathom-ml/fathom/ml/tune"    // CrossValidatorModel, TrainValidationSplitModel
 )
 
-// The algorithm packages still to merge (ml/linear, ml/mlp) join the
-// import list above when they are.
+// ml/mlp (MultilayerPerceptronClassifier) joins the import list above
+// when it is merged.
 
 func init() {
 	for _, typ := range eval.Types() {
