@@ -1,6 +1,7 @@
 package mljob
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -383,5 +384,65 @@ func TestBalancedBounds(t *testing.T) {
 	}
 	if _, _, err := balancedBounds(cumOf(1, 2), 0, 3); err == nil {
 		t.Error("2 parts for 3 ranks: no error")
+	}
+}
+
+// TestRunTestPathAndCSVOptions: a separate test file, a semicolon CSV
+// without a header, and only some columns read.
+func TestRunTestPathAndCSVOptions(t *testing.T) {
+	dir := t.TempDir()
+	var tr, te strings.Builder
+	for i := range 60 {
+		x := float64(i) / 10
+		line := fmt.Sprintf("%g;%g;%g;skip%d\n", x, x*x, 2*x+1-0.5*x*x, i)
+		if i%5 == 0 {
+			te.WriteString(line)
+		} else {
+			tr.WriteString(line)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "train.csv"), []byte(tr.String()), 0o644)
+	os.WriteFile(filepath.Join(dir, "test.csv"), []byte(te.String()), 0o644)
+	path := filepath.Join(dir, "job.yaml")
+	os.WriteFile(path, []byte(`data:
+  train: train.csv
+  test: test.csv
+  columns: [c1, c2, c3]
+  csv: {delimiter: ";", noHeader: true}
+pipeline:
+  - {type: mljobTestAssembler, params: {inputCols: [c1, c2]}}
+  - {type: mljobTestRidge, params: {labelCol: c3}}
+evaluator: {type: mljobTestRegressionEvaluator, params: {labelCol: c3}}
+`), 0o644)
+	c, err := LoadConfig(path, []string{"output.dir=" + filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c3 = 2·c1 − 0.5·c2 + 1: without an intercept the fit is not exact,
+	// but the rows are read as written.
+	if res.TrainRows != 48 || res.TestRows != 12 || res.MetricsSplit != "test" || !(res.Metrics["rmse"] < 1) {
+		t.Fatalf("result %+v", res)
+	}
+	train, test, err := c.readData(ml.Single, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(train.Names(), []string{"c1", "c2", "c3"}) || test.Len() != 12 {
+		t.Fatalf("columns %v, %d test rows", train.Names(), test.Len())
+	}
+}
+
+func TestJoinFromEnvSingle(t *testing.T) {
+	t.Setenv("WORLD_SIZE", "1")
+	c, closeComm, err := JoinFromEnv(context.Background())
+	if err != nil || c.Size() != 1 || c.Rank() != 0 {
+		t.Fatalf("JoinFromEnv: %v, %v", c, err)
+	}
+	if err := closeComm(); err != nil {
+		t.Fatal(err)
 	}
 }
