@@ -155,6 +155,7 @@ func (c *Config) located(err error) error {
 // gridValue is a grid value as written in the config.
 type gridValue struct{ node *yaml.Node }
 
+// String is the value as YAML on one line.
 func (v gridValue) String() string {
 	b, err := yaml.Marshal(v.node)
 	if err != nil {

@@ -24,6 +24,7 @@ type ConfigError struct {
 	Msg  string
 }
 
+// Error is "file:line: message" (parts left out when unknown).
 func (e *ConfigError) Error() string {
 	switch {
 	case e.File != "" && e.Line > 0:

@@ -42,6 +42,7 @@ func NewCrossValidator(est ml.Estimator, grid []ParamMap, ev ml.Evaluator) *Cros
 	return &CrossValidator{Estimator: est, Grid: grid, Evaluator: ev, NumFolds: 3, Parallelism: 1}
 }
 
+// Type is "CrossValidator".
 func (cv *CrossValidator) Type() string { return "CrossValidator" }
 
 // Copy copies the validator and its estimator (the grid and evaluator are
@@ -97,6 +98,7 @@ func NewTrainValidationSplit(est ml.Estimator, grid []ParamMap, ev ml.Evaluator)
 	return &TrainValidationSplit{Estimator: est, Grid: grid, Evaluator: ev, TrainRatio: 0.75, Parallelism: 1}
 }
 
+// Type is "TrainValidationSplit".
 func (tv *TrainValidationSplit) Type() string { return "TrainValidationSplit" }
 
 // Copy copies the validator and its estimator.

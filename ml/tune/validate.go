@@ -30,6 +30,7 @@ const (
 	Spread
 )
 
+// String is the config spelling: "dataParallel" or "spread".
 func (m Distribution) String() string {
 	switch m {
 	case DataParallel:
