@@ -160,3 +160,50 @@ func TestFashionExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestIrisCVParallelism: the cross-validated grid of examples/ml/iris-cv.yaml
+// with the real stages gives the same metrics and model at parallelism 1
+// and 4, and with the fits spread over 3 ranks.
+func TestIrisCVParallelism(t *testing.T) {
+	path := "../../examples/ml/iris-cv.yaml"
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := missingTypes(t, text); len(m) > 0 {
+		t.Skipf("types not registered in this build: %v", m)
+	}
+	var results []*Result
+	for _, set := range [][]string{
+		{"tuning.crossValidator.parallelism=1"},
+		{"tuning.crossValidator.parallelism=4"},
+	} {
+		c, err := LoadConfig(path, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(c, Options{NoSave: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+	}
+	c, err := LoadConfig(path, []string{"tuning.crossValidator.distribution=spread", "output.dir=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results = append(results, runOnRanks(t, c, 3)...)
+	a := results[0]
+	for i, b := range results[1:] {
+		if !slices.Equal(a.Tuning.AvgMetrics, b.Tuning.AvgMetrics) || a.Tuning.BestIndex != b.Tuning.BestIndex {
+			t.Fatalf("run %d: metrics %v (best %d), first run %v (best %d)", i+1, b.Tuning.AvgMetrics, b.Tuning.BestIndex, a.Tuning.AvgMetrics, a.Tuning.BestIndex)
+		}
+		tol := 0.0
+		if i >= 1 { // the spread runs refit the best point over 3 ranks
+			tol = 1e-9
+		}
+		if d := mltest.DiffModels(a.Model, b.Model, tol); d != "" {
+			t.Fatalf("run %d: best model: %s", i+1, d)
+		}
+	}
+}
