@@ -48,7 +48,7 @@ func main() {
 		fraud := r.Float64() < 0.3
 		amount, hour, dist, vel := 40+r.NormFloat64()*20, 8+r.Float64()*12, r.Float64()*20, r.Float64()*3
 		if fraud {
-			amount, hour, dist, vel = 120+r.NormFloat64()*50, r.Float64()*24, 10+r.Float64()*60, 2+r.Float64()*6
+			amount, hour, dist, vel = 80+r.NormFloat64()*45, r.Float64()*24, 4+r.Float64()*40, 1+r.Float64()*4
 		}
 		f := 0
 		if fraud {
