@@ -56,7 +56,7 @@ type LinearSVC struct {
 // regParam 0, threshold 0 on the margin).
 func NewLinearSVC() *LinearSVC {
 	return &LinearSVC{Params: defaultParams(), Loss: "hinge",
-		PredictionCol: ml.PredictionCol,
+		PredictionCol:    ml.PredictionCol,
 		RawPredictionCol: ml.RawPredictionCol, AggregationDepth: 2}
 }
 
