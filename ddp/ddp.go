@@ -3,7 +3,10 @@ package ddp
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/internal/f16"
@@ -41,7 +44,74 @@ type Options struct {
 	// reduction step. For slow links; on shared memory it costs more than
 	// it saves. float64 buckets are never compressed.
 	Compression Compression
+	// Trace keeps the timings of the last Trace steps (Traces): when each
+	// bucket's all-reduce was queued, ran and ended against the backward
+	// pass. 0 keeps none.
+	Trace int
 }
+
+// StepTrace is the timing of one step's gradient reduction.
+type StepTrace struct {
+	// Begin is when Prepare ran (just before Backward), or, without
+	// Prepare, when the first gradient was ready; BackwardEnd when the
+	// last one was; SyncEnd when Sync returned.
+	Begin, BackwardEnd, SyncEnd time.Time
+	Buckets                     []BucketTrace // in reduction order
+}
+
+// BucketTrace is the timing of one bucket's all-reduce.
+type BucketTrace struct {
+	Bytes              int
+	Launch, Start, End time.Time // queued, started running, finished
+}
+
+// Overlap sums, over steps, the time the all-reduces ran (their union per
+// step) and the part of it that ran before the backward pass ended,
+// hidden behind computation.
+func Overlap(steps []StepTrace) (comm, hidden time.Duration) {
+	for _, st := range steps {
+		var spans [][2]time.Time
+		for _, b := range st.Buckets {
+			if !b.Start.IsZero() {
+				spans = append(spans, [2]time.Time{b.Start, b.End})
+			}
+		}
+		sort.Slice(spans, func(i, j int) bool { return spans[i][0].Before(spans[j][0]) })
+		var cur [2]time.Time
+		flush := func() {
+			if cur[0].IsZero() {
+				return
+			}
+			comm += cur[1].Sub(cur[0])
+			if end := minTime(cur[1], st.BackwardEnd); end.After(cur[0]) {
+				hidden += end.Sub(cur[0])
+			}
+		}
+		for _, sp := range spans {
+			if !cur[0].IsZero() && !sp[0].After(cur[1]) {
+				if sp[1].After(cur[1]) {
+					cur[1] = sp[1]
+				}
+				continue
+			}
+			flush()
+			cur = sp
+		}
+		flush()
+	}
+	return comm, hidden
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// Traces returns the timings of the last Options.Trace steps, oldest
+// first.
+func (d *DDP) Traces() []StepTrace { return slices.Clone(d.traces) }
 
 // Compression is how gradient buckets travel (Options.Compression).
 type Compression int
@@ -116,6 +186,8 @@ type DDP struct {
 
 	onLaunch func(bucket int) // test probe: a bucket's all-reduce was queued
 	stats    *statsReducer    // SyncBatchNorm's, nil without it
+	cur      StepTrace        // the step being traced (Options.Trace)
+	traces   []StepTrace
 }
 
 // statsReducer sums batch-norm statistics over the group for
@@ -326,6 +398,9 @@ func (d *DDP) Prepare(loss *tensor.Tensor) error {
 	if d.noSync {
 		return nil
 	}
+	if d.opts.Trace > 0 {
+		d.cur.Begin = time.Now()
+	}
 	reached := map[*tensor.Tensor]bool{}
 	for _, t := range loss.ReachableLeaves() {
 		reached[t] = true
@@ -373,6 +448,13 @@ func (d *DDP) gradReady(p *param) {
 		p.t.SetGrad(p.view)
 	}
 	p.ready = true
+	if d.opts.Trace > 0 {
+		now := time.Now()
+		if d.cur.Begin.IsZero() {
+			d.cur.Begin = now
+		}
+		d.cur.BackwardEnd = now
+	}
 	b := d.buckets[p.bucket]
 	b.pending--
 	for d.next < len(d.buckets) && d.buckets[d.next].pending == 0 {
@@ -416,6 +498,15 @@ func (d *DDP) launch(i int) {
 	if d.onLaunch != nil {
 		d.onLaunch(i)
 	}
+	if d.opts.Trace > 0 {
+		if len(d.cur.Buckets) < len(d.buckets) {
+			d.cur.Buckets = make([]BucketTrace, len(d.buckets))
+		}
+		d.cur.Buckets[i] = BucketTrace{Bytes: b.len() * b.dtype.Size(), Launch: time.Now()}
+		if b.bf != nil || b.fp != nil {
+			d.cur.Buckets[i].Bytes = 2 * b.len()
+		}
+	}
 }
 
 // Sync completes the step's gradient reduction: it queues the buckets
@@ -441,9 +532,12 @@ func (d *DDP) Sync() error {
 		d.launch(d.next)
 	}
 	var errs []error
-	for _, b := range d.buckets {
+	for i, b := range d.buckets {
 		if err := b.work.Wait(); err != nil {
 			errs = append(errs, err)
+		}
+		if d.opts.Trace > 0 && i < len(d.cur.Buckets) {
+			d.cur.Buckets[i].Start, d.cur.Buckets[i].End = b.work.Span()
 		}
 		b.decompress()
 		b.work = nil
@@ -453,6 +547,14 @@ func (d *DDP) Sync() error {
 		p.ready = false
 	}
 	d.next = 0
+	if d.opts.Trace > 0 {
+		d.cur.SyncEnd = time.Now()
+		if len(d.traces) == d.opts.Trace {
+			d.traces = append(d.traces[:0], d.traces[1:]...)
+		}
+		d.traces = append(d.traces, d.cur)
+		d.cur = StepTrace{}
+	}
 	if d.stats != nil && d.stats.err != nil {
 		errs = append(errs, d.stats.err)
 	}

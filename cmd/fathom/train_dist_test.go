@@ -94,6 +94,11 @@ func TestTrainDataParallel(t *testing.T) {
 		t.Errorf("test accuracy %v, want ≥ 0.93: %v", acc, final)
 	}
 	checkWeightsSHA(t, final)
+	sec, _ := final["allreduce_seconds"].(float64)
+	hidden, ok := final["allreduce_hidden_fraction"].(float64)
+	if sec <= 0 || !ok || hidden < 0 || hidden > 1 {
+		t.Errorf("allreduce_seconds %v, allreduce_hidden_fraction %v", final["allreduce_seconds"], final["allreduce_hidden_fraction"])
+	}
 	// With a validation split the test split is scored after training:
 	// sharded too, and the result is one process's within rounding.
 	vdir := t.TempDir()

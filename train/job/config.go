@@ -247,6 +247,9 @@ type DistributedConfig struct {
 	// Compression sends the gradients as 16-bit floats: "none" (default),
 	// "fp16" or "bf16" (ddp.Options.Compression), for slow links.
 	Compression string `yaml:"compression"`
+	// Timeline, if set, is a PNG file where rank 0 draws its last steps'
+	// backward pass and gradient all-reduces on one time axis.
+	Timeline string `yaml:"timeline"`
 	// Deterministic trains bitwise the same weights on 1, 2, 4, ...
 	// workers (and in one process): every global batch is cut into
 	// MicroShards micro-shards whose gradients are summed in one fixed
@@ -269,6 +272,10 @@ func (d DistributedConfig) microShards() int {
 	return d.MicroShards
 }
 
+// traceSteps is how many of its last steps a data-parallel job times, for
+// the overlap it reports and the timeline.
+const traceSteps = 64
+
 // options returns the ddp.Options the section describes.
 func (d DistributedConfig) options() ddp.Options {
 	var o ddp.Options
@@ -281,6 +288,7 @@ func (d DistributedConfig) options() ddp.Options {
 	o.FindUnusedParameters = d.FindUnusedParameters
 	o.KeepLocalBuffers = d.BroadcastBuffers != nil && !*d.BroadcastBuffers
 	o.SyncBatchNorm = d.SyncBatchNorm
+	o.Trace = traceSteps
 	o.Compression, _ = ddp.ParseCompression(d.Compression) // checked by validateDistributed
 	return o
 }

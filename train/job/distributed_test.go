@@ -53,7 +53,7 @@ distributed:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ddp.Options{BucketCapMB: 4, FirstBucketMB: 0.5, FindUnusedParameters: true, KeepLocalBuffers: true}
+	want := ddp.Options{BucketCapMB: 4, FirstBucketMB: 0.5, FindUnusedParameters: true, KeepLocalBuffers: true, Trace: traceSteps}
 	if got := c.Distributed.options(); got != want {
 		t.Fatalf("options %+v, want %+v", got, want)
 	}
@@ -62,7 +62,7 @@ distributed:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Distributed.options(); got != (ddp.Options{}) {
+	if got := c.Distributed.options(); got != (ddp.Options{Trace: traceSteps}) {
 		t.Fatalf("default options %+v", got)
 	}
 

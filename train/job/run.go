@@ -47,6 +47,13 @@ type Result struct {
 	// Main is false on the workers of a distributed job other than rank 0,
 	// which write no files and should print nothing.
 	Main bool
+	// AllreduceSeconds is, in a data-parallel job, the time rank 0's
+	// gradient all-reduces ran over its last traced steps, and
+	// AllreduceHidden the fraction of it that ran before the backward
+	// pass ended (hidden behind computation); TimelinePath the figure of
+	// those steps (distributed.timeline).
+	AllreduceSeconds, AllreduceHidden float64
+	TimelinePath                      string
 }
 
 // Run executes a training job: load and split the data, build the model,
@@ -276,6 +283,9 @@ func (c *Config) finish(dist *distributed, res *Result, splits *Splits, net *nn.
 	res.WeightsSHA256, res.Main = WeightsSHA256(net), dist.main()
 	if !res.Main {
 		return res, nil
+	}
+	if err := dist.reportOverlap(res, c.Distributed.Timeline); err != nil {
+		return res, err
 	}
 	if err := m.Save(res.ModelPath); err != nil {
 		return res, err
