@@ -44,6 +44,15 @@ type Options struct {
 	// reduction step. For slow links; on shared memory it costs more than
 	// it saves. float64 buckets are never compressed.
 	Compression Compression
+	// ShardOptimizer is ZeRO stage 1 (Rajbhandari et al., "ZeRO", SC 2020):
+	// each bucket's gradients are reduce-scattered instead of all-reduced,
+	// so that every rank holds the summed gradients of its 1/N of the
+	// bucket; a ShardedOptimizer (bound by BindSharded) keeps optimizer
+	// state for that part only, updates it, and all-gathers the updated
+	// parameters. The Grads of the parameters then hold no reduced sums:
+	// only the ShardedOptimizer reads the gradients. float32 parameters
+	// only; no Compression.
+	ShardOptimizer bool
 	// Trace keeps the timings of the last Trace steps (Traces): when each
 	// bucket's all-reduce was queued, ran and ended against the backward
 	// pass. 0 keeps none.
@@ -223,6 +232,12 @@ type bucket struct {
 	f64     []float64
 	bf      []comm.BFloat16 // the compressed f32, with Options.Compression
 	fp      []comm.Float16
+	// With ShardOptimizer: this rank's part of the reduced gradients, and
+	// the bucket's parameters laid out as its gradients (all-gathered
+	// after each update).
+	shardGrad  []float32
+	paramFlat  []float32
+	shardParam *tensor.Tensor
 	flat    *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
 	params  []*param
 	pending int // parameters not ready yet this step
@@ -260,6 +275,9 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 	if opts.BucketCapMB == 0 {
 		opts.BucketCapMB = 25
 	}
+	if opts.ShardOptimizer && opts.Compression != NoCompression {
+		return nil, errors.New("ddp: ShardOptimizer does not combine with Compression")
+	}
 	if opts.FirstBucketMB == 0 {
 		opts.FirstBucketMB = 1
 	}
@@ -274,6 +292,9 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 		}
 		if dt := t.DType(); dt != tensor.Float32 && dt != tensor.Float64 {
 			return nil, fmt.Errorf("ddp: parameter %q has dtype %v; gradient buckets hold float32 or float64", nt.Name, dt)
+		}
+		if opts.ShardOptimizer && t.DType() != tensor.Float32 {
+			return nil, fmt.Errorf("ddp: parameter %q has dtype %v; ShardOptimizer shards float32 parameters", nt.Name, t.DType())
 		}
 		p := &param{name: nt.Name, t: t, n: t.Numel()}
 		d.params = append(d.params, p)
@@ -334,6 +355,11 @@ func (d *DDP) layout() {
 		n := 0
 		for _, p := range b.params {
 			n += p.n
+		}
+		if d.opts.ShardOptimizer {
+			// Reduce-scatter cuts the bucket into one equal part per rank.
+			size := d.g.Size()
+			n = (n + size - 1) / size * size
 		}
 		if b.dtype == tensor.Float32 {
 			b.f32 = make([]float32, n)
@@ -474,6 +500,12 @@ func (d *DDP) launch(i int) {
 		b.flat.MulScalarInPlace(d.scale)
 	}
 	switch {
+	case d.opts.ShardOptimizer:
+		m := len(b.f32) / d.g.Size()
+		if b.shardGrad == nil {
+			b.shardGrad = make([]float32, m)
+		}
+		b.work = comm.ReduceScatterAsync(d.g, b.shardGrad, b.f32, comm.Sum)
 	case b.dtype == tensor.Float32 && d.opts.Compression == BF16:
 		if b.bf == nil {
 			b.bf = make([]comm.BFloat16, len(b.f32))

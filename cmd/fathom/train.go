@@ -145,6 +145,9 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 		final["allreduce_seconds"] = res.AllreduceSeconds
 		final["allreduce_hidden_fraction"] = res.AllreduceHidden
 	}
+	if res.OptimizerStateBytes != nil {
+		final["optimizer_state_bytes"] = res.OptimizerStateBytes()
+	}
 	if res.TimelinePath != "" {
 		final["timeline_path"] = res.TimelinePath
 	}

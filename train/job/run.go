@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
@@ -54,6 +55,10 @@ type Result struct {
 	// those steps (distributed.timeline).
 	AllreduceSeconds, AllreduceHidden float64
 	TimelinePath                      string
+	// OptimizerStateBytes returns the memory of this process's optimizer
+	// state (its part with distributed.shard_optimizer); nil when the job
+	// had no mini-batch optimizer.
+	OptimizerStateBytes func() int64
 }
 
 // Run executes a training job: load and split the data, build the model,
@@ -202,6 +207,12 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	if err != nil {
 		return nil, err
 	}
+	if dist != nil && c.Distributed.ShardOptimizer {
+		// ZeRO-1: the same optimizer over this worker's parts of the
+		// gradient buckets, bound when the data-parallel strategy starts.
+		opt = ddp.NewShardedOptimizer(c.newOptimizer)
+	}
+	res.OptimizerStateBytes = func() int64 { return ddp.StateBytes(opt) }
 	sched, err := c.newSchedule(opt)
 	if err != nil {
 		return nil, err
