@@ -227,21 +227,21 @@ type param struct {
 }
 
 type bucket struct {
-	dtype   tensor.DType
-	f32     []float32
-	f64     []float64
-	bf      []comm.BFloat16 // the compressed f32, with Options.Compression
-	fp      []comm.Float16
+	dtype tensor.DType
+	f32   []float32
+	f64   []float64
+	bf    []comm.BFloat16 // the compressed f32, with Options.Compression
+	fp    []comm.Float16
 	// With ShardOptimizer: this rank's part of the reduced gradients, and
 	// the bucket's parameters laid out as its gradients (all-gathered
 	// after each update).
 	shardGrad  []float32
 	paramFlat  []float32
 	shardParam *tensor.Tensor
-	flat    *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
-	params  []*param
-	pending int // parameters not ready yet this step
-	work    *comm.Work
+	flat       *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
+	params     []*param
+	pending    int // parameters not ready yet this step
+	work       *comm.Work
 }
 
 func (b *bucket) len() int { return len(b.f32) + len(b.f64) }
