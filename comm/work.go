@@ -14,7 +14,13 @@ type Work struct {
 	fn   func(tag uint64) error
 	done chan struct{}
 	err  error
+
+	start, end time.Time // when it ran (set before done closes)
 }
+
+// Span returns when the operation started and finished running (both zero
+// for an operation refused before it ran). Valid once Wait has returned.
+func (w *Work) Span() (start, end time.Time) { return w.start, w.end }
 
 // Wait blocks until the operation finished and returns its error.
 func (w *Work) Wait() error {
@@ -129,7 +135,9 @@ func (g *Group) run(w *Work) {
 			root.abort(fmt.Errorf("%w: %s", ErrTimeout, msg), true)
 		})
 	}
+	w.start = time.Now()
 	err := w.fn(w.tag)
+	w.end = time.Now()
 	if timer != nil {
 		timer.Stop()
 	}

@@ -3,7 +3,10 @@ package ddp
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/internal/f16"
@@ -41,7 +44,83 @@ type Options struct {
 	// reduction step. For slow links; on shared memory it costs more than
 	// it saves. float64 buckets are never compressed.
 	Compression Compression
+	// ShardOptimizer is ZeRO stage 1 (Rajbhandari et al., "ZeRO", SC 2020):
+	// each bucket's gradients are reduce-scattered instead of all-reduced,
+	// so that every rank holds the summed gradients of its 1/N of the
+	// bucket; a ShardedOptimizer (bound by BindSharded) keeps optimizer
+	// state for that part only, updates it, and all-gathers the updated
+	// parameters. The Grads of the parameters then hold no reduced sums:
+	// only the ShardedOptimizer reads the gradients. float32 parameters
+	// only; no Compression.
+	ShardOptimizer bool
+	// Trace keeps the timings of the last Trace steps (Traces): when each
+	// bucket's all-reduce was queued, ran and ended against the backward
+	// pass. 0 keeps none.
+	Trace int
 }
+
+// StepTrace is the timing of one step's gradient reduction.
+type StepTrace struct {
+	// Begin is when Prepare ran (just before Backward), or, without
+	// Prepare, when the first gradient was ready; BackwardEnd when the
+	// last one was; SyncEnd when Sync returned.
+	Begin, BackwardEnd, SyncEnd time.Time
+	Buckets                     []BucketTrace // in reduction order
+}
+
+// BucketTrace is the timing of one bucket's all-reduce.
+type BucketTrace struct {
+	Bytes              int
+	Launch, Start, End time.Time // queued, started running, finished
+}
+
+// Overlap sums, over steps, the time the all-reduces ran (their union per
+// step) and the part of it that ran before the backward pass ended,
+// hidden behind computation.
+func Overlap(steps []StepTrace) (comm, hidden time.Duration) {
+	for _, st := range steps {
+		var spans [][2]time.Time
+		for _, b := range st.Buckets {
+			if !b.Start.IsZero() {
+				spans = append(spans, [2]time.Time{b.Start, b.End})
+			}
+		}
+		sort.Slice(spans, func(i, j int) bool { return spans[i][0].Before(spans[j][0]) })
+		var cur [2]time.Time
+		flush := func() {
+			if cur[0].IsZero() {
+				return
+			}
+			comm += cur[1].Sub(cur[0])
+			if end := minTime(cur[1], st.BackwardEnd); end.After(cur[0]) {
+				hidden += end.Sub(cur[0])
+			}
+		}
+		for _, sp := range spans {
+			if !cur[0].IsZero() && !sp[0].After(cur[1]) {
+				if sp[1].After(cur[1]) {
+					cur[1] = sp[1]
+				}
+				continue
+			}
+			flush()
+			cur = sp
+		}
+		flush()
+	}
+	return comm, hidden
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// Traces returns the timings of the last Options.Trace steps, oldest
+// first.
+func (d *DDP) Traces() []StepTrace { return slices.Clone(d.traces) }
 
 // Compression is how gradient buckets travel (Options.Compression).
 type Compression int
@@ -116,6 +195,8 @@ type DDP struct {
 
 	onLaunch func(bucket int) // test probe: a bucket's all-reduce was queued
 	stats    *statsReducer    // SyncBatchNorm's, nil without it
+	cur      StepTrace        // the step being traced (Options.Trace)
+	traces   []StepTrace
 }
 
 // statsReducer sums batch-norm statistics over the group for
@@ -146,15 +227,21 @@ type param struct {
 }
 
 type bucket struct {
-	dtype   tensor.DType
-	f32     []float32
-	f64     []float64
-	bf      []comm.BFloat16 // the compressed f32, with Options.Compression
-	fp      []comm.Float16
-	flat    *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
-	params  []*param
-	pending int // parameters not ready yet this step
-	work    *comm.Work
+	dtype tensor.DType
+	f32   []float32
+	f64   []float64
+	bf    []comm.BFloat16 // the compressed f32, with Options.Compression
+	fp    []comm.Float16
+	// With ShardOptimizer: this rank's part of the reduced gradients, and
+	// the bucket's parameters laid out as its gradients (all-gathered
+	// after each update).
+	shardGrad  []float32
+	paramFlat  []float32
+	shardParam *tensor.Tensor
+	flat       *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
+	params     []*param
+	pending    int // parameters not ready yet this step
+	work       *comm.Work
 }
 
 func (b *bucket) len() int { return len(b.f32) + len(b.f64) }
@@ -188,6 +275,9 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 	if opts.BucketCapMB == 0 {
 		opts.BucketCapMB = 25
 	}
+	if opts.ShardOptimizer && opts.Compression != NoCompression {
+		return nil, errors.New("ddp: ShardOptimizer does not combine with Compression")
+	}
 	if opts.FirstBucketMB == 0 {
 		opts.FirstBucketMB = 1
 	}
@@ -202,6 +292,9 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 		}
 		if dt := t.DType(); dt != tensor.Float32 && dt != tensor.Float64 {
 			return nil, fmt.Errorf("ddp: parameter %q has dtype %v; gradient buckets hold float32 or float64", nt.Name, dt)
+		}
+		if opts.ShardOptimizer && t.DType() != tensor.Float32 {
+			return nil, fmt.Errorf("ddp: parameter %q has dtype %v; ShardOptimizer shards float32 parameters", nt.Name, t.DType())
 		}
 		p := &param{name: nt.Name, t: t, n: t.Numel()}
 		d.params = append(d.params, p)
@@ -262,6 +355,11 @@ func (d *DDP) layout() {
 		n := 0
 		for _, p := range b.params {
 			n += p.n
+		}
+		if d.opts.ShardOptimizer {
+			// Reduce-scatter cuts the bucket into one equal part per rank.
+			size := d.g.Size()
+			n = (n + size - 1) / size * size
 		}
 		if b.dtype == tensor.Float32 {
 			b.f32 = make([]float32, n)
@@ -326,6 +424,9 @@ func (d *DDP) Prepare(loss *tensor.Tensor) error {
 	if d.noSync {
 		return nil
 	}
+	if d.opts.Trace > 0 {
+		d.cur.Begin = time.Now()
+	}
 	reached := map[*tensor.Tensor]bool{}
 	for _, t := range loss.ReachableLeaves() {
 		reached[t] = true
@@ -373,6 +474,13 @@ func (d *DDP) gradReady(p *param) {
 		p.t.SetGrad(p.view)
 	}
 	p.ready = true
+	if d.opts.Trace > 0 {
+		now := time.Now()
+		if d.cur.Begin.IsZero() {
+			d.cur.Begin = now
+		}
+		d.cur.BackwardEnd = now
+	}
 	b := d.buckets[p.bucket]
 	b.pending--
 	for d.next < len(d.buckets) && d.buckets[d.next].pending == 0 {
@@ -392,6 +500,12 @@ func (d *DDP) launch(i int) {
 		b.flat.MulScalarInPlace(d.scale)
 	}
 	switch {
+	case d.opts.ShardOptimizer:
+		m := len(b.f32) / d.g.Size()
+		if b.shardGrad == nil {
+			b.shardGrad = make([]float32, m)
+		}
+		b.work = comm.ReduceScatterAsync(d.g, b.shardGrad, b.f32, comm.Sum)
 	case b.dtype == tensor.Float32 && d.opts.Compression == BF16:
 		if b.bf == nil {
 			b.bf = make([]comm.BFloat16, len(b.f32))
@@ -415,6 +529,15 @@ func (d *DDP) launch(i int) {
 	}
 	if d.onLaunch != nil {
 		d.onLaunch(i)
+	}
+	if d.opts.Trace > 0 {
+		if len(d.cur.Buckets) < len(d.buckets) {
+			d.cur.Buckets = make([]BucketTrace, len(d.buckets))
+		}
+		d.cur.Buckets[i] = BucketTrace{Bytes: b.len() * b.dtype.Size(), Launch: time.Now()}
+		if b.bf != nil || b.fp != nil {
+			d.cur.Buckets[i].Bytes = 2 * b.len()
+		}
 	}
 }
 
@@ -441,9 +564,12 @@ func (d *DDP) Sync() error {
 		d.launch(d.next)
 	}
 	var errs []error
-	for _, b := range d.buckets {
+	for i, b := range d.buckets {
 		if err := b.work.Wait(); err != nil {
 			errs = append(errs, err)
+		}
+		if d.opts.Trace > 0 && i < len(d.cur.Buckets) {
+			d.cur.Buckets[i].Start, d.cur.Buckets[i].End = b.work.Span()
 		}
 		b.decompress()
 		b.work = nil
@@ -453,6 +579,14 @@ func (d *DDP) Sync() error {
 		p.ready = false
 	}
 	d.next = 0
+	if d.opts.Trace > 0 {
+		d.cur.SyncEnd = time.Now()
+		if len(d.traces) == d.opts.Trace {
+			d.traces = append(d.traces[:0], d.traces[1:]...)
+		}
+		d.traces = append(d.traces, d.cur)
+		d.cur = StepTrace{}
+	}
 	if d.stats != nil && d.stats.err != nil {
 		errs = append(errs, d.stats.err)
 	}

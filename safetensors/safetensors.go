@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/fathom-ml/fathom/internal/atomicfile"
 )
@@ -614,63 +615,58 @@ func parseHeader(header []byte) ([]headerEntry, map[string]string, error) {
 // F32 returns an F32 entry holding values, copied into little-endian bytes.
 // It panics if shape does not match the number of values (a programmer error).
 func F32(name string, shape []int, values []float32) Entry {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	if n != len(values) {
-		panic(fmt.Sprintf("safetensors.F32(%q): shape %v needs %d values, got %d", name, shape, n, len(values)))
-	}
-	data := make([]byte, 4*len(values))
-	for i, v := range values {
-		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
-	}
-	return Entry{Name: name, DType: "F32", Shape: slices.Clone(shape), Data: data}
-}
-
-// Float32s decodes an F32 entry's data into a new slice.
-func (e Entry) Float32s() ([]float32, error) {
-	if e.DType != "F32" {
-		return nil, fmt.Errorf("tensor %q is %s, not F32", e.Name, e.DType)
-	}
-	if len(e.Data)%4 != 0 {
-		return nil, fmt.Errorf("tensor %q: %d bytes is not a whole number of F32 values", e.Name, len(e.Data))
-	}
-	out := make([]float32, len(e.Data)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(e.Data[4*i:]))
-	}
-	return out, nil
+	return floatEntry(name, "F32", shape, values)
 }
 
 // F64 returns an F64 entry holding values, copied into little-endian bytes.
 // It panics if shape does not match the number of values (a programmer error).
 func F64(name string, shape []int, values []float64) Entry {
+	return floatEntry(name, "F64", shape, values)
+}
+
+// Float32s decodes an F32 entry's data into a new slice.
+func (e Entry) Float32s() ([]float32, error) { return floats[float32](e, "F32") }
+
+// Float64s decodes an F64 entry's data into a new slice.
+func (e Entry) Float64s() ([]float64, error) { return floats[float64](e, "F64") }
+
+func floatEntry[F float32 | float64](name, dtype string, shape []int, values []F) Entry {
 	n := 1
 	for _, s := range shape {
 		n *= s
 	}
 	if n != len(values) {
-		panic(fmt.Sprintf("safetensors.F64(%q): shape %v needs %d values, got %d", name, shape, n, len(values)))
+		panic(fmt.Sprintf("safetensors.%s(%q): shape %v needs %d values, got %d", dtype, name, shape, n, len(values)))
 	}
-	data := make([]byte, 8*len(values))
+	var zero F
+	size := int(unsafe.Sizeof(zero))
+	data := make([]byte, size*len(values))
 	for i, v := range values {
-		binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(v))
+		if size == 4 {
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(v)))
+		} else {
+			binary.LittleEndian.PutUint64(data[8*i:], math.Float64bits(float64(v)))
+		}
 	}
-	return Entry{Name: name, DType: "F64", Shape: slices.Clone(shape), Data: data}
+	return Entry{Name: name, DType: dtype, Shape: slices.Clone(shape), Data: data}
 }
 
-// Float64s decodes an F64 entry's data into a new slice.
-func (e Entry) Float64s() ([]float64, error) {
-	if e.DType != "F64" {
-		return nil, fmt.Errorf("tensor %q is %s, not F64", e.Name, e.DType)
+func floats[F float32 | float64](e Entry, dtype string) ([]F, error) {
+	if e.DType != dtype {
+		return nil, fmt.Errorf("tensor %q is %s, not %s", e.Name, e.DType, dtype)
 	}
-	if len(e.Data)%8 != 0 {
-		return nil, fmt.Errorf("tensor %q: %d bytes is not a whole number of F64 values", e.Name, len(e.Data))
+	var zero F
+	size := int(unsafe.Sizeof(zero))
+	if len(e.Data)%size != 0 {
+		return nil, fmt.Errorf("tensor %q: %d bytes is not a whole number of %s values", e.Name, len(e.Data), dtype)
 	}
-	out := make([]float64, len(e.Data)/8)
+	out := make([]F, len(e.Data)/size)
 	for i := range out {
-		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(e.Data[8*i:]))
+		if size == 4 {
+			out[i] = F(math.Float32frombits(binary.LittleEndian.Uint32(e.Data[4*i:])))
+		} else {
+			out[i] = F(math.Float64frombits(binary.LittleEndian.Uint64(e.Data[8*i:])))
+		}
 	}
 	return out, nil
 }

@@ -446,3 +446,14 @@ func TestF64RoundTrip(t *testing.T) {
 		t.Fatal("Float64s of an F32 entry: no error")
 	}
 }
+
+func TestEmptyFloatEntries(t *testing.T) {
+	for _, e := range []Entry{F32("a", []int{0}, nil), F64("b", []int{2, 0}, []float64{})} {
+		if len(e.Data) != 0 {
+			t.Fatalf("%s: %d bytes", e.Name, len(e.Data))
+		}
+	}
+	if v, err := F64("b", []int{0}, nil).Float64s(); err != nil || len(v) != 0 {
+		t.Fatalf("Float64s of an empty entry: %v, %v", v, err)
+	}
+}

@@ -59,13 +59,25 @@ func (s *DataParallel) DDP() *ddp.DDP { return s.d }
 
 // Setup broadcasts rank 0's parameters and buffers and lays out the
 // gradient buckets (ddp.New).
-func (s *DataParallel) Setup(model nn.Layer, _ optim.Optimizer) error {
+//
+// With ddp.Options.ShardOptimizer (ZeRO-1) the trainer's optimizer must be
+// a *ddp.ShardedOptimizer; Setup binds it to the buckets.
+func (s *DataParallel) Setup(model nn.Layer, opt optim.Optimizer) error {
 	if s.d != nil {
 		return nil
+	}
+	sharded, isSharded := opt.(*ddp.ShardedOptimizer)
+	if s.opts.ShardOptimizer != isSharded {
+		return fmt.Errorf("data parallel: ShardOptimizer needs a *ddp.ShardedOptimizer as the trainer's optimizer, and only then (got %T)", opt)
 	}
 	d, err := ddp.New(model, s.g, s.opts)
 	if err != nil {
 		return err
+	}
+	if isSharded {
+		if err := d.BindSharded(sharded); err != nil {
+			return err
+		}
 	}
 	s.d = d
 	return nil

@@ -337,3 +337,70 @@ func TestDataParallelSyncBatchNormRefusesEmptyParts(t *testing.T) {
 		}
 	}
 }
+
+// ZeRO-1 through the trainer: a ddp.ShardedOptimizer under DataParallel
+// with ShardOptimizer trains plain data parallelism's weights, and each
+// rank keeps half the optimizer state; the optimizer and the option must
+// go together.
+func TestDataParallelShardedOptimizer(t *testing.T) {
+	trainT, _ := irisSplits(t, 1)
+	fit := func(g *comm.Group, shard bool) ([]float32, int64, error) {
+		m := irisMLP(t, 1, false)
+		var opt optim.Optimizer = adam(t, m, 0.01)
+		if shard {
+			opt = ddp.NewShardedOptimizer(func(ps []*tensor.Tensor) (optim.Optimizer, error) {
+				return optim.NewAdam(ps, optim.AdamOptions{LR: 0.01})
+			})
+		}
+		tr, err := New(Options{Model: m, Optimizer: opt, Epochs: 3,
+			Strategy: NewDataParallel(g, ddp.Options{ShardOptimizer: shard}),
+			Train:    loader(t, trainT, data.LoaderOptions{BatchSize: 12, Shuffle: true, Seed: 1})})
+		if err != nil {
+			return nil, 0, err
+		}
+		if _, err := tr.Fit(context.Background()); err != nil {
+			return nil, 0, err
+		}
+		return flatParams(m), ddp.StateBytes(opt), nil
+	}
+	gs := commtest.Groups(t, 2, comm.TransportTCP, nil)
+	type out struct {
+		w []float32
+		b int64
+	}
+	res := map[bool][]out{}
+	for _, shard := range []bool{false, true} {
+		res[shard] = make([]out, 2)
+		errs := commtest.OnAll(gs, func(g *comm.Group) error {
+			w, b, err := fit(g, shard)
+			res[shard][g.Rank()] = out{w, b}
+			return err
+		})
+		commtest.MustAll(t, "fit", errs)
+	}
+	for i, v := range res[false][0].w {
+		if d := math.Abs(float64(v - res[true][0].w[i])); d > 1e-6 {
+			t.Fatalf("weight %d: sharded %v, plain %v", i, res[true][0].w[i], v)
+		}
+	}
+	if p, z := res[false][0].b, res[true][0].b; z > p/2+64 || z < p/2-64 {
+		t.Errorf("optimizer state: plain %d bytes, sharded %d", p, z)
+	}
+	// The option without the optimizer is refused.
+	errs := commtest.OnAll(gs, func(g *comm.Group) error {
+		m := irisMLP(t, 1, false)
+		tr, err := New(Options{Model: m, Optimizer: adam(t, m, 0.01), Epochs: 1,
+			Strategy: NewDataParallel(g, ddp.Options{ShardOptimizer: true}),
+			Train:    loader(t, trainT, data.LoaderOptions{BatchSize: 12})})
+		if err != nil {
+			return err
+		}
+		_, err = tr.Fit(context.Background())
+		return err
+	})
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "needs a *ddp.ShardedOptimizer") {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}

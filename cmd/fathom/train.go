@@ -141,6 +141,16 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 	if res.MetricsPath != "" {
 		final["metrics_path"] = res.MetricsPath
 	}
+	if res.AllreduceSeconds > 0 {
+		final["allreduce_seconds"] = res.AllreduceSeconds
+		final["allreduce_hidden_fraction"] = res.AllreduceHidden
+	}
+	if res.OptimizerStateBytes != nil {
+		final["optimizer_state_bytes"] = res.OptimizerStateBytes()
+	}
+	if res.TimelinePath != "" {
+		final["timeline_path"] = res.TimelinePath
+	}
 	if res.PlotPath != "" {
 		final["plot_path"] = res.PlotPath
 	}

@@ -69,8 +69,9 @@ func TestTrainDataParallel(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	prof := filepath.Join(dir, "cpu.prof")
 	cmd := exec.CommandContext(ctx, exe, "run", "-n", "2", "--", exe, "train", "../../examples/iris.yaml",
-		"--json", "--quiet", "--set", "output.dir="+dir)
+		"--json", "--quiet", "--set", "output.dir="+dir, "--cpuprofile", prof)
 	cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -94,6 +95,16 @@ func TestTrainDataParallel(t *testing.T) {
 		t.Errorf("test accuracy %v, want ≥ 0.93: %v", acc, final)
 	}
 	checkWeightsSHA(t, final)
+	for _, r := range []string{"0", "1"} { // --cpuprofile: one profile per worker
+		if st, err := os.Stat(prof + ".rank" + r); err != nil || st.Size() == 0 {
+			t.Errorf("rank %s's CPU profile: %v", r, err)
+		}
+	}
+	sec, _ := final["allreduce_seconds"].(float64)
+	hidden, ok := final["allreduce_hidden_fraction"].(float64)
+	if sec <= 0 || !ok || hidden < 0 || hidden > 1 {
+		t.Errorf("allreduce_seconds %v, allreduce_hidden_fraction %v", final["allreduce_seconds"], final["allreduce_hidden_fraction"])
+	}
 	// With a validation split the test split is scored after training:
 	// sharded too, and the result is one process's within rounding.
 	vdir := t.TempDir()

@@ -143,19 +143,29 @@ func (m *StandardScalerModel) Encode() (ml.Encoded, error) {
 }
 
 func decodeStandardScalerModel(raw json.RawMessage, arrays map[string]ml.Array) (ml.Model, error) {
+	p, mean, std, err := decodeScaler(raw, arrays, "mean", "std")
+	if err != nil {
+		return nil, err
+	}
+	return &StandardScalerModel{InputCol: p.InputCol, OutputCol: p.OutputCol, WithMean: p.WithMean, WithStd: p.WithStd, Mean: mean, Std: std}, nil
+}
+
+// decodeScaler reads a scaler model's params and its two per-element
+// arrays a and b, of one length.
+func decodeScaler(raw json.RawMessage, arrays map[string]ml.Array, a, b string) (scalerParams, []float64, []float64, error) {
 	var p scalerParams
 	if err := ml.DecodeParams(raw, &p); err != nil {
-		return nil, err
+		return p, nil, nil, err
 	}
-	mean, err := ml.Need(arrays, "mean", -1)
+	x, err := ml.Need(arrays, a, -1)
 	if err != nil {
-		return nil, err
+		return p, nil, nil, err
 	}
-	std, err := ml.Need(arrays, "std", len(mean.Data))
+	y, err := ml.Need(arrays, b, len(x.Data))
 	if err != nil {
-		return nil, err
+		return p, nil, nil, err
 	}
-	return &StandardScalerModel{InputCol: p.InputCol, OutputCol: p.OutputCol, WithMean: p.WithMean, WithStd: p.WithStd, Mean: mean.Data, Std: std.Data}, nil
+	return p, x.Data, y.Data, nil
 }
 
 // MinMaxScaler rescales each element of a vector column to [min, max]
@@ -272,19 +282,11 @@ func (m *MinMaxScalerModel) Encode() (ml.Encoded, error) {
 }
 
 func decodeMinMaxScalerModel(raw json.RawMessage, arrays map[string]ml.Array) (ml.Model, error) {
-	var p scalerParams
-	if err := ml.DecodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	lo, err := ml.Need(arrays, "originalMin", -1)
+	p, lo, hi, err := decodeScaler(raw, arrays, "originalMin", "originalMax")
 	if err != nil {
 		return nil, err
 	}
-	hi, err := ml.Need(arrays, "originalMax", len(lo.Data))
-	if err != nil {
-		return nil, err
-	}
-	return &MinMaxScalerModel{InputCol: p.InputCol, OutputCol: p.OutputCol, Min: p.Min, Max: p.Max, OriginalMin: lo.Data, OriginalMax: hi.Data}, nil
+	return &MinMaxScalerModel{InputCol: p.InputCol, OutputCol: p.OutputCol, Min: p.Min, Max: p.Max, OriginalMin: lo, OriginalMax: hi}, nil
 }
 
 // MaxAbsScaler divides each element of a vector column by its largest

@@ -241,7 +241,7 @@ func TestBadParams(t *testing.T) {
 		est  ml.Estimator
 		want string
 	}{
-		{&LogisticRegression{RegParam: -1}, "LogisticRegression: regParam must be ≥ 0, got -1"},
+		{&LogisticRegression{Params: Params{RegParam: -1}}, "LogisticRegression: regParam must be ≥ 0, got -1"},
 		{func() ml.Estimator { e := NewLogisticRegression(); e.ElasticNetParam = 2; return e }(), "elasticNetParam must be in [0, 1]"},
 		{func() ml.Estimator {
 			e := NewLogisticRegression()

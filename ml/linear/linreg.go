@@ -32,28 +32,11 @@ import (
 // exactly the documented one (Spark's effective L2 term differs from it by
 // a factor of the label's standard deviation).
 type LinearRegression struct {
-	// RegParam is λ, the penalty's weight [0].
-	RegParam float64 `json:"regParam" yaml:"regParam"`
-	// ElasticNetParam is α ∈ [0, 1]: 0 is L2 (ridge), 1 is L1 (lasso) [0].
-	ElasticNetParam float64 `json:"elasticNetParam" yaml:"elasticNetParam"`
-	// MaxIter bounds the iterations of the iterative solver [100].
-	MaxIter int `json:"maxIter" yaml:"maxIter"`
-	// Tol stops the iterative solver when the objective changes by less
-	// than Tol relative to its size [1e-6].
-	Tol float64 `json:"tol" yaml:"tol"`
-	// FitIntercept fits an (unpenalized) intercept [true].
-	FitIntercept bool `json:"fitIntercept" yaml:"fitIntercept"`
-	// Standardization applies the penalty to the coefficients of the
-	// features scaled to unit standard deviation [true].
-	Standardization bool `json:"standardization" yaml:"standardization"`
+	// Params are the penalty, the solver and the input columns, shared
+	// by the linear estimators.
+	Params `yaml:",inline"`
 	// Solver is auto, normal or l-bfgs (see above) [auto].
 	Solver string `json:"solver" yaml:"solver"`
-	// WeightCol names a column of row weights ≥ 0; "" weighs every row 1.
-	WeightCol string `json:"weightCol" yaml:"weightCol"`
-	// FeaturesCol names the features (a vector or numeric column).
-	FeaturesCol string `json:"featuresCol" yaml:"featuresCol"`
-	// LabelCol names the label column.
-	LabelCol string `json:"labelCol" yaml:"labelCol"`
 	// PredictionCol names the output prediction column.
 	PredictionCol string `json:"predictionCol" yaml:"predictionCol"`
 	// AggregationDepth is accepted for Spark configs and ignored (an
@@ -63,8 +46,8 @@ type LinearRegression struct {
 
 // NewLinearRegression returns a LinearRegression with Spark's defaults.
 func NewLinearRegression() *LinearRegression {
-	return &LinearRegression{MaxIter: 100, Tol: 1e-6, FitIntercept: true, Standardization: true,
-		Solver: "auto", FeaturesCol: ml.FeaturesCol, LabelCol: ml.LabelCol, PredictionCol: ml.PredictionCol,
+	return &LinearRegression{Params: defaultParams(),
+		Solver: "auto", PredictionCol: ml.PredictionCol,
 		AggregationDepth: 2}
 }
 

@@ -28,20 +28,9 @@ import (
 // intercept is +∞ when every label is 1, −∞ when every label is 0), no
 // optimization is run — Spark's documented behaviour.
 type LogisticRegression struct {
-	// RegParam is λ, the penalty's weight [0].
-	RegParam float64 `json:"regParam" yaml:"regParam"`
-	// ElasticNetParam is α ∈ [0, 1]: 0 is L2 (ridge), 1 is L1 (lasso) [0].
-	ElasticNetParam float64 `json:"elasticNetParam" yaml:"elasticNetParam"`
-	// MaxIter bounds the iterations of the iterative solver [100].
-	MaxIter int `json:"maxIter" yaml:"maxIter"`
-	// Tol stops the iterative solver when the objective changes by less
-	// than Tol relative to its size [1e-6].
-	Tol float64 `json:"tol" yaml:"tol"`
-	// FitIntercept fits an (unpenalized) intercept [true].
-	FitIntercept bool `json:"fitIntercept" yaml:"fitIntercept"`
-	// Standardization applies the penalty to the coefficients of the
-	// features scaled to unit standard deviation [true].
-	Standardization bool `json:"standardization" yaml:"standardization"`
+	// Params are the penalty, the solver and the input columns, shared
+	// by the linear estimators.
+	Params `yaml:",inline"`
 	// Family is auto (binomial for ≤ 2 classes), binomial or multinomial.
 	Family string `json:"family" yaml:"family"`
 	// Threshold: binomial prediction 1 when P(1) > Threshold [0.5].
@@ -49,12 +38,6 @@ type LogisticRegression struct {
 	// Thresholds, one per class, predict argmax P(c)/t_c (Spark's);
 	// when set they take precedence over Threshold.
 	Thresholds []float64 `json:"thresholds,omitempty" yaml:"thresholds"`
-	// WeightCol names a column of row weights ≥ 0; "" weighs every row 1.
-	WeightCol string `json:"weightCol" yaml:"weightCol"`
-	// FeaturesCol names the features (a vector or numeric column).
-	FeaturesCol string `json:"featuresCol" yaml:"featuresCol"`
-	// LabelCol names the label column.
-	LabelCol string `json:"labelCol" yaml:"labelCol"`
 	// PredictionCol names the output prediction column.
 	PredictionCol string `json:"predictionCol" yaml:"predictionCol"`
 	// ProbabilityCol names the output class-probability vector column.
@@ -69,8 +52,8 @@ type LogisticRegression struct {
 // NewLogisticRegression returns a LogisticRegression with Spark's
 // defaults.
 func NewLogisticRegression() *LogisticRegression {
-	return &LogisticRegression{MaxIter: 100, Tol: 1e-6, FitIntercept: true, Standardization: true,
-		Family: "auto", Threshold: 0.5, FeaturesCol: ml.FeaturesCol, LabelCol: ml.LabelCol,
+	return &LogisticRegression{Params: defaultParams(),
+		Family: "auto", Threshold: 0.5,
 		PredictionCol: ml.PredictionCol, ProbabilityCol: ml.ProbabilityCol, RawPredictionCol: ml.RawPredictionCol,
 		AggregationDepth: 2}
 }

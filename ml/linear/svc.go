@@ -36,30 +36,13 @@ import (
 // with FitIntercept=false and a column of ones among the features the
 // two are the same problem.
 type LinearSVC struct {
-	// RegParam is λ, the penalty's weight [0].
-	RegParam float64 `json:"regParam" yaml:"regParam"`
-	// ElasticNetParam is α ∈ [0, 1]: 0 is L2 (ridge), 1 is L1 (lasso) [0].
-	ElasticNetParam float64 `json:"elasticNetParam" yaml:"elasticNetParam"`
-	// MaxIter bounds the iterations of the iterative solver [100].
-	MaxIter int `json:"maxIter" yaml:"maxIter"`
-	// Tol stops the iterative solver when the objective changes by less
-	// than Tol relative to its size [1e-6].
-	Tol float64 `json:"tol" yaml:"tol"`
-	// FitIntercept fits an (unpenalized) intercept [true].
-	FitIntercept bool `json:"fitIntercept" yaml:"fitIntercept"`
-	// Standardization applies the penalty to the coefficients of the
-	// features scaled to unit standard deviation [true].
-	Standardization bool `json:"standardization" yaml:"standardization"`
+	// Params are the penalty, the solver and the input columns, shared
+	// by the linear estimators.
+	Params `yaml:",inline"`
 	// Loss is hinge (Spark's) or squared_hinge (scikit-learn's default).
 	Loss string `json:"loss" yaml:"loss"`
 	// Threshold: binary prediction 1 when the margin exceeds it [0].
 	Threshold float64 `json:"threshold" yaml:"threshold"`
-	// WeightCol names a column of row weights ≥ 0; "" weighs every row 1.
-	WeightCol string `json:"weightCol" yaml:"weightCol"`
-	// FeaturesCol names the features (a vector or numeric column).
-	FeaturesCol string `json:"featuresCol" yaml:"featuresCol"`
-	// LabelCol names the label column.
-	LabelCol string `json:"labelCol" yaml:"labelCol"`
 	// PredictionCol names the output prediction column.
 	PredictionCol string `json:"predictionCol" yaml:"predictionCol"`
 	// RawPredictionCol names the output margin vector column.
@@ -72,8 +55,8 @@ type LinearSVC struct {
 // NewLinearSVC returns a LinearSVC with Spark's defaults (hinge loss,
 // regParam 0, threshold 0 on the margin).
 func NewLinearSVC() *LinearSVC {
-	return &LinearSVC{MaxIter: 100, Tol: 1e-6, FitIntercept: true, Standardization: true, Loss: "hinge",
-		FeaturesCol: ml.FeaturesCol, LabelCol: ml.LabelCol, PredictionCol: ml.PredictionCol,
+	return &LinearSVC{Params: defaultParams(), Loss: "hinge",
+		PredictionCol:    ml.PredictionCol,
 		RawPredictionCol: ml.RawPredictionCol, AggregationDepth: 2}
 }
 

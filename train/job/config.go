@@ -247,6 +247,13 @@ type DistributedConfig struct {
 	// Compression sends the gradients as 16-bit floats: "none" (default),
 	// "fp16" or "bf16" (ddp.Options.Compression), for slow links.
 	Compression string `yaml:"compression"`
+	// ShardOptimizer is ZeRO stage 1: each worker keeps and updates the
+	// optimizer state of 1/N of the parameters (the gradients are
+	// reduce-scattered, the updated parameters all-gathered).
+	ShardOptimizer bool `yaml:"shard_optimizer"`
+	// Timeline, if set, is a PNG file where rank 0 draws its last steps'
+	// backward pass and gradient all-reduces on one time axis.
+	Timeline string `yaml:"timeline"`
 	// Deterministic trains bitwise the same weights on 1, 2, 4, ...
 	// workers (and in one process): every global batch is cut into
 	// MicroShards micro-shards whose gradients are summed in one fixed
@@ -269,6 +276,10 @@ func (d DistributedConfig) microShards() int {
 	return d.MicroShards
 }
 
+// traceSteps is how many of its last steps a data-parallel job times, for
+// the overlap it reports and the timeline.
+const traceSteps = 64
+
 // options returns the ddp.Options the section describes.
 func (d DistributedConfig) options() ddp.Options {
 	var o ddp.Options
@@ -281,6 +292,8 @@ func (d DistributedConfig) options() ddp.Options {
 	o.FindUnusedParameters = d.FindUnusedParameters
 	o.KeepLocalBuffers = d.BroadcastBuffers != nil && !*d.BroadcastBuffers
 	o.SyncBatchNorm = d.SyncBatchNorm
+	o.ShardOptimizer = d.ShardOptimizer
+	o.Trace = traceSteps
 	o.Compression, _ = ddp.ParseCompression(d.Compression) // checked by validateDistributed
 	return o
 }
@@ -308,6 +321,23 @@ func (c *Config) validateDistributed(root *yaml.Node) *ConfigError {
 	if c.Distributed.Compression != "" && c.Distributed.Compression != "none" && c.Distributed.Deterministic {
 		return &ConfigError{Line: valueLine(root, "distributed", "compression"),
 			Msg: "distributed.compression and distributed.deterministic do not go together (compressed sums are rounded at each step)"}
+	}
+	if c.Distributed.ShardOptimizer {
+		var clash string
+		switch {
+		case c.Distributed.Deterministic:
+			clash = "distributed.deterministic"
+		case c.Distributed.Compression != "" && c.Distributed.Compression != "none":
+			clash = "distributed.compression"
+		case c.Optimizer.ClipGradNorm != 0 || c.Optimizer.ClipGradValue != 0:
+			clash = "gradient clipping (the gradients are sharded)"
+		case c.Output.CheckpointEvery > 0 || c.Output.Resume:
+			clash = "checkpoints (output.checkpoint_every, output.resume: a sharded optimizer state is not saved yet)"
+		}
+		if clash != "" {
+			return &ConfigError{Line: valueLine(root, "distributed", "shard_optimizer"),
+				Msg: "distributed.shard_optimizer does not go together with " + clash}
+		}
 	}
 	if c.Distributed.SyncBatchNorm && c.Distributed.Deterministic {
 		return &ConfigError{Line: valueLine(root, "distributed", "sync_batchnorm"),

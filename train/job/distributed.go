@@ -10,13 +10,16 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"time"
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 )
@@ -164,5 +167,47 @@ func (d *distributed) sameFile(path string) error {
 		return fmt.Errorf("rank %d: the workers do not all see the same checkpoint at %s (this rank sees %s): "+
 			"the workers of a resumed run need one checkpoint, so put output.dir on a volume they all share", d.g.Rank(), path, mine)
 	}
+	return nil
+}
+
+// reportOverlap sets the result's all-reduce time and hidden fraction from
+// the DDP's traced steps and draws the last few of them into timeline
+// (when set). One process, or deterministic training (no DDP): nothing.
+func (d *distributed) reportOverlap(res *Result, timeline string) error {
+	if d == nil || d.dp.DDP() == nil {
+		return nil
+	}
+	steps := d.dp.DDP().Traces()
+	if len(steps) == 0 {
+		return nil
+	}
+	comm, hidden := ddp.Overlap(steps)
+	res.AllreduceSeconds = comm.Seconds()
+	if comm > 0 {
+		res.AllreduceHidden = float64(hidden) / float64(comm)
+	}
+	if timeline == "" {
+		return nil
+	}
+	last := steps[max(0, len(steps)-3):]
+	t0 := last[0].Begin
+	ms := func(t time.Time) float64 { return float64(t.Sub(t0)) / 1e6 }
+	rows := []runlog.TimelineRow{{Label: "backward"}}
+	for _, st := range last {
+		rows[0].Spans = append(rows[0].Spans, [2]float64{ms(st.Begin), ms(st.BackwardEnd)})
+		for i, b := range st.Buckets {
+			if len(rows) <= i+1 {
+				rows = append(rows, runlog.TimelineRow{Label: fmt.Sprintf("bucket %d (%.0f KiB)", i, float64(b.Bytes)/1024), Comm: true})
+			}
+			if !b.Start.IsZero() {
+				rows[i+1].Spans = append(rows[i+1].Spans, [2]float64{ms(b.Start), ms(b.End)})
+			}
+		}
+	}
+	title := fmt.Sprintf("rank 0 of %d, last %d steps: all-reduce %.0f%% hidden behind backward", d.g.Size(), len(last), 100*res.AllreduceHidden)
+	if err := runlog.WriteTimelinePNG(timeline, title, rows); err != nil {
+		return fmt.Errorf("distributed.timeline: %w", err)
+	}
+	res.TimelinePath = timeline
 	return nil
 }

@@ -53,7 +53,7 @@ distributed:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ddp.Options{BucketCapMB: 4, FirstBucketMB: 0.5, FindUnusedParameters: true, KeepLocalBuffers: true}
+	want := ddp.Options{BucketCapMB: 4, FirstBucketMB: 0.5, FindUnusedParameters: true, KeepLocalBuffers: true, Trace: traceSteps}
 	if got := c.Distributed.options(); got != want {
 		t.Fatalf("options %+v, want %+v", got, want)
 	}
@@ -62,7 +62,7 @@ distributed:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Distributed.options(); got != (ddp.Options{}) {
+	if got := c.Distributed.options(); got != (ddp.Options{Trace: traceSteps}) {
 		t.Fatalf("default options %+v", got)
 	}
 
@@ -79,6 +79,7 @@ distributed:
 		{text: "distributed:\n  broadcast_buffers: maybe\n", want: "d.yaml"},
 		{text: "distributed:\n  deterministic: true\n  micro_shards: 6\n", want: "d.yaml:17: distributed.micro_shards: want a power of two (1, 2, 4, ... 65536), got 6"},
 		{text: "distributed:\n  deterministic: true\n  sync_batchnorm: true\n", want: "d.yaml:17: distributed.sync_batchnorm and distributed.deterministic do not go together"},
+		{text: "distributed:\n  shard_optimizer: true\n  deterministic: true\n", want: "d.yaml:16: distributed.shard_optimizer does not go together with distributed.deterministic"},
 		{text: "distributed:\n  compression: int8\n", want: `d.yaml:16: distributed.compression: want none, fp16 or bf16, got "int8"`},
 		{text: "distributed:\n  micro_shards: 8\n", want: "d.yaml:16: distributed.micro_shards applies only with distributed.deterministic: true"},
 	} {

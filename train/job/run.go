@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
@@ -47,6 +48,17 @@ type Result struct {
 	// Main is false on the workers of a distributed job other than rank 0,
 	// which write no files and should print nothing.
 	Main bool
+	// AllreduceSeconds is, in a data-parallel job, the time rank 0's
+	// gradient all-reduces ran over its last traced steps, and
+	// AllreduceHidden the fraction of it that ran before the backward
+	// pass ended (hidden behind computation); TimelinePath the figure of
+	// those steps (distributed.timeline).
+	AllreduceSeconds, AllreduceHidden float64
+	TimelinePath                      string
+	// OptimizerStateBytes returns the memory of this process's optimizer
+	// state (its part with distributed.shard_optimizer); nil when the job
+	// had no mini-batch optimizer.
+	OptimizerStateBytes func() int64
 }
 
 // Run executes a training job: load and split the data, build the model,
@@ -195,6 +207,12 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	if err != nil {
 		return nil, err
 	}
+	if dist != nil && c.Distributed.ShardOptimizer {
+		// ZeRO-1: the same optimizer over this worker's parts of the
+		// gradient buckets, bound when the data-parallel strategy starts.
+		opt = ddp.NewShardedOptimizer(c.newOptimizer)
+	}
+	res.OptimizerStateBytes = func() int64 { return ddp.StateBytes(opt) }
 	sched, err := c.newSchedule(opt)
 	if err != nil {
 		return nil, err
@@ -276,6 +294,9 @@ func (c *Config) finish(dist *distributed, res *Result, splits *Splits, net *nn.
 	res.WeightsSHA256, res.Main = WeightsSHA256(net), dist.main()
 	if !res.Main {
 		return res, nil
+	}
+	if err := dist.reportOverlap(res, c.Distributed.Timeline); err != nil {
+		return res, err
 	}
 	if err := m.Save(res.ModelPath); err != nil {
 		return res, err

@@ -1,0 +1,164 @@
+package ddp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// ShardedOptimizer is the optimizer of ZeRO stage 1 (Options.ShardOptimizer):
+// it runs an ordinary optimizer over this rank's part of every gradient
+// bucket only, so its state (Adam's two moments, momentum) takes 1/N of
+// the memory, and after each update all-gathers the parts into every
+// rank's parameters. The step equals plain data parallelism's: the same
+// reduced gradients, the same element-wise update.
+//
+// Build it before the DDP exists (it is what a trainer and an LR schedule
+// hold) with the factory of the optimizer to shard, then BindSharded; the
+// learning rates set before binding carry over. A single parameter group
+// (the factory's optimizer sees flat parts of buckets, not parameters).
+type ShardedOptimizer struct {
+	factory func(params []*tensor.Tensor) (optim.Optimizer, error)
+	d       *DDP
+	inner   optim.Optimizer
+	lr      map[int]float64
+}
+
+// NewShardedOptimizer returns a ShardedOptimizer that will run
+// factory's optimizer over this rank's parts once bound.
+func NewShardedOptimizer(factory func(params []*tensor.Tensor) (optim.Optimizer, error)) *ShardedOptimizer {
+	return &ShardedOptimizer{factory: factory, lr: map[int]float64{}}
+}
+
+// errUnbound is returned by a ShardedOptimizer used before BindSharded.
+var errUnbound = errors.New("ddp: ShardedOptimizer used before BindSharded")
+
+// BindSharded gives s this rank's part of every bucket: a flat parameter
+// tensor per bucket, holding the parameters' current values, whose
+// gradient is the bucket's reduce-scattered part.
+func (d *DDP) BindSharded(s *ShardedOptimizer) error {
+	if !d.opts.ShardOptimizer {
+		return errors.New("ddp: BindSharded needs Options.ShardOptimizer")
+	}
+	if s.d != nil {
+		return errors.New("ddp: ShardedOptimizer bound twice")
+	}
+	r, size := d.g.Rank(), d.g.Size()
+	parts := make([]*tensor.Tensor, len(d.buckets))
+	for i, b := range d.buckets {
+		b.paramFlat = make([]float32, len(b.f32))
+		for _, p := range b.params {
+			copy(b.paramFlat[p.off:p.off+p.n], p.t.Float32s())
+		}
+		m := len(b.f32) / size
+		if b.shardGrad == nil {
+			b.shardGrad = make([]float32, m)
+		}
+		b.shardParam = tensor.FromFloat32(append([]float32(nil), b.paramFlat[r*m:(r+1)*m]...), m).SetRequiresGrad(true)
+		b.shardParam.SetGrad(tensor.FromFloat32(b.shardGrad, m))
+		parts[i] = b.shardParam
+	}
+	inner, err := s.factory(parts)
+	if err != nil {
+		return fmt.Errorf("ddp: the sharded optimizer: %w", err)
+	}
+	for g, lr := range s.lr {
+		inner.SetLR(g, lr)
+	}
+	s.d, s.inner = d, inner
+	return nil
+}
+
+// Step updates this rank's parts with the reduced gradients and
+// all-gathers every bucket's parts into the parameters.
+func (s *ShardedOptimizer) Step() error {
+	if s.inner == nil {
+		return errUnbound
+	}
+	if err := s.inner.Step(); err != nil {
+		return err
+	}
+	d := s.d
+	works := make([]*comm.Work, len(d.buckets))
+	for i, b := range d.buckets {
+		works[i] = comm.AllGatherAsync(d.g, b.paramFlat, b.shardParam.Float32s())
+	}
+	var errs []error
+	for i, b := range d.buckets {
+		if err := works[i].Wait(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, p := range b.params {
+			copy(p.t.Float32s(), b.paramFlat[p.off:p.off+p.n])
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("ddp: gathering the updated parameters: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// ZeroGrad clears the gradient buckets (the parameters' Grads).
+func (s *ShardedOptimizer) ZeroGrad() {
+	if s.d == nil {
+		return
+	}
+	for _, b := range s.d.buckets {
+		clear(b.f32)
+	}
+}
+
+// NumGroups is 1.
+func (s *ShardedOptimizer) NumGroups() int { return 1 }
+
+// LR returns the learning rate of group g.
+func (s *ShardedOptimizer) LR(g int) float64 {
+	if s.inner == nil {
+		return s.lr[g]
+	}
+	return s.inner.LR(g)
+}
+
+// SetLR sets the learning rate of group g (kept until bound).
+func (s *ShardedOptimizer) SetLR(g int, lr float64) {
+	s.lr[g] = lr
+	if s.inner != nil {
+		s.inner.SetLR(g, lr)
+	}
+}
+
+// State returns this rank's part of the optimizer state: not a state a
+// single process could load (checkpoints of sharded runs are not
+// supported yet).
+func (s *ShardedOptimizer) State() *optim.StateDict {
+	if s.inner == nil {
+		return &optim.StateDict{}
+	}
+	return s.inner.State()
+}
+
+// LoadState refuses: see State.
+func (s *ShardedOptimizer) LoadState(*optim.StateDict) error {
+	return errors.New("ddp: a sharded optimizer's state cannot be restored (checkpoints of ZeRO runs are not supported yet)")
+}
+
+// StateBytes is the memory of this rank's optimizer state buffers.
+func (s *ShardedOptimizer) StateBytes() int64 {
+	if s.inner == nil {
+		return 0
+	}
+	return StateBytes(s.inner)
+}
+
+// StateBytes is the memory of an optimizer's state buffers.
+func StateBytes(o optim.Optimizer) int64 {
+	n := int64(0)
+	for _, t := range o.State().Tensors {
+		n += int64(t.Numel() * t.DType().Size())
+	}
+	return n
+}
