@@ -164,3 +164,25 @@ func TestGridForms(t *testing.T) {
 		}
 	}
 }
+
+func TestInlineParams(t *testing.T) {
+	type shared struct {
+		RegParam float64 `yaml:"regParam"`
+		MaxIter  int     `yaml:"maxIter"`
+	}
+	type est struct {
+		shared `yaml:",inline"`
+		Family string `yaml:"family"`
+	}
+	e := &est{shared: shared{MaxIter: 100}, Family: "auto"}
+	if err := DecodeParams(e, "{regParam: 0.5, family: multinomial}"); err != nil || e.RegParam != 0.5 || e.MaxIter != 100 || e.Family != "multinomial" {
+		t.Fatalf("inline params: %+v, %v", e, err)
+	}
+	if err := DecodeParams(e, "{maxIter: 2.5}"); err == nil || !strings.Contains(err.Error(), "params.maxIter: want an integer") {
+		t.Fatalf("a float for an inline int: %v", err)
+	}
+	err := DecodeParams(e, "{regparam: 1}")
+	if err == nil || !strings.Contains(err.Error(), `unknown key "regparam" in params (known keys: regParam, maxIter, family)`) {
+		t.Fatalf("unknown key: %v", err)
+	}
+}

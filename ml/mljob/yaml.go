@@ -54,6 +54,40 @@ func yamlName(f reflect.StructField) string {
 	return name
 }
 
+// yamlFields collects the YAML keys of struct type t and their fields, in
+// order, the fields of `yaml:",inline"` structs flattened in place (a
+// stage whose shared parameters are an embedded struct).
+func yamlFields(t reflect.Type, fields map[string]reflect.StructField, names *[]string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if _, opts, _ := strings.Cut(f.Tag.Get("yaml"), ","); f.Tag.Get("yaml") != "-" && hasOpt(opts, "inline") {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				yamlFields(ft, fields, names)
+				continue
+			}
+		}
+		if name := yamlName(f); name != "" {
+			if _, dup := fields[name]; !dup {
+				*names = append(*names, name)
+			}
+			fields[name] = f
+		}
+	}
+}
+
+func hasOpt(opts, opt string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == opt {
+			return true
+		}
+	}
+	return false
+}
+
 // maxExpandedNodes bounds the size of a YAML tree with every alias
 // expanded (a "billion laughs" would otherwise run for hours).
 const maxExpandedNodes = 100_000
@@ -125,12 +159,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 		}
 		fields := map[string]reflect.StructField{}
 		var names []string
-		for i := range t.NumField() {
-			if name := yamlName(t.Field(i)); name != "" {
-				fields[name] = t.Field(i)
-				names = append(names, name)
-			}
-		}
+		yamlFields(t, fields, &names)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			f, ok := fields[k.Value]
