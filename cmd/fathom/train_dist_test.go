@@ -69,7 +69,7 @@ func TestTrainDataParallel(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prof := filepath.Join(dir, "cpu.prof")
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
 	cmd := exec.CommandContext(ctx, exe, "run", "-n", "2", "--", exe, "train", "../../examples/iris.yaml",
 		"--json", "--quiet", "--set", "output.dir="+dir, "--cpuprofile", prof)
 	cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
