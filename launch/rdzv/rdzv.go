@@ -615,6 +615,10 @@ func (s *Session) Final(ctx context.Context, r int) error {
 type Change struct {
 	// What describes it: "node 10.0.0.2/694d... left", "... joined".
 	What string
+	// Left is set when the round cannot end normally: a member left (or
+	// this node lost its lease, or etcd is out of reach). A join is not:
+	// every member is still there to tell how its workers ended.
+	Left bool
 	// Err is set when the watch itself failed (etcd out of reach for
 	// longer than Config.Timeout, or this node's lease lost).
 	Err error
@@ -637,7 +641,7 @@ func (s *Session) Watch(ctx context.Context, r Round) (changes <-chan Change, st
 			case <-ctx.Done():
 				return
 			case <-s.lost:
-				out <- Change{What: "this node's lease was lost", Err: ErrLeaseLost}
+				out <- Change{What: "this node's lease was lost", Left: true, Err: ErrLeaseLost}
 				return
 			case <-tick.C:
 			}
@@ -650,7 +654,7 @@ func (s *Session) Watch(ctx context.Context, r Round) (changes <-chan Change, st
 					failingSince = time.Now()
 				}
 				if time.Since(failingSince) > s.cfg.Timeout {
-					out <- Change{What: "etcd out of reach", Err: err}
+					out <- Change{What: "etcd out of reach", Left: true, Err: err}
 					return
 				}
 				continue
@@ -668,12 +672,12 @@ func (s *Session) Watch(ctx context.Context, r Round) (changes <-chan Change, st
 // change finds a change of membership of the running round r in snap.
 func change(r Round, snap snapshot, self string, maxNodes int) (Change, bool) {
 	if !snap.alive[self] {
-		return Change{What: "this node's lease was lost", Err: ErrLeaseLost}, true
+		return Change{What: "this node's lease was lost", Left: true, Err: ErrLeaseLost}, true
 	}
 	final := snap.final[r.Number]
 	for _, m := range r.Members {
 		if !snap.alive[m.Name] && !final[m.Name] {
-			return Change{What: fmt.Sprintf("node %s/%s left", m.Host, m.Name)}, true
+			return Change{What: fmt.Sprintf("node %s/%s left", m.Host, m.Name), Left: true}, true
 		}
 	}
 	for _, m := range snap.next {

@@ -68,20 +68,21 @@ func TestChange(t *testing.T) {
 		snap    snapshot
 		max     int
 		want    string // "" for no change
+		left    bool
 		wantErr error
 	}{
-		{"quiet", round, snapshot{alive: all}, 3, "", nil},
-		{"member left", round, snapshot{alive: map[string]bool{"a": true}}, 3, "node h/b left", nil},
-		{"member ended the job", round, snapshot{alive: map[string]bool{"a": true}, final: map[int]map[string]bool{4: {"b": true}}}, 3, "", nil},
-		{"stranger joined", round, snapshot{alive: all, next: members("x")}, 3, "node h/x joined", nil},
-		{"stranger waits at max", round, snapshot{alive: all, next: members("x")}, 2, "", nil},
-		{"member went on", round, snapshot{alive: all, next: members("b")}, 2, "node h/b went on to round 5", nil},
-		{"own registration ignored", round, snapshot{alive: all, next: members("a")}, 2, "", nil},
-		{"own lease lost", round, snapshot{alive: map[string]bool{"b": true}}, 3, "this node's lease was lost", ErrLeaseLost},
+		{"quiet", round, snapshot{alive: all}, 3, "", false, nil},
+		{"member left", round, snapshot{alive: map[string]bool{"a": true}}, 3, "node h/b left", true, nil},
+		{"member ended the job", round, snapshot{alive: map[string]bool{"a": true}, final: map[int]map[string]bool{4: {"b": true}}}, 3, "", false, nil},
+		{"stranger joined", round, snapshot{alive: all, next: members("x")}, 3, "node h/x joined", false, nil},
+		{"stranger waits at max", round, snapshot{alive: all, next: members("x")}, 2, "", false, nil},
+		{"member went on", round, snapshot{alive: all, next: members("b")}, 2, "node h/b went on to round 5", false, nil},
+		{"own registration ignored", round, snapshot{alive: all, next: members("a")}, 2, "", false, nil},
+		{"own lease lost", round, snapshot{alive: map[string]bool{"b": true}}, 3, "this node's lease was lost", true, ErrLeaseLost},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			c, ok := change(test.r, test.snap, "a", test.max)
-			if ok != (test.want != "") || c.What != test.want || !errors.Is(c.Err, test.wantErr) || (test.wantErr == nil && c.Err != nil) {
+			if ok != (test.want != "") || c.What != test.want || c.Left != test.left || !errors.Is(c.Err, test.wantErr) || (test.wantErr == nil && c.Err != nil) {
 				t.Errorf("change = %+v, %v; want %q (err %v)", c, ok, test.want, test.wantErr)
 			}
 		})
