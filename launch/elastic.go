@@ -226,8 +226,12 @@ func (l *launcher) runRound(ctx context.Context, s *rdzv.Session, round rdzv.Rou
 		return lost(err)
 	}
 	defer co.close()
-	l.notef("fathom run: %s; this is node %d, ranks %d-%d of %d, store %s:%d\n", round, round.Rank,
-		round.Rank*l.cfg.NProcPerNode, (round.Rank+1)*l.cfg.NProcPerNode-1, nnodes*l.cfg.NProcPerNode, l.cfg.MasterAddr, l.port)
+	ranks := strconv.Itoa(round.Rank * l.cfg.NProcPerNode)
+	if l.cfg.NProcPerNode > 1 {
+		ranks += ".." + strconv.Itoa((round.Rank+1)*l.cfg.NProcPerNode-1)
+	}
+	l.notef("fathom run: %s; this is node %d (rank %s of world size %d), store %s:%d\n", round, round.Rank,
+		ranks, nnodes*l.cfg.NProcPerNode, l.cfg.MasterAddr, l.port)
 	res.MasterAddr, res.MasterPort = l.cfg.MasterAddr, l.port
 
 	failed, stopWatchFailed := co.watch(rctx, r)
