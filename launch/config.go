@@ -211,9 +211,7 @@ func (c Config) Validate() error {
 		return bad("node-rank %d out of range [0, %d)", c.NodeRank, c.NNodes)
 	case c.MasterPort < 0 || c.MasterPort > 65535:
 		return bad("master-port %d out of range [0, 65535]", c.MasterPort)
-	case c.elastic():
-		return c.validateElastic()
-	case c.NNodes > 1 && c.MasterPort == 0:
+	case !c.elastic() && c.NNodes > 1 && c.MasterPort == 0:
 		return bad("nnodes is %d: every node must be given the same --master-port", c.NNodes)
 	case strings.ContainsAny(c.MasterAddr, " \t\n="):
 		return bad("master-addr %q is not a host name or address", c.MasterAddr)
@@ -223,6 +221,8 @@ func (c Config) Validate() error {
 		return bad("rdzv-timeout %v is negative", c.RendezvousTimeout)
 	case c.ThreadsPerWorker < AutoThreads:
 		return bad("threads-per-worker %d is negative", c.ThreadsPerWorker)
+	case c.elastic():
+		return c.validateElastic()
 	}
 	return nil
 }

@@ -196,3 +196,23 @@ func TestParseArgsElasticErrors(t *testing.T) {
 		}
 	}
 }
+
+// The checks shared with the static backend apply to the etcd one too.
+func TestValidateElasticSharedChecks(t *testing.T) {
+	base := Config{Command: []string{"w"}, RendezvousBackend: BackendEtcd, RendezvousEndpoint: "127.0.0.1:2379", RendezvousID: "j", NNodes: 2, MinNodes: 1}
+	if err := base.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.MaxRestarts = -1 },
+		func(c *Config) { c.RendezvousTimeout = -time.Second },
+		func(c *Config) { c.ThreadsPerWorker = -2 },
+		func(c *Config) { c.RendezvousHost = "a b" },
+	} {
+		c := base
+		edit(&c)
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("Validate(%+v) = %v, want ErrConfig", c, err)
+		}
+	}
+}

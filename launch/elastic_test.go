@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,7 @@ func TestElastic(t *testing.T) {
 	// (a) Two launchers with --nnodes 1:2 form one round of two nodes
 	// (MAX closes it at once) and finish.
 	t.Run("one round of two", func(t *testing.T) {
+		before := runtime.NumGoroutine()
 		var chs [2]<-chan runOutcome
 		var outs [2]*syncBuffer
 		for i := range 2 {
@@ -99,6 +101,7 @@ func TestElastic(t *testing.T) {
 				t.Errorf("no %q in:\n%s", want, all)
 			}
 		}
+		checkNoLeak(t, before)
 	})
 
 	// (b) A node leaves: B's launcher is stopped mid-run; A goes on to a

@@ -54,7 +54,7 @@ type runResultJSON struct {
 	// Rounds and Round: with --rdzv-backend etcd, how many rounds this
 	// node took part in and the number of the last.
 	Rounds      int             `json:"rounds,omitempty"`
-	Round       int             `json:"round,omitempty"`
+	Round       *int            `json:"round,omitempty"`
 	Interrupted bool            `json:"interrupted"`
 	Seconds     float64         `json:"seconds"`
 	MasterAddr  string          `json:"master_addr"`
@@ -113,7 +113,10 @@ func runJSON(res launch.Result, err error) runResultJSON {
 		}
 		return out
 	}
-	var culprit *int
+	var culprit, round *int
+	if res.Rounds > 0 {
+		round = &res.Round
+	}
 	if c, _ := res.Culprit(); c >= 0 {
 		culprit = &c
 	}
@@ -122,7 +125,7 @@ func runJSON(res launch.Result, err error) runResultJSON {
 		OK:          err == nil,
 		Restarts:    res.Restarts,
 		Rounds:      res.Rounds,
-		Round:       res.Round,
+		Round:       round,
 		Interrupted: res.Interrupted,
 		Seconds:     res.Duration.Seconds(),
 		MasterAddr:  res.MasterAddr,
