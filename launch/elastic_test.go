@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -134,6 +136,50 @@ func TestElastic(t *testing.T) {
 			t.Errorf("A did not finish alone in round 1:\n%s", outA)
 		}
 	})
+
+	// (b') A node dies: B's launcher, in a process of its own, is killed
+	// (SIGKILL; its workers die with it); its lease expires and A goes on
+	// alone, whether its workers saw the loss first or etcd did.
+	for _, bFirst := range []bool{false, true} {
+		// B starting first is likely node 0: its death takes the round's
+		// store with it.
+		t.Run(fmt.Sprintf("a node dies (it starts first: %v)", bFirst), func(t *testing.T) {
+			id := fmt.Sprintf("f-%v", bFirst)
+			cfgA, outA := elasticConfig(t, endpoint, id, 1, 2, 1, "elastic", "1", "3")
+			cfgA.RendezvousLastCall = time.Second
+			outB := &syncBuffer{}
+			b := exec.Command(os.Args[0], "launcher", "--nnodes", "1:2", "--rdzv-backend", "etcd", "--rdzv-endpoint", endpoint,
+				"--rdzv-id", id, "--rdzv-host", "127.0.0.1", "--rdzv-last-call", "1s", "--rdzv-timeout", "20s", "--grace", "2s",
+				"--", os.Args[0], "elastic", "1", "3")
+			b.Env, b.Stdout, b.Stderr = cfgA.Env, outB, outB
+			if err := b.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { b.Process.Kill(); b.Wait() }()
+			if bFirst {
+				time.Sleep(300 * time.Millisecond) // not needed for the outcome, only for which path it takes
+			}
+			chA, cancelA := start(cfgA)
+			defer cancelA()
+			outA.waitFor(t, "world=2 round=", 1)
+			outB.waitFor(t, "world=2 round=", 1)
+			b.Process.Kill()
+			b.Wait()
+			o := wait(t, chA, outA)
+			if o.err != nil {
+				t.Fatalf("A: %v\n%s\nB:\n%s", o.err, outA, outB)
+			}
+			if o.res.Rounds < 2 || o.res.Restarts != 0 {
+				t.Errorf("A: rounds %d, restarts %d; want at least 2, 0\n%s", o.res.Rounds, o.res.Restarts, outA)
+			}
+			if !strings.Contains(outA.String(), fmt.Sprintf("[0] rank=0 world=1 round=%d steps=3 done", o.res.Round)) {
+				t.Errorf("A did not finish alone:\n%s", outA)
+			}
+			if testing.Verbose() {
+				t.Logf("A:\n%s", outA)
+			}
+		})
+	}
 
 	// (c) A node joins: A runs alone (MIN 1) with long-lived workers; B
 	// starts with the same id; both end up in round 1 of two nodes and

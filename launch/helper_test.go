@@ -160,6 +160,17 @@ func helperMain(args []string) {
 			fmt.Fprintln(os.Stderr, "close:", err)
 			os.Exit(5)
 		}
+	case "launcher": // launcher FLAGS... -- CMD...: a launcher in its own process (to be killed), leases of 2s
+		cfg, err := ParseArgs(args[1:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "launcher:", err)
+			os.Exit(97)
+		}
+		cfg.RendezvousTTL = 2 * time.Second
+		if _, err := Run(context.Background(), cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "launcher:", err)
+			os.Exit(1)
+		}
 	case "restart": // restart K: rank 1 fails while FATHOM_RESTART_COUNT < K
 		count, _ := strconv.Atoi(os.Getenv(distenv.RestartCount))
 		fmt.Printf("count=%d\n", count)
