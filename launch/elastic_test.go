@@ -233,6 +233,40 @@ func TestElastic(t *testing.T) {
 		}
 	})
 
+	// With two nodes present, a worker killed on one of them restarts both
+	// in the next round, counting one restart (a round of fixed size 2).
+	t.Run("failure on one of two nodes", func(t *testing.T) {
+		var chs [2]<-chan runOutcome
+		var outs [2]*syncBuffer
+		for i := range 2 {
+			cfg, out := elasticConfig(t, endpoint, "g", 2, 2, 2, "collective", "3")
+			cfg.MaxRestarts = 1
+			var cancel context.CancelFunc
+			chs[i], cancel = start(cfg)
+			defer cancel()
+			outs[i] = out
+		}
+		all := ""
+		for i := range 2 {
+			o := wait(t, chs[i], outs[i])
+			if o.err != nil {
+				t.Fatalf("launcher %d: %v\n%s", i, o.err, outs[i])
+			}
+			if o.res.Restarts != 1 || o.res.Round != 1 {
+				t.Errorf("launcher %d: restarts %d, round %d; want 1, 1\n%s", i, o.res.Restarts, o.res.Round, outs[i])
+			}
+			if !strings.Contains(outs[i].String(), "going on to a new round (restart 1 of 1)") {
+				t.Errorf("launcher %d: no restart notice:\n%s", i, outs[i])
+			}
+			all += outs[i].String()
+		}
+		for r := range 4 {
+			if want := fmt.Sprintf("[%d] attempt=1 step=2 sum=10\n", r); !strings.Contains(all, want) {
+				t.Errorf("no %q in:\n%s", want, all)
+			}
+		}
+	})
+
 	// A finished job's id is not reused by mistake.
 	t.Run("ended id", func(t *testing.T) {
 		cfg, out := elasticConfig(t, endpoint, "e", 1, 1, 1, "env")
