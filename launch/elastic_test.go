@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -264,6 +265,18 @@ func TestElastic(t *testing.T) {
 			if want := fmt.Sprintf("[%d] attempt=1 step=2 sum=10\n", r); !strings.Contains(all, want) {
 				t.Errorf("no %q in:\n%s", want, all)
 			}
+		}
+	})
+
+	// A signal while the rendezvous waits for MIN nodes ends the wait.
+	t.Run("signal while waiting", func(t *testing.T) {
+		cfg, out := elasticConfig(t, endpoint, "h", 2, 2, 1, "env")
+		sigs := make(chan os.Signal, 1)
+		sigs <- syscall.SIGTERM
+		cfg.Signals = sigs
+		res, err := Run(context.Background(), cfg)
+		if !errors.Is(err, ErrInterrupted) || res.Signal != syscall.SIGTERM {
+			t.Fatalf("err = %v, signal %v\n%s", err, res.Signal, out)
 		}
 	})
 

@@ -42,5 +42,6 @@
 //	defer s.Close()
 //	r, err := s.Join(ctx, -1, 0, "")
 //	// r.Members[r.Rank] is this node; node 0 publishes its store with PublishStore
-//	ch := s.Watch(ctx, r) // a value arrives when a node joins or leaves
+//	changes, stop := s.Watch(ctx, r) // a value arrives when a node joins or leaves
+//	defer stop()
 package rdzv
