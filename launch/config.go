@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fathom-ml/fathom/launch/rdzv"
 	"github.com/spf13/pflag"
 )
 
@@ -20,6 +21,18 @@ const (
 	// DefaultRendezvousTimeout is Config.RendezvousTimeout's default.
 	DefaultRendezvousTimeout = 5 * time.Minute
 	DefaultTailLines         = 10
+	// DefaultRendezvousLastCall is Config.RendezvousLastCall's default.
+	DefaultRendezvousLastCall = rdzv.DefaultLastCall
+)
+
+// Rendezvous backends (Config.RendezvousBackend, --rdzv-backend).
+const (
+	// BackendStatic is the default: a fixed number of nodes, each given
+	// its --node-rank, meeting in node 0's store on MASTER_ADDR:MASTER_PORT.
+	BackendStatic = "static"
+	// BackendEtcd: elastic membership, the launchers meet in etcd and form
+	// numbered rounds of MinNodes to NNodes nodes (package launch/rdzv).
+	BackendEtcd = "etcd"
 )
 
 // AutoThreads as Config.ThreadsPerWorker splits this machine's CPUs evenly
@@ -44,7 +57,13 @@ type Config struct {
 	// (LOCAL_WORLD_SIZE). 0 means 1.
 	NProcPerNode int
 	// NNodes is M, the number of launchers (nodes) in the job. 0 means 1.
+	// With the etcd backend it is the largest number of nodes a round may
+	// have (MAX of --nnodes MIN:MAX).
 	NNodes int
+	// MinNodes, with the etcd backend, is the smallest number of nodes a
+	// round may start with (MIN of --nnodes MIN:MAX). 0 means NNodes: a
+	// round of fixed size. Without a backend it must be 0 or NNodes.
+	MinNodes int
 	// NodeRank is this node's index in [0, NNodes).
 	NodeRank int
 	// MasterAddr is the host of global rank 0 (MASTER_ADDR).
@@ -62,9 +81,30 @@ type Config struct {
 	// right after the first signal.
 	Grace time.Duration
 	// RendezvousTimeout bounds how long the launchers of a job of several
-	// nodes wait for each other: to join an attempt, and to report its end
-	// (0 means DefaultRendezvousTimeout).
+	// nodes wait for each other: to join an attempt, and to report its end;
+	// with the etcd backend also to form a round (0 means
+	// DefaultRendezvousTimeout).
 	RendezvousTimeout time.Duration
+	// RendezvousBackend is BackendStatic ("" means it) or BackendEtcd.
+	RendezvousBackend string
+	// RendezvousEndpoint is the etcd cluster's client address, HOST:PORT
+	// (several, comma-separated, for a cluster of several members).
+	RendezvousEndpoint string
+	// RendezvousID names the job in etcd: every launcher of one job uses
+	// the same, and a new job a new one.
+	RendezvousID string
+	// RendezvousHost is the address this node advertises when it is node 0
+	// of a round (its store listens there); "" means the local address
+	// from which it reaches etcd.
+	RendezvousHost string
+	// RendezvousLastCall is how long a round that has MinNodes (but not
+	// NNodes) nodes waits for more before it starts. 0 means
+	// DefaultRendezvousLastCall; negative means no wait.
+	RendezvousLastCall time.Duration
+	// RendezvousTTL is the lease of a launcher's keys in etcd: a node that
+	// dies is seen gone after about that long. 0 means rdzv.DefaultTTL.
+	RendezvousTTL time.Duration
+
 	// ThreadsPerWorker, when > 0, sets GOMAXPROCS and OMP_NUM_THREADS of
 	// every worker; AutoThreads splits the CPUs evenly; 0 leaves both alone.
 	ThreadsPerWorker int
@@ -111,6 +151,12 @@ func (c Config) withDefaults() Config {
 	if c.NNodes == 0 {
 		c.NNodes = 1
 	}
+	if c.MinNodes == 0 {
+		c.MinNodes = c.NNodes
+	}
+	if c.RendezvousBackend == "" {
+		c.RendezvousBackend = BackendStatic
+	}
 	if c.MasterAddr == "" {
 		c.MasterAddr = DefaultMasterAddr
 	}
@@ -152,13 +198,20 @@ func (c Config) Validate() error {
 		return bad("nproc-per-node %d out of range [1, %d]", c.NProcPerNode, maxProcsPerNode)
 	case c.NNodes < 1 || c.NNodes > maxNodes:
 		return bad("nnodes %d out of range [1, %d]", c.NNodes, maxNodes)
+	case c.MinNodes < 1 || c.MinNodes > c.NNodes:
+		return bad("nnodes %d:%d: want MIN:MAX with 1 <= MIN <= MAX", c.MinNodes, c.NNodes)
+	case c.RendezvousBackend != BackendStatic && c.RendezvousBackend != BackendEtcd:
+		return bad("rdzv-backend %q: want %q or %q", c.RendezvousBackend, BackendStatic, BackendEtcd)
+	case c.RendezvousBackend == BackendStatic && c.MinNodes != c.NNodes:
+		return bad("nnodes %d:%d: a range of nodes needs an elastic rendezvous (--rdzv-backend %s --rdzv-endpoint HOST:PORT --rdzv-id JOB)",
+			c.MinNodes, c.NNodes, BackendEtcd)
 	case c.NNodes*c.NProcPerNode > maxWorldSize:
 		return bad("world size %d x %d exceeds %d", c.NNodes, c.NProcPerNode, maxWorldSize)
 	case c.NodeRank < 0 || c.NodeRank >= c.NNodes:
 		return bad("node-rank %d out of range [0, %d)", c.NodeRank, c.NNodes)
 	case c.MasterPort < 0 || c.MasterPort > 65535:
 		return bad("master-port %d out of range [0, 65535]", c.MasterPort)
-	case c.NNodes > 1 && c.MasterPort == 0:
+	case !c.elastic() && c.NNodes > 1 && c.MasterPort == 0:
 		return bad("nnodes is %d: every node must be given the same --master-port", c.NNodes)
 	case strings.ContainsAny(c.MasterAddr, " \t\n="):
 		return bad("master-addr %q is not a host name or address", c.MasterAddr)
@@ -168,8 +221,57 @@ func (c Config) Validate() error {
 		return bad("rdzv-timeout %v is negative", c.RendezvousTimeout)
 	case c.ThreadsPerWorker < AutoThreads:
 		return bad("threads-per-worker %d is negative", c.ThreadsPerWorker)
+	case c.elastic():
+		return c.validateElastic()
 	}
 	return nil
+}
+
+// elastic reports whether the nodes meet in etcd (after withDefaults).
+func (c Config) elastic() bool { return c.RendezvousBackend == BackendEtcd }
+
+// validateElastic checks the settings of the etcd backend; c has its
+// defaults and passed the checks before.
+func (c Config) validateElastic() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.NodeRank != 0:
+		return bad("--node-rank %d: with --rdzv-backend %s the rendezvous gives every node its rank", c.NodeRank, BackendEtcd)
+	case c.MasterPort != 0:
+		return bad("--master-port %d: with --rdzv-backend %s node 0 of every round picks a free port for its store (set --rdzv-host for its address)", c.MasterPort, BackendEtcd)
+	case c.RendezvousEndpoint == "":
+		return bad("--rdzv-backend %s needs --rdzv-endpoint HOST:PORT (the etcd cluster's client address)", BackendEtcd)
+	case c.RendezvousID == "":
+		return bad("--rdzv-backend %s needs --rdzv-id JOB (the same on every node, a new one for every job)", BackendEtcd)
+	case strings.ContainsAny(c.RendezvousHost, " \t\n=/"):
+		return bad("rdzv-host %q is not a host name or address", c.RendezvousHost)
+	}
+	if err := c.rdzvConfig().Validate(); err != nil {
+		return bad("%v", strings.TrimPrefix(err.Error(), rdzv.ErrConfig.Error()+": "))
+	}
+	return nil
+}
+
+// rdzvConfig is the etcd rendezvous's configuration.
+func (c Config) rdzvConfig() rdzv.Config {
+	var endpoints []string
+	for _, e := range strings.Split(c.RendezvousEndpoint, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			endpoints = append(endpoints, e)
+		}
+	}
+	return rdzv.Config{
+		Endpoints: endpoints,
+		ID:        c.RendezvousID,
+		MinNodes:  c.MinNodes,
+		MaxNodes:  c.NNodes,
+		Host:      c.RendezvousHost,
+		TTL:       c.RendezvousTTL,
+		LastCall:  c.RendezvousLastCall,
+		Timeout:   c.RendezvousTimeout,
+	}
 }
 
 // threads returns the GOMAXPROCS value to give each worker, 0 for none.
@@ -183,16 +285,23 @@ func (c Config) threads() int {
 // AddFlags registers the launcher's command-line flags on fs, bound to c's
 // fields and using c's current values as defaults. The flag names follow
 // torchrun's (with dashes): -n/--nproc-per-node, --nnodes, --node-rank,
-// --master-addr, --master-port, --max-restarts, plus --rdzv-timeout, --grace,
-// --threads-per-worker, --no-prefix and --tail-lines.
+// --master-addr, --master-port, --max-restarts, --rdzv-backend,
+// --rdzv-endpoint, --rdzv-id, plus --rdzv-host, --rdzv-last-call,
+// --rdzv-timeout, --grace, --threads-per-worker, --no-prefix and
+// --tail-lines. --nnodes takes N or, with --rdzv-backend etcd, MIN:MAX.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.VarP((*positiveValue)(&c.NProcPerNode), "nproc-per-node", "n", "number of workers to start on this node")
-	fs.Var((*positiveValue)(&c.NNodes), "nnodes", "number of nodes (one launcher each) in the job")
+	fs.Var(&nnodesValue{min: &c.MinNodes, max: &c.NNodes}, "nnodes", "number of nodes (one launcher each) in the job: N, or MIN:MAX with --rdzv-backend etcd")
 	fs.IntVar(&c.NodeRank, "node-rank", c.NodeRank, "this node's index in [0, nnodes)")
 	fs.StringVar(&c.MasterAddr, "master-addr", c.MasterAddr, "host of global rank 0 (MASTER_ADDR)")
 	fs.IntVar(&c.MasterPort, "master-port", c.MasterPort, "port of the rendezvous on master-addr (MASTER_PORT); 0 picks a free port (single node only)")
 	fs.IntVar(&c.MaxRestarts, "max-restarts", c.MaxRestarts, "restart the workers up to this many times after a worker failure (with several nodes, every node's together)")
-	fs.DurationVar(&c.RendezvousTimeout, "rdzv-timeout", c.RendezvousTimeout, "with several nodes: how long the launchers wait for each other to start or end an attempt (0: 5m)")
+	fs.DurationVar(&c.RendezvousTimeout, "rdzv-timeout", c.RendezvousTimeout, "with several nodes: how long the launchers wait for each other to start or end an attempt, or to form a round (0: 5m)")
+	fs.StringVar(&c.RendezvousBackend, "rdzv-backend", c.RendezvousBackend, "\"static\" (default: --node-rank, --master-addr, --master-port) or \"etcd\" (elastic membership: the launchers meet in etcd)")
+	fs.StringVar(&c.RendezvousEndpoint, "rdzv-endpoint", c.RendezvousEndpoint, "with --rdzv-backend etcd: the etcd client address HOST:PORT (comma-separated for several)")
+	fs.StringVar(&c.RendezvousID, "rdzv-id", c.RendezvousID, "with --rdzv-backend etcd: the job's name in etcd, the same on every node and new for every job")
+	fs.StringVar(&c.RendezvousHost, "rdzv-host", c.RendezvousHost, "with --rdzv-backend etcd: this node's address for the others (its store listens there when it is node 0 of a round); default: the address it reaches etcd from")
+	fs.DurationVar(&c.RendezvousLastCall, "rdzv-last-call", c.RendezvousLastCall, "with --rdzv-backend etcd: how long a round that has MIN nodes waits for more (0: 3s)")
 	fs.Var((*graceValue)(&c.Grace), "grace", "time between SIGTERM and SIGKILL when stopping workers (0: none)")
 	fs.Var((*threadsValue)(&c.ThreadsPerWorker), "threads-per-worker", "set GOMAXPROCS and OMP_NUM_THREADS of each worker to this number, or \"auto\" (CPUs / nproc-per-node); unset leaves them alone")
 	fs.BoolVar(&c.NoPrefix, "no-prefix", c.NoPrefix, "do not prefix worker output lines with \"[rank] \"")
@@ -222,6 +331,39 @@ func ParseArgs(args []string) (Config, error) {
 // The flag values below give the command line natural meanings where the
 // Config's zero value means "default": -n 0 is an error, --grace 0 means
 // no grace, --tail-lines 0 means no lines.
+
+// nnodesValue is --nnodes: N (MinNodes 0: fixed), or MIN:MAX.
+type nnodesValue struct{ min, max *int }
+
+func (v *nnodesValue) String() string {
+	if v.max == nil {
+		return ""
+	}
+	if *v.min != 0 && *v.min != *v.max {
+		return strconv.Itoa(*v.min) + ":" + strconv.Itoa(*v.max)
+	}
+	return strconv.Itoa(*v.max)
+}
+
+func (v *nnodesValue) Type() string { return "N|MIN:MAX" }
+
+func (v *nnodesValue) Set(s string) error {
+	lo, hi, isRange := strings.Cut(s, ":")
+	minN, err1 := strconv.Atoi(lo)
+	maxN, err2 := strconv.Atoi(hi)
+	if !isRange {
+		maxN, err2 = minN, err1
+	}
+	if err1 != nil || err2 != nil || minN < 1 || maxN < minN {
+		return fmt.Errorf("%q: want a positive integer N or MIN:MAX with 1 <= MIN <= MAX", s)
+	}
+	*v.max = maxN
+	*v.min = 0
+	if isRange {
+		*v.min = minN
+	}
+	return nil
+}
 
 // positiveValue is an int flag that must be at least 1.
 type positiveValue int

@@ -3,6 +3,7 @@ package launch
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -128,5 +129,90 @@ func TestParseThreads(t *testing.T) {
 	c := Config{NProcPerNode: 1 << 12, ThreadsPerWorker: AutoThreads}
 	if c.threads() != 1 {
 		t.Errorf("auto threads with more workers than CPUs = %d, want 1", c.threads())
+	}
+}
+
+func TestParseArgsElastic(t *testing.T) {
+	for _, test := range []struct {
+		args               []string
+		minNodes, maxNodes int
+		backend, endpoint  string
+		id, host           string
+		lastCall           time.Duration
+	}{
+		{[]string{"--nnodes", "1:4", "--rdzv-backend", "etcd", "--rdzv-endpoint", "10.0.0.5:2379", "--rdzv-id", "job-7", "w"},
+			1, 4, BackendEtcd, "10.0.0.5:2379", "job-7", "", 0},
+		{[]string{"--nnodes=2", "--rdzv-backend=etcd", "--rdzv-endpoint=a:1,b:2", "--rdzv-id=j", "--rdzv-host", "10.0.0.9", "--rdzv-last-call", "10s", "--", "w"},
+			2, 2, BackendEtcd, "a:1,b:2", "j", "10.0.0.9", 10 * time.Second},
+		{[]string{"--nnodes", "3:3", "--master-port", "1", "w"}, 3, 3, BackendStatic, "", "", "", 0},
+	} {
+		c, err := ParseArgs(test.args)
+		if err != nil {
+			t.Errorf("ParseArgs(%q): %v", test.args, err)
+			continue
+		}
+		c = c.withDefaults()
+		if c.MinNodes != test.minNodes || c.NNodes != test.maxNodes || c.RendezvousBackend != test.backend ||
+			c.RendezvousEndpoint != test.endpoint || c.RendezvousID != test.id || c.RendezvousHost != test.host || c.RendezvousLastCall != test.lastCall {
+			t.Errorf("ParseArgs(%q) = %+v", test.args, c)
+		}
+	}
+	v := nnodesValue{min: new(int), max: new(int)}
+	for _, s := range []string{"3", "1:4", "2:2"} {
+		if err := v.Set(s); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"2:2": "2"}[s]; v.String() != s && v.String() != want {
+			t.Errorf("--nnodes %s reads back as %q", s, v.String())
+		}
+	}
+}
+
+func TestParseArgsElasticErrors(t *testing.T) {
+	etcd := []string{"--rdzv-backend", "etcd", "--rdzv-endpoint", "127.0.0.1:2379", "--rdzv-id", "j"}
+	for _, test := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nnodes", "1:4", "w"}, "needs an elastic rendezvous"},
+		{[]string{"--nnodes", "3:2", "w"}, "MIN <= MAX"},
+		{[]string{"--nnodes", "0:2", "w"}, "MIN <= MAX"},
+		{[]string{"--nnodes", "1:", "w"}, "MIN:MAX"},
+		{[]string{"--nnodes", ":2", "w"}, "MIN:MAX"},
+		{[]string{"--nnodes", "1:2:3", "w"}, "MIN:MAX"},
+		{[]string{"--rdzv-backend", "zookeeper", "w"}, `want "static" or "etcd"`},
+		{[]string{"--rdzv-backend", "etcd", "--rdzv-id", "j", "w"}, "needs --rdzv-endpoint"},
+		{[]string{"--rdzv-backend", "etcd", "--rdzv-endpoint", "h:1", "w"}, "needs --rdzv-id"},
+		{append(etcd, "--node-rank", "1", "--nnodes", "2", "w"), "gives every node its rank"},
+		{append(etcd, "--master-port", "29500", "w"), "picks a free port"},
+		{append(etcd[:4:4], "--rdzv-id", "a/b", "w"), "rendezvous id"},
+		{[]string{"--rdzv-backend", "etcd", "--rdzv-endpoint", "nohost", "--rdzv-id", "j", "w"}, "want HOST:PORT"},
+	} {
+		c, err := ParseArgs(test.args)
+		if err == nil {
+			t.Errorf("ParseArgs(%q) = %+v, want an error", test.args, c)
+		} else if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), test.want) {
+			t.Errorf("ParseArgs(%q) error %v: want ErrConfig saying %q", test.args, err, test.want)
+		}
+	}
+}
+
+// The checks shared with the static backend apply to the etcd one too.
+func TestValidateElasticSharedChecks(t *testing.T) {
+	base := Config{Command: []string{"w"}, RendezvousBackend: BackendEtcd, RendezvousEndpoint: "127.0.0.1:2379", RendezvousID: "j", NNodes: 2, MinNodes: 1}
+	if err := base.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.MaxRestarts = -1 },
+		func(c *Config) { c.RendezvousTimeout = -time.Second },
+		func(c *Config) { c.ThreadsPerWorker = -2 },
+		func(c *Config) { c.RendezvousHost = "a b" },
+	} {
+		c := base
+		edit(&c)
+		if err := c.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("Validate(%+v) = %v, want ErrConfig", c, err)
+		}
 	}
 }

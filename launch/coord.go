@@ -32,6 +32,10 @@ import (
 //
 // The keys are the launchers' own ("launch/..."): the workers' are under
 // "g<g>/".
+//
+// With the etcd backend (elastic.go) the same protocol runs within each
+// round, in a store that the round's node 0 hosts for that round only: the
+// round's number is its generation, its members are the nodes.
 
 // coordinator is one launcher's end of that protocol.
 type coordinator struct {
@@ -51,20 +55,31 @@ func launcherRank(node int) int { return -1 - node }
 
 // openCoordinator hosts the store (node 0) and connects to it, and checks
 // that every node was started with the same restart budget and shape.
-func (l *launcher) openCoordinator(ctx context.Context) (_ *coordinator, err error) {
+func (l *launcher) openCoordinator(ctx context.Context) (*coordinator, error) {
 	cfg := l.cfg
-	c := &coordinator{node: cfg.NodeRank, nnodes: cfg.NNodes, token: []byte(l.token), timeout: cfg.RendezvousTimeout,
-		addr: net.JoinHostPort(cfg.MasterAddr, strconv.Itoa(l.port))}
+	addr := net.JoinHostPort(cfg.MasterAddr, strconv.Itoa(l.port))
+	var ln net.Listener
+	if cfg.NodeRank == 0 {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return nil, fmt.Errorf("launch: node 0 cannot host the job's store on %s: %w", addr, err)
+		}
+	}
+	shape := fmt.Sprintf("nnodes=%d nproc-per-node=%d max-restarts=%d", cfg.NNodes, cfg.NProcPerNode, cfg.MaxRestarts)
+	return l.newCoordinator(ctx, cfg.NodeRank, cfg.NNodes, addr, ln, shape)
+}
+
+// newCoordinator connects node of nnodes to the store at addr, serving it
+// first on ln when ln is not nil (node 0; the coordinator then owns ln), and
+// checks that every node was started with the same shape.
+func (l *launcher) newCoordinator(ctx context.Context, node, nnodes int, addr string, ln net.Listener, shape string) (_ *coordinator, err error) {
+	c := &coordinator{node: node, nnodes: nnodes, token: []byte(l.token), timeout: l.cfg.RendezvousTimeout, addr: addr}
 	defer func() {
 		if err != nil {
 			c.close()
 		}
 	}()
-	if c.node == 0 {
-		ln, err := net.Listen("tcp", c.addr)
-		if err != nil {
-			return nil, fmt.Errorf("launch: node 0 cannot host the job's store on %s: %w", c.addr, err)
-		}
+	if ln != nil {
 		c.server = store.Serve(ln, c.token, slog.New(slog.NewTextHandler(l.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -72,7 +87,6 @@ func (l *launcher) openCoordinator(ctx context.Context) (_ *coordinator, err err
 	if c.st, err = store.Dial(dctx, c.addr, c.token, launcherRank(c.node)); err != nil {
 		return nil, fmt.Errorf("launch: node %d: the job's store: %w", c.node, err)
 	}
-	shape := fmt.Sprintf("nnodes=%d nproc-per-node=%d max-restarts=%d", cfg.NNodes, cfg.NProcPerNode, cfg.MaxRestarts)
 	if c.node == 0 {
 		if err := c.st.Set(dctx, "launch/config", []byte(shape)); err != nil {
 			return nil, fmt.Errorf("launch: node 0: %w", err)
@@ -154,10 +168,11 @@ const (
 )
 
 // finish publishes this node's outcome of generation gen and returns
-// every node's, by node. Node 0 then waits (briefly) until every node has
-// read them, so that its store outlives their last read.
+// every node's, by node (waiting at most the rendezvous timeout, or until
+// ctx ends). Node 0 then calls linger, so that its store outlives the
+// others' last read.
 func (c *coordinator) finish(ctx context.Context, gen int, outcome string) ([]string, error) {
-	wctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	wctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	if err := c.st.Set(wctx, coordKey(gen, "exit/"+strconv.Itoa(c.node)), []byte(outcome)); err != nil {
 		return nil, fmt.Errorf("launch: node %d: %w", c.node, err)
@@ -177,14 +192,14 @@ func (c *coordinator) finish(ctx context.Context, gen int, outcome string) ([]st
 }
 
 // linger keeps node 0's store up until every node has read the outcomes
-// of generation gen (bounded by the rendezvous timeout).
-func (c *coordinator) linger(gen int) {
+// of generation gen (bounded by the rendezvous timeout and ctx).
+func (c *coordinator) linger(ctx context.Context, gen int) {
 	if c.server == nil {
 		return
 	}
 	deadline := time.Now().Add(c.timeout)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
 		n, err := c.st.Add(ctx, coordKey(gen, "seen"), 0)
 		cancel()
 		if err != nil || n >= int64(c.nnodes) {

@@ -118,6 +118,49 @@
 // deploy/ holds a Kubernetes example (an Indexed Job and a
 // headless Service).
 //
+// # Elastic membership over etcd
+//
+// With --rdzv-backend etcd the nodes need no ranks and no master: the
+// launchers meet in the user's etcd cluster (package launch/rdzv) and the
+// job's size may change while it runs, between MIN and MAX nodes:
+//
+//	every node: FATHOM_JOB_TOKEN=... fathom run -n 4 --nnodes 1:4 --rdzv-backend etcd \
+//	    --rdzv-endpoint 10.0.0.5:2379 --rdzv-id job-7 -- fathom train job.yaml
+//
+// The launchers form numbered rounds. A round closes once MIN nodes have
+// registered and --rdzv-last-call (3s) has passed without more, or at once
+// with MAX nodes; its member list is written once, by an etcd transaction,
+// and a node's rank is its place in the list (NNodes is its length). The
+// round's node 0 hosts a store for the round on a free port of its
+// address (--rdzv-host, else the address it reaches etcd from) and
+// publishes host:port in etcd; the coordinator protocol above then runs
+// within the round, and the workers get
+//
+//	WORLD_SIZE            (nodes in the round) * N
+//	RANK, GROUP_RANK      from the node's place in the round
+//	MASTER_ADDR/PORT      the round's store (FATHOM_STORE_HOSTED=1)
+//	FATHOM_RESTART_COUNT  the round's number: store keys are namespaced by it,
+//	                      and `fathom train` resumes from its checkpoint
+//
+// Each launcher's etcd keys are held by a lease it keeps alive (5s TTL). A
+// node that starts while a round runs registers for the next one; the
+// running nodes see that ("a node joins"), stop their workers (SIGTERM,
+// --grace) and go on to the next round together with it. A member whose
+// lease vanishes ("a node leaves": its launcher was stopped, which revokes
+// the lease at once, or it died and the lease expired) sends the others to
+// the next round too, without waiting for its word; so does a store or
+// coordinator error while a member is found gone. A launcher that is
+// interrupted leaves the job: it stops its workers and the others go on
+// without it. Changes of membership do not count against --max-restarts;
+// worker failures (all nodes present) do, as in a static job. A node that
+// comes when a round has MAX nodes waits as a standby for the next round
+// (at most --rdzv-timeout). Every etcd request has a timeout, and forming
+// a round is bounded by --rdzv-timeout. The rendezvous keys live under
+// /fathom/rdzv/<id>/; a job that ended refuses newcomers (rdzv.ErrEnded),
+// so every job needs a new --rdzv-id. FATHOM_JOB_TOKEN must be set on
+// every node: etcd holds no secret, but the round's store and every
+// worker connection prove the token.
+//
 // # Portability
 //
 // Process groups, signal forwarding and leftover cleanup need Unix. On

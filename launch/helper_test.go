@@ -130,6 +130,47 @@ func helperMain(args []string) {
 			fmt.Fprintln(os.Stderr, "close:", err)
 			os.Exit(5)
 		}
+	case "elastic": // elastic W STEPS: a real group of WORLD_SIZE; all-reduce until told to stop, or STEPS times when WORLD_SIZE is W
+		round, _ := strconv.Atoi(os.Getenv(distenv.RestartCount))
+		world, _ := strconv.Atoi(os.Getenv(distenv.WorldSize))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		g, err := comm.NewFromEnv(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rendezvous:", err)
+			os.Exit(3)
+		}
+		deadline := time.Now().Add(helperTimeout)
+		for step := 0; time.Now().Before(deadline); step++ {
+			x := []float64{1}
+			if err := comm.AllReduce(g, x, comm.Sum); err != nil {
+				fmt.Fprintln(os.Stderr, "allreduce:", err)
+				os.Exit(4)
+			}
+			if step == 0 {
+				fmt.Printf("rank=%d world=%d round=%d sum=%g ready\n", rank, world, round, x[0])
+			}
+			if world == argInt(1) && step+1 >= argInt(2) {
+				fmt.Printf("rank=%d world=%d round=%d steps=%d done\n", rank, world, round, step+1)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := g.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close:", err)
+			os.Exit(5)
+		}
+	case "launcher": // launcher FLAGS... -- CMD...: a launcher in its own process (to be killed), leases of 2s
+		cfg, err := ParseArgs(args[1:])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "launcher:", err)
+			os.Exit(97)
+		}
+		cfg.RendezvousTTL = 2 * time.Second
+		if _, err := Run(context.Background(), cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "launcher:", err)
+			os.Exit(1)
+		}
 	case "restart": // restart K: rank 1 fails while FATHOM_RESTART_COUNT < K
 		count, _ := strconv.Atoi(os.Getenv(distenv.RestartCount))
 		fmt.Printf("count=%d\n", count)

@@ -129,8 +129,14 @@ type Result struct {
 	// Failures holds the first failed worker of every failed attempt, in
 	// order; its last element caused Run's ErrWorkerFailed, if any.
 	Failures []WorkerResult
-	// Restarts is how many times the local group was restarted.
+	// Restarts is how many times the local group was restarted (with the
+	// etcd backend: how many failure restarts the job used; changes of
+	// membership do not count).
 	Restarts int
+	// Rounds is, with the etcd backend, how many rendezvous rounds this
+	// node took part in, and Round the number of the last
+	// (FATHOM_RESTART_COUNT of its workers).
+	Rounds, Round int
 	// Interrupted is set when a signal or the context stopped the run;
 	// Signal is the first signal received (nil for the context).
 	Interrupted bool
@@ -208,6 +214,21 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if generated && cfg.NNodes > 1 {
 		return res, fmt.Errorf("%w: with --nnodes %d every node needs the same secret: export %s (e.g. $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')) on every node before starting its launcher",
 			ErrConfig, cfg.NNodes, distenv.JobToken)
+	}
+	if generated && cfg.elastic() {
+		return res, fmt.Errorf("%w: with --rdzv-backend %s every node needs the same secret: export %s (e.g. $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')) on every node before starting its launcher",
+			ErrConfig, BackendEtcd, distenv.JobToken)
+	}
+	if cfg.elastic() {
+		res.TokenGenerated = generated
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return res, fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
+		}
+		stdout, stderr := outputs(cfg.Stdout, cfg.Stderr)
+		l := &launcher{cfg: cfg, token: token, stdout: stdout, stderr: stderr}
+		err = l.runElastic(ctx, &res)
+		return res, err
 	}
 	port := cfg.MasterPort
 	if port == 0 {
@@ -325,13 +346,13 @@ func (l *launcher) afterAttempt(ctx context.Context, co *coordinator, restart in
 	case g.remote != "":
 		outcome = outcomeStopped
 	}
-	outs, err := co.finish(ctx, restart, outcome)
+	outs, err := co.finish(context.WithoutCancel(ctx), restart, outcome)
 	if err != nil {
 		return false, err
 	}
 	done, restartable, why := verdict(outs)
 	if done {
-		co.linger(restart)
+		co.linger(context.Background(), restart)
 		return false, nil
 	}
 	cause := g.remote
@@ -346,7 +367,7 @@ func (l *launcher) afterAttempt(ctx context.Context, co *coordinator, restart in
 		}
 		co.report(restart+1, fmt.Sprintf("node %d interrupted", l.cfg.NodeRank))
 	}
-	co.linger(restart)
+	co.linger(context.Background(), restart)
 	if g.interrupted {
 		res.Interrupted, res.Signal = true, g.signal
 		return false, l.interruptErr(ctx, g.signal)

@@ -26,9 +26,16 @@ others are stopped and the local group is restarted up to --max-restarts times; 
 fathom exits non-zero with a summary of the first failure.
 
 Multi-node: run one launcher per node with the same --nnodes, --master-addr and
---master-port and a distinct --node-rank; global RANK = node_rank*N + local_rank.`,
+--master-port and a distinct --node-rank; global RANK = node_rank*N + local_rank.
+
+Elastic (torchrun's etcd rendezvous): with --rdzv-backend etcd --rdzv-endpoint
+HOST:2379 --rdzv-id JOB and --nnodes MIN:MAX, the launchers meet in etcd and form
+numbered rounds of MIN to MAX nodes; a node that joins or leaves sends every node to
+a new round (WORLD_SIZE = nodes x N, FATHOM_RESTART_COUNT = the round), which does
+not count against --max-restarts. FATHOM_JOB_TOKEN must be set on every node.`,
 	Example: `  fathom run -n 4 -- fathom bench allreduce
-  fathom run -n 2 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 -- ./worker`,
+  fathom run -n 2 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 -- ./worker
+  fathom run -n 2 --nnodes 1:4 --rdzv-backend etcd --rdzv-endpoint 10.0.0.5:2379 --rdzv-id job-7 -- fathom train job.yaml`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: runWorkers,
 }
@@ -42,8 +49,12 @@ func init() {
 
 // runResultJSON is the --json summary line of `fathom run`.
 type runResultJSON struct {
-	OK          bool            `json:"ok"`
-	Restarts    int             `json:"restarts"`
+	OK       bool `json:"ok"`
+	Restarts int  `json:"restarts"`
+	// Rounds and Round: with --rdzv-backend etcd, how many rounds this
+	// node took part in and the number of the last.
+	Rounds      int             `json:"rounds,omitempty"`
+	Round       *int            `json:"round,omitempty"`
 	Interrupted bool            `json:"interrupted"`
 	Seconds     float64         `json:"seconds"`
 	MasterAddr  string          `json:"master_addr"`
@@ -102,7 +113,10 @@ func runJSON(res launch.Result, err error) runResultJSON {
 		}
 		return out
 	}
-	var culprit *int
+	var culprit, round *int
+	if res.Rounds > 0 {
+		round = &res.Round
+	}
 	if c, _ := res.Culprit(); c >= 0 {
 		culprit = &c
 	}
@@ -110,6 +124,8 @@ func runJSON(res launch.Result, err error) runResultJSON {
 		Culprit:     culprit,
 		OK:          err == nil,
 		Restarts:    res.Restarts,
+		Rounds:      res.Rounds,
+		Round:       round,
 		Interrupted: res.Interrupted,
 		Seconds:     res.Duration.Seconds(),
 		MasterAddr:  res.MasterAddr,

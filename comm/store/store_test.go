@@ -195,7 +195,9 @@ func TestWithPrefixSeparatesNamespaces(t *testing.T) {
 	}
 	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancelShort()
-	if _, err := g1.Get(short, "job"); !errors.Is(err, ErrTimeout) {
+	// Under load the deadline may pass before the request is sent: either
+	// way the key was not found.
+	if _, err := g1.Get(short, "job"); !errors.Is(err, ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("generation 1 sees generation 0's key: %v", err)
 	}
 	if v, err := c.Get(ctx, "g0/job"); err != nil || string(v) != "old" {

@@ -25,6 +25,7 @@ var floors = map[string]int{
 	"internal/": 0, "safetensors": 0, "metrics": 0, "comm/auth": 0, "comm/sched": 0, "comm/env": 0,
 	"internal/kernel": 1, // on internal/parallel and internal/cpu*
 	"tensor":          2, "comm/store": 1, "launch": 2,
+	"launch/rdzv": 1, "launch/rdzv/rdzvtest": 0, // the etcd rendezvous and its test server
 	"tensor/gradcheck": 3, "comm": 3, "nn": 3, "optim": 3, "data": 3,
 	"comm/tensorcomm": 4, "comm/commtest": 4, "modelfile": 4, "runlog": 4,
 	"ddp":       4, // on tensor, nn and comm; train builds its Strategy on it
