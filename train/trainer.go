@@ -73,6 +73,7 @@ type BatchEvent struct {
 	Batches int     // batches in the epoch
 	Step    int     // optimizer steps so far in the run
 	Loss    float64 // this batch's mean loss
+	LR      float64 // the learning rate of the step (first parameter group)
 	Samples int     // examples seen so far in this epoch
 	Elapsed time.Duration
 }
@@ -377,7 +378,7 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		t.globalStep++
 		if h := o.Hooks.Batch; h != nil && main && b.Size > 0 {
 			h(BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
-				Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
+				LR: opt.LR(0), Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
 		}
 		if o.CheckpointPath != "" && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
 			sec := time.Since(start).Seconds()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/internal/distenv"
@@ -26,6 +27,9 @@ type RunOptions struct {
 	// Log receives a few human-readable lines (data sizes, model summary,
 	// file locations); nil discards them.
 	Log io.Writer
+	// Dashboard, if set, is told the job's config, machine and model, its
+	// steps and epochs as they finish, and its end (rank 0 only).
+	Dashboard *dashboard.Board
 }
 
 // Result is the outcome of Run.
@@ -66,6 +70,14 @@ type Result struct {
 // and write the model file, metrics.csv and curves.png into the output
 // directory.
 func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
+	res, err := run(ctx, c, ro)
+	if ro.Dashboard != nil {
+		ro.Dashboard.Finish(err)
+	}
+	return res, err
+}
+
+func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	logf := func(format string, a ...any) {
 		if ro.Log != nil {
 			fmt.Fprintf(ro.Log, format+"\n", a...)
@@ -81,7 +93,10 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	}
 	defer dist.close()
 	if !dist.main() {
-		ro.Log = nil
+		ro.Log, ro.Dashboard = nil, nil
+	}
+	if ro.Dashboard != nil {
+		ro.Hooks = dashboardHooks(ro.Dashboard, ro.Hooks)
 	}
 	splits, err := c.LoadData()
 	if err != nil {
@@ -159,6 +174,9 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 			splits.Train.Rows, splits.Eval.Rows, splits.Test.Rows, splits.Train.Cols)
 	}
 	logf("model: %d parameters, input %v, output %v", net.NumParameters(), shape, out)
+	if ro.Dashboard != nil {
+		ro.Dashboard.SetInfo(c.dashboardInfo(task, net, splits))
+	}
 
 	// The epochs so far: the trainer's history (which includes the epochs
 	// of a resumed run), or those of the L-BFGS loop.
