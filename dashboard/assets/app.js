@@ -78,7 +78,7 @@
     var o = {
       width: chartWidth(el), height: 240,
       scales: { x: { time: false } },
-      axes: [{ label: xLabel, size: 40 }, { size: 60 }],
+      axes: [{ label: xLabel, size: 40 }, { size: 72 }],
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
       series: [{ label: xLabel }].concat(series)
@@ -216,8 +216,17 @@
       (ws > 1 ? ws + ' workers; this page shows rank 0' : 'one process');
   }
 
+  // relabel names the evaluation series after the split ("test", "val").
+  function relabel(split) {
+    [['loss', 3, split + ' (epoch)'], ['metric', 2, split]].forEach(function (r) {
+      var labels = charts[r[0]].root.querySelectorAll('.u-legend .u-series .u-label');
+      if (labels[r[1]]) labels[r[1]].textContent = r[2];
+    });
+  }
+
   function drawInfo() {
     var info = st.info || {};
+    relabel(info.eval_split || 'eval');
     $('title').textContent = info.title || 'dashboard';
     document.title = (info.title ? info.title + ' · ' : '') + 'fathom';
     $('config').textContent = info.config || '—';
