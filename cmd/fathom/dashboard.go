@@ -87,7 +87,7 @@ func (f *dashboardFlags) start(stderr io.Writer) (*dashboard.Server, error) {
 	}
 	srv, err := dashboard.Listen(dashboard.Options{Addr: f.addr, Token: tok})
 	if errors.Is(err, dashboard.ErrNoToken) {
-		return nil, fmt.Errorf("--dashboard %s is beyond loopback: give a token with --dashboard-token-file or $%s", f.addr, dashboardTokenEnv)
+		return nil, fmt.Errorf("--dashboard %s is beyond loopback: give a token with --dashboard-token-file, $%s or $%s", f.addr, dashboardTokenEnv, distenv.JobToken)
 	}
 	if err != nil {
 		return nil, err
