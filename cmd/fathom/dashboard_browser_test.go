@@ -91,48 +91,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		runDone <- err
 	}()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1280, 1500))
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-
-	var mu sync.Mutex
-	var problems []string
-	messages := chromedp.Console(bctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	defer func() { // also when a check above gave up
-		time.Sleep(100 * time.Millisecond) // messages in flight
-		mu.Lock()
-		defer mu.Unlock()
-		if len(problems) > 0 {
-			t.Errorf("console errors:\n%s", strings.Join(problems, "\n"))
-		}
-	}()
+	bctx := startBrowser(t, ctx, exe)
 	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL())); err != nil {
 		t.Fatalf("navigate: %v", err)
 	}
-	poll := func(expr string) int {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Poll[int]("Number("+expr+")",
-			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
-		if err != nil {
-			t.Fatalf("waiting for %s: %v", expr, err)
-		}
-		return v
-	}
+	poll := func(expr string) int { t.Helper(); return pollPage(t, bctx, expr) }
 	poll("window.fathomDashboard && fathomDashboard.connected")
 
 	points := 0
@@ -185,5 +148,121 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("wrote %s (%d bytes)", out, len(png))
+	}
+}
+
+// startBrowser starts headless Chromium for the test and fails the test,
+// when it ends, with every console error and uncaught exception the page
+// had.
+func startBrowser(t *testing.T, ctx context.Context, exe string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1280, 1500))
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	var mu sync.Mutex
+	var problems []string
+	messages := chromedp.Console(bctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { // also when a check gave up
+		time.Sleep(100 * time.Millisecond) // messages in flight
+		mu.Lock()
+		if len(problems) > 0 {
+			t.Errorf("console errors:\n%s", strings.Join(problems, "\n"))
+		}
+		mu.Unlock()
+		cancelBrowser()
+		cancelAlloc()
+	})
+	return bctx
+}
+
+// pollPage waits up to 30 s for a JavaScript expression to be a non-zero
+// number (true counts as 1) and returns it.
+func pollPage(t *testing.T, bctx context.Context, expr string) int {
+	t.Helper()
+	v, err := chromedp.Run(bctx, chromedp.Poll[int]("Number("+expr+")",
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", expr, err)
+	}
+	return v
+}
+
+// TestDashboardManyStepsInBrowser: with 100,000 steps on the board and
+// 50,000 more arriving live, the page holds a bounded number of points and
+// answers at once.
+func TestDashboardManyStepsInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	exe := chromium()
+	if exe == "" {
+		t.Skip("dashboard browser test skipped: no Chromium on PATH (apt-get install chromium)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := dashboard.Listen(dashboard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	b := srv.Board()
+	const perEpoch, epochs = 1000, 150
+	b.SetInfo(dashboard.RunInfo{Title: "many steps", Epochs: epochs, Headline: "accuracy", Machine: dashboard.LocalMachine()})
+	step := 0
+	addEpoch := func(e int) {
+		for i := 1; i <= perEpoch; i++ {
+			step++
+			b.AddStep(dashboard.Step{Step: step, Epoch: e, Batch: i, Batches: perEpoch, Loss: 1 / float64(step), LR: 0.1, SamplesPerSec: 1000})
+		}
+		b.AddEpoch(dashboard.Epoch{Epoch: e, Steps: step, Train: map[string]float64{"loss": 1 / float64(step), "accuracy": 0.9},
+			Eval: map[string]float64{"loss": 1 / float64(step), "accuracy": 0.8}})
+	}
+	for e := 1; e <= 100; e++ {
+		addEpoch(e)
+	}
+	bctx := startBrowser(t, ctx, exe)
+	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL())); err != nil {
+		t.Fatalf("navigate: %v", err)
+	}
+	pollPage(t, bctx, "fathomDashboard.epochs >= 100")
+	for e := 101; e <= epochs; e++ { // live, while the page draws
+		addEpoch(e)
+		time.Sleep(2 * time.Millisecond)
+	}
+	b.Finish(nil)
+	pollPage(t, bctx, "fathomDashboard.done && fathomDashboard.steps === "+strconv.Itoa(epochs*perEpoch))
+	start := time.Now()
+	points, err := chromedp.Run(bctx, chromedp.Evaluate[int]("fathomDashboard.points"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the page took %v to answer", d)
+	}
+	if points > 20000 || points < 1000 {
+		t.Errorf("the page holds %d step points, want at most 20000", points)
+	}
+	// The longest the page was busy at a stretch, loading and drawing
+	// included (generous: the machine is shared).
+	ms, err := chromedp.Run(bctx, chromedp.Evaluate[float64]("fathomDashboard.longestTaskMs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d points on the page; its longest task took %.0f ms", points, ms)
+	if ms > 2000 {
+		t.Errorf("the page was busy for %.0f ms at a stretch", ms)
 	}
 }

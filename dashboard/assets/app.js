@@ -18,6 +18,14 @@
   // What a test (or a curious person in the console) can read.
   var probe = window.fathomDashboard = { connected: false, epochs: 0, steps: 0, points: 0, done: false, errors: [] };
   window.addEventListener('error', function (e) { probe.errors.push(String(e.message || e)); });
+  // The longest task that kept the page from answering (ms), where the
+  // browser tells (Chromium's Long Tasks API).
+  probe.longestTaskMs = 0;
+  if (window.PerformanceObserver && (PerformanceObserver.supportedEntryTypes || []).indexOf('longtask') >= 0) {
+    new PerformanceObserver(function (list) {
+      list.getEntries().forEach(function (e) { probe.longestTaskMs = Math.max(probe.longestTaskMs, e.duration); });
+    }).observe({ entryTypes: ['longtask'] });
+  }
 
   function $(id) { return document.getElementById(id); }
   function fmt(v, digits) {
