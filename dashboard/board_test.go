@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +89,19 @@ func TestStateJSON(t *testing.T) {
 	}
 	if !got.Status.Done || got.Status.Error != "" {
 		t.Errorf("status %+v", got.Status)
+	}
+}
+
+func TestFinishWithError(t *testing.T) {
+	b := NewBoard(0)
+	c := newCursor()
+	b.news(&c)
+	b.Finish(errors.New("train: epoch 3, batch 2: loss is NaN"))
+	evs := b.news(&c)
+	if len(evs) != 1 || evs[0].name != "done" || !strings.Contains(string(evs[0].data), `"error":"train: epoch 3, batch 2: loss is NaN"`) {
+		t.Errorf("events after a failure: %q", evs)
+	}
+	if evs := b.news(&c); len(evs) != 0 {
+		t.Errorf("the end sent twice: %q", evs)
 	}
 }

@@ -127,6 +127,9 @@ type HandlerOptions struct {
 	// Throttle is the shortest time between two writes to an event
 	// stream (default 100 ms); events in between are sent together.
 	Throttle time.Duration
+	// MaxStreams bounds the event streams open at once (default 32);
+	// more are refused with 503.
+	MaxStreams int
 
 	closing <-chan struct{}
 }
@@ -137,6 +140,10 @@ func Handler(b *Board, o HandlerOptions) http.Handler {
 	if o.Throttle <= 0 {
 		o.Throttle = 100 * time.Millisecond
 	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 32
+	}
+	streams := make(chan struct{}, o.MaxStreams)
 	static, _ := fs.Sub(assets, "assets")
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServerFS(static))
@@ -145,7 +152,15 @@ func Handler(b *Board, o HandlerOptions) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		json.NewEncoder(w).Encode(b.Snapshot())
 	})
-	mux.HandleFunc("/events", func(w http.ResponseWriter, r *http.Request) { serveEvents(w, r, b, o) })
+	mux.HandleFunc("/events", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case streams <- struct{}{}:
+			defer func() { <-streams }()
+			serveEvents(w, r, b, o)
+		default:
+			http.Error(w, "too many event streams", http.StatusServiceUnavailable)
+		}
+	})
 	var want [32]byte
 	if o.Token != "" {
 		want = sha256.Sum256([]byte(o.Token))

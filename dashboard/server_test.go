@@ -302,3 +302,16 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Errorf("Close took %v with a stream open", d)
 	}
 }
+
+func TestEventStreamsBounded(t *testing.T) {
+	srv := httptest.NewServer(Handler(NewBoard(0), HandlerOptions{MaxStreams: 2}))
+	t.Cleanup(srv.Close)
+	openEvents(t, srv.URL)
+	openEvents(t, srv.URL)
+	if r := get(t, "GET", srv.URL+"/events", nil); r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a third stream: %s, want 503", r.Status)
+	}
+	if r := get(t, "GET", srv.URL+"/api/state", nil); r.StatusCode != 200 {
+		t.Errorf("the state with the streams full: %s", r.Status)
+	}
+}
