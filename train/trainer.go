@@ -122,6 +122,11 @@ type Options struct {
 	// Hooks report progress. They run on the main process only
 	// (Strategy.IsMain).
 	Hooks Hooks
+	// StepReport, if set, runs after each optimizer step on every process
+	// (with the step's BatchEvent), for per-process reports such as a
+	// dashboard's workers table. It runs on the training goroutine: keep
+	// it quick.
+	StepReport func(BatchEvent)
 	// Strategy runs the per-step work that depends on how training is
 	// spread over processes; nil means Local (one process).
 	Strategy Strategy
@@ -376,9 +381,15 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		}
 		t.step = k + 1
 		t.globalStep++
-		if h := o.Hooks.Batch; h != nil && main && b.Size > 0 {
-			h(BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
-				LR: opt.LR(0), Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
+		if h := o.Hooks.Batch; (h != nil && main && b.Size > 0) || o.StepReport != nil {
+			e := BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
+				LR: opt.LR(0), Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))}
+			if h != nil && main && b.Size > 0 {
+				h(e)
+			}
+			if o.StepReport != nil {
+				o.StepReport(e)
+			}
 		}
 		if o.CheckpointPath != "" && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
 			sec := time.Since(start).Seconds()

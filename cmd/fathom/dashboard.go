@@ -52,7 +52,8 @@ func (f *dashboardFlags) takeAddress(args []string, want int) []string {
 	return args
 }
 
-// token returns the token for a dashboard beyond loopback.
+// token returns the token for a dashboard: from --dashboard-token-file,
+// else $FATHOM_DASHBOARD_TOKEN, else the job token.
 func (f *dashboardFlags) token() (string, error) {
 	if f.tokenFile != "" {
 		b, err := os.ReadFile(f.tokenFile)
@@ -81,11 +82,21 @@ func (f *dashboardFlags) start(stderr io.Writer) (*dashboard.Server, error) {
 	if e, err := distenv.FromOS(); err == nil && e.Rank != 0 {
 		return nil, nil // rank 0 serves the job's page
 	}
-	tok, err := f.token()
-	if err != nil {
-		return nil, err
+	// On loopback a token is needed only when given as a file; beyond it,
+	// from the environment too (the job token under fathom run).
+	tok := ""
+	if f.tokenFile != "" {
+		var err error
+		if tok, err = f.token(); err != nil {
+			return nil, err
+		}
 	}
 	srv, err := dashboard.Listen(dashboard.Options{Addr: f.addr, Token: tok})
+	if errors.Is(err, dashboard.ErrNoToken) {
+		if tok, _ = f.token(); tok != "" {
+			srv, err = dashboard.Listen(dashboard.Options{Addr: f.addr, Token: tok})
+		}
+	}
 	if errors.Is(err, dashboard.ErrNoToken) {
 		return nil, fmt.Errorf("--dashboard %s is beyond loopback: give a token with --dashboard-token-file, $%s or $%s", f.addr, dashboardTokenEnv, distenv.JobToken)
 	}

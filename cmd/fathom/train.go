@@ -85,26 +85,28 @@ func runTrainDashboard(ctx context.Context, path string, sets []string, quiet bo
 	if err != nil {
 		return err
 	}
+	workers := dash.addr != "" // every rank reports to rank 0's page
 	if srv == nil {
-		return runTrain(ctx, path, sets, quiet, stderr)
+		return runTrainOn(ctx, path, sets, quiet, nil, workers, stderr)
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = runTrainOn(ctx, path, sets, quiet, srv.Board(), stderr)
+	err = runTrainOn(ctx, path, sets, quiet, srv.Board(), workers, stderr)
 	dash.finish(ctx, srv, stderr)
 	return err
 }
 
 // runTrain is the body of `fathom train`; stderr receives progress.
 func runTrain(ctx context.Context, path string, sets []string, quiet bool, stderr io.Writer) error {
-	return runTrainOn(ctx, path, sets, quiet, nil, stderr)
+	return runTrainOn(ctx, path, sets, quiet, nil, false, stderr)
 }
 
-// runTrainOn is runTrain reporting to a dashboard board (nil for none).
-func runTrainOn(ctx context.Context, path string, sets []string, quiet bool, board *dashboard.Board, stderr io.Writer) error {
+// runTrainOn is runTrain reporting to a dashboard board (nil for none);
+// workers makes every rank of a distributed job report to rank 0's.
+func runTrainOn(ctx context.Context, path string, sets []string, quiet bool, board *dashboard.Board, workers bool, stderr io.Writer) error {
 	cfg, err := job.LoadConfig(path, sets)
 	if err != nil {
 		return err
@@ -119,7 +121,7 @@ func runTrainOn(ctx context.Context, path string, sets []string, quiet bool, boa
 	if quiet {
 		log = nil
 	}
-	ro := job.RunOptions{Log: log, Dashboard: board}
+	ro := job.RunOptions{Log: log, Dashboard: board, DashboardWorkers: workers}
 	if !quiet && isTerminal(stderr) {
 		ro.Hooks = progressHooks(stderr, cfg.Epochs)
 	}

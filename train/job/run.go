@@ -30,6 +30,10 @@ type RunOptions struct {
 	// Dashboard, if set, is told the job's config, machine and model, its
 	// steps and epochs as they finish, and its end (rank 0 only).
 	Dashboard *dashboard.Board
+	// DashboardWorkers makes every worker of a distributed job report its
+	// progress to rank 0's Dashboard (its workers table) through the job's
+	// rendezvous store; set it on every rank.
+	DashboardWorkers bool
 }
 
 // Result is the outcome of Run.
@@ -92,6 +96,11 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		return nil, err
 	}
 	defer dist.close()
+	var workers *workerReports // nil: no per-worker reports
+	if dist != nil && ro.DashboardWorkers {
+		workers = startWorkerReports(dist.g.Rank(), dist.g.Size(), ro.Dashboard)
+		defer workers.stop()
+	}
 	if !dist.main() {
 		ro.Log, ro.Dashboard = nil, nil
 	}
@@ -212,7 +221,7 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-	} else if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, ckpt, hooks, res, &tr, logf); err != nil {
+	} else if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, ckpt, hooks, workers.step, res, &tr, logf); err != nil {
 		return res, err
 	}
 	return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
@@ -220,7 +229,7 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 
 // fitTrainer trains with a mini-batch optimizer through train.Trainer.
 func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader, ckpt string,
-	hooks train.Hooks, res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
+	hooks train.Hooks, stepReport func(train.BatchEvent), res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
 	opt, err := c.newOptimizer(net.Parameters())
 	if err != nil {
 		return nil, err
@@ -239,7 +248,7 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
-		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, Strategy: dist.strategy(),
+		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport, Strategy: dist.strategy(),
 		MicroShards: c.Distributed.microShards()})
 	if err != nil {
 		return nil, err
