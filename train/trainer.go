@@ -76,6 +76,13 @@ type BatchEvent struct {
 	LR      float64 // the learning rate of the step (first parameter group)
 	Samples int     // examples seen so far in this epoch
 	Elapsed time.Duration
+	// StepTime is the wall time of the step, from the end of the one
+	// before (hooks and checkpoints left out); DataTime the part of it
+	// spent waiting for the batch, SyncTime the part spent waiting for the
+	// gradient reduction after backward (Strategy.AfterBackward: with
+	// DataParallel the all-reduce not hidden behind backward). The rest is
+	// computation.
+	StepTime, DataTime, SyncTime time.Duration
 }
 
 // Options configure a Trainer. Model, Optimizer, Train and Epochs are
@@ -330,7 +337,10 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 	o.Model.SetTraining(true)
 	params := o.Model.Parameters()
 	start := time.Now()
+	mark := start // the end of the step before
 	for k, b := range batches {
+		fetched := time.Now()
+		var sync time.Duration
 		if err := ctx.Err(); err != nil {
 			t.partialSec += time.Since(start).Seconds()
 			return runlog.Epoch{}, t.interrupted(err)
@@ -362,7 +372,10 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 			opt.ZeroGrad()
 		}
 		if t.fixed == nil {
-			if err := st.AfterBackward(params); err != nil {
+			s0 := time.Now()
+			err := st.AfterBackward(params)
+			sync = time.Since(s0)
+			if err != nil {
 				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 			}
 		}
@@ -382,8 +395,10 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		t.step = k + 1
 		t.globalStep++
 		if h := o.Hooks.Batch; (h != nil && main && b.Size > 0) || o.StepReport != nil {
+			now := time.Now()
 			e := BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
-				LR: opt.LR(0), Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))}
+				LR: opt.LR(0), Samples: t.partial.N, Elapsed: now.Sub(start) + time.Duration(t.partialSec*float64(time.Second)),
+				StepTime: now.Sub(mark), DataTime: fetched.Sub(mark), SyncTime: sync}
 			if h != nil && main && b.Size > 0 {
 				h(e)
 			}
@@ -400,6 +415,7 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 				return runlog.Epoch{}, err
 			}
 		}
+		mark = time.Now()
 	}
 	sums := t.partial // this process's sums stay as they are for checkpoints
 	if err := st.ReduceMetrics(&sums); err != nil {

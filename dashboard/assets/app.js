@@ -34,6 +34,16 @@
     if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(2);
     return v.toFixed(digits === undefined ? 4 : digits);
   }
+  // fmtTick labels an axis tick: few digits, exponents for the very small
+  // and very large.
+  function fmtTick(v) {
+    if (v === null || v === undefined) return '';
+    var a = Math.abs(v);
+    if (a === 0) return '0';
+    if (a < 1e-3 || a >= 1e7) return v.toExponential(1);
+    if (a >= 1000) return Math.round(v).toLocaleString('en-US');
+    return String(parseFloat(v.toPrecision(4)));
+  }
   function fmtInt(v) { return v === null || v === undefined ? '—' : Math.round(v).toLocaleString('en-US'); }
   function fmtDuration(s) {
     if (s === null || s === undefined || !isFinite(s) || s < 0) return '—';
@@ -86,7 +96,7 @@
     var o = {
       width: chartWidth(el), height: 240,
       scales: { x: { time: false } },
-      axes: [{ label: xLabel, size: 40 }, { size: 72 }],
+      axes: [{ label: xLabel, size: 40 }, { size: 72, values: function (u, splits) { return splits.map(fmtTick); } }],
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
       series: [{ label: xLabel }].concat(series)
@@ -164,7 +174,7 @@
     charts.sps.setData([s.step, s.samples_per_sec]);
     var timed = s.compute.some(function (v) { return v > 0; }) || s.comm.some(function (v) { return v > 0; }) || s.data.some(function (v) { return v > 0; });
     $('f-timing').hidden = !timed;
-    if (timed) charts.timing.setData([s.step, s.compute, s.comm, s.data]);
+    if (timed) charts.timing.setData([s.step, ms(s.compute), ms(s.comm), ms(s.data)]);
     drawTiles();
     drawWorkers();
     probe.epochs = st.epochs.length;
@@ -173,6 +183,8 @@
     document.body.dataset.epochs = String(probe.epochs);
     document.body.dataset.points = String(probe.points);
   }
+
+  function ms(seconds) { return seconds.map(function (v) { return v === null ? null : v * 1000; }); }
 
   function drawTiles() {
     var s = st.steps, n = s.step.length, info = st.info || {};

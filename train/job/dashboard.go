@@ -31,7 +31,8 @@ func (c *Config) dashboardInfo(task metrics.Task, net nn.Module, splits *Splits)
 func dashboardHooks(b *dashboard.Board, h train.Hooks) train.Hooks {
 	batch, epochEnd := h.Batch, h.EpochEnd
 	h.Batch = func(e train.BatchEvent) {
-		p := dashboard.Step{Step: e.Step, Epoch: e.Epoch, Batch: e.Batch, Batches: e.Batches, Loss: e.Loss, LR: e.LR}
+		p := dashboard.Step{Step: e.Step, Epoch: e.Epoch, Batch: e.Batch, Batches: e.Batches, Loss: e.Loss, LR: e.LR,
+			Data: e.DataTime.Seconds(), Comm: e.SyncTime.Seconds(), Compute: (e.StepTime - e.DataTime - e.SyncTime).Seconds()}
 		if s := e.Elapsed.Seconds(); s > 0 {
 			p.SamplesPerSec = float64(e.Samples) / s
 		}

@@ -30,7 +30,8 @@ func TestRunReportsToDashboard(t *testing.T) {
 	if len(s.Epochs) != 3 || s.Epochs[2].Steps != last.Steps || s.Epochs[2].Eval["accuracy"] != last.Eval.Accuracy {
 		t.Errorf("epochs %+v, want 3 ending as %+v", s.Epochs, last)
 	}
-	if len(s.Steps) != last.Steps || s.Steps[0].LR != 0.01 || s.Steps[0].SamplesPerSec <= 0 || s.Info.StepsPerEpoch*3 != last.Steps {
+	if len(s.Steps) != last.Steps || s.Steps[0].LR != 0.01 || s.Steps[0].SamplesPerSec <= 0 || s.Info.StepsPerEpoch*3 != last.Steps ||
+		s.Steps[0].Compute <= 0 || s.Steps[0].Data < 0 || s.Steps[0].Comm < 0 || s.Steps[0].Comm > s.Steps[0].Compute {
 		t.Errorf("%d steps (first %+v), %d per epoch; want %d", len(s.Steps), s.Steps[0], s.Info.StepsPerEpoch, last.Steps)
 	}
 	if !s.Status.Done || s.Status.Error != "" {
