@@ -91,8 +91,8 @@ func TestStepReportOnEveryProcess(t *testing.T) {
 		var steps []int
 		hooks := 0
 		tr, err := New(Options{Model: m, Optimizer: adam(t, m, 0.01), Epochs: 2, Strategy: &spyStrategy{main: main},
-			Train:      loader(t, trainT, data.LoaderOptions{BatchSize: 16}),
-			Hooks:      Hooks{Batch: func(BatchEvent) { hooks++ }},
+			Train: loader(t, trainT, data.LoaderOptions{BatchSize: 16}),
+			Hooks: Hooks{Batch: func(BatchEvent) { hooks++ }},
 			StepReport: func(e BatchEvent) {
 				steps = append(steps, e.Step)
 				if e.StepTime <= 0 || e.DataTime < 0 || e.SyncTime < 0 || e.DataTime+e.SyncTime > e.StepTime {
