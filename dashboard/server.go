@@ -82,7 +82,7 @@ func Listen(o Options) (*Server, error) {
 	}
 	s.url = "http://" + net.JoinHostPort(host, fmt.Sprint(ta.Port)) + "/"
 	h := Handler(b, HandlerOptions{Token: o.Token, Loopback: loopback, closing: s.closing})
-	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	go s.http.Serve(ln)
 	return s, nil
 }
@@ -235,6 +235,9 @@ func loopbackHost(host string) bool {
 // finds closed connections and keeps proxies from timing out.
 const heartbeat = 15 * time.Second
 
+// writeTimeout bounds one write to an event stream.
+const writeTimeout = 30 * time.Second
+
 // serveEvents streams the board as server-sent events: "reset" first (a
 // reconnecting page starts over), then everything so far, then what
 // comes, at most one write per throttle interval.
@@ -251,12 +254,15 @@ func serveEvents(w http.ResponseWriter, r *http.Request, b *Board, o HandlerOpti
 	if _, err := fmt.Fprint(w, "retry: 2000\nevent: reset\ndata: {}\n\n"); err != nil {
 		return
 	}
+	// A reader that stops reading frees its stream within writeTimeout.
+	rc := http.NewResponseController(w)
 	c := newCursor()
 	beat := time.NewTicker(heartbeat)
 	defer beat.Stop()
 	ctx := r.Context()
 	for {
 		changed := b.wait()
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		for _, e := range b.news(&c) {
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, e.data); err != nil {
 				return
@@ -266,6 +272,7 @@ func serveEvents(w http.ResponseWriter, r *http.Request, b *Board, o HandlerOpti
 		select {
 		case <-changed:
 		case <-beat.C:
+			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 			if _, err := fmt.Fprint(w, ": ping\n\n"); err != nil {
 				return
 			}
