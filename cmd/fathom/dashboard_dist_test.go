@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +20,26 @@ import (
 	"github.com/fathom-ml/fathom/dashboard"
 )
 
+// syncBuffer is a strings.Builder safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) WriteString(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(v)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestDashboardWorkersDistributed runs `fathom run -n 2 -- fathom train
-// examples/iris.yaml --dashboard ADDR --dashboard-keep`: rank 0 serves the
+// examples/iris.yaml --dashboard --dashboard-keep`: rank 0 serves the
 // page, and its workers table gets both ranks (through the job's store)
 // with their last step; where Chromium is installed the page's table shows
 // two rows.
@@ -27,20 +48,33 @@ func TestDashboardWorkersDistributed(t *testing.T) {
 		t.Skip("builds the binary and starts processes")
 	}
 	exe := buildFathom(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cmd := exec.Command(exe, "run", "-n", "2", "--", exe, "train", "../../examples/iris.yaml", "--quiet",
+		"--set", "epochs=20", "--set", "output.dir="+t.TempDir(), "--dashboard", "--dashboard-keep")
+	cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
+	cmd.Stdout = io.Discard
+	errPipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(exe, "run", "-n", "2", "--", exe, "train", "../../examples/iris.yaml", "--quiet",
-		"--set", "epochs=20", "--set", "output.dir="+t.TempDir(), "--dashboard", addr, "--dashboard-keep")
-	cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Rank 0 prints the page's address: "[0] dashboard: http://127.0.0.1:PORT/".
+	urls := make(chan string, 1)
+	var stderr syncBuffer
+	go func() {
+		sc := bufio.NewScanner(errPipe)
+		for sc.Scan() {
+			line := sc.Text()
+			stderr.WriteString(line + "\n")
+			if _, u, ok := strings.Cut(line, "[0] dashboard: "); ok && strings.HasPrefix(u, "http://") {
+				select {
+				case urls <- u:
+				default:
+				}
+			}
+		}
+	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	defer func() {
@@ -53,8 +87,18 @@ func TestDashboardWorkersDistributed(t *testing.T) {
 			t.Errorf("fathom run did not stop on SIGINT\n%s", stderr.String())
 		}
 	}()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-exited:
+		t.Fatalf("fathom run ended (%v) without a dashboard address:\n%s", err, stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no dashboard address within a minute:\n%s", stderr.String())
+	}
+	if strings.Contains(url, " ") {
+		t.Errorf("the address line %q carries more than the URL", url)
+	}
 
-	url := "http://" + addr + "/"
 	var st struct {
 		Info    dashboard.RunInfo
 		Workers []dashboard.Worker
