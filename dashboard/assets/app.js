@@ -40,8 +40,10 @@
     if (v === null || v === undefined) return '';
     var a = Math.abs(v);
     if (a === 0) return '0';
-    if (a < 1e-3 || a >= 1e7) return v.toExponential(1);
-    if (a >= 1000) return Math.round(v).toLocaleString('en-US');
+    if (a < 1e-3 || a >= 1e12) return v.toExponential(1);
+    if (a >= 1e9) return parseFloat((v / 1e9).toPrecision(3)) + 'G';
+    if (a >= 1e6) return parseFloat((v / 1e6).toPrecision(3)) + 'M';
+    if (a >= 1e4) return parseFloat((v / 1e3).toPrecision(3)) + 'k';
     return String(parseFloat(v.toPrecision(4)));
   }
   function fmtInt(v) { return v === null || v === undefined ? '—' : Math.round(v).toLocaleString('en-US'); }
@@ -173,7 +175,11 @@
     charts.lr.setData([s.step, s.lr]);
     charts.sps.setData([s.step, s.samples_per_sec]);
     var timed = s.compute.some(function (v) { return v > 0; }) || s.comm.some(function (v) { return v > 0; }) || s.data.some(function (v) { return v > 0; });
-    $('f-timing').hidden = !timed;
+    var fig = $('f-timing');
+    if (timed && fig.hidden) { // shown now: it can take its width
+      fig.hidden = false;
+      charts.timing.setSize({ width: chartWidth(charts.timing.root.parentNode), height: 240 });
+    }
     if (timed) charts.timing.setData([s.step, ms(s.compute), ms(s.comm), ms(s.data)]);
     drawTiles();
     drawWorkers();
