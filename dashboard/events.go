@@ -141,5 +141,3 @@ type Status struct {
 	Error string  `json:"error,omitempty"`
 	T     float64 `json:"t,omitempty"` // seconds since the start
 }
-
-var osHostname = os.Hostname

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -61,8 +62,8 @@ func Listen(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	ta, _ := ln.Addr().(*net.TCPAddr)
-	loopback := ta != nil && ta.IP.IsLoopback()
+	ta := ln.Addr().(*net.TCPAddr)
+	loopback := ta.IP.IsLoopback()
 	if !loopback && o.Token == "" {
 		ln.Close()
 		return nil, fmt.Errorf("%w (%s)", ErrNoToken, addr)
@@ -72,27 +73,23 @@ func Listen(o Options) (*Server, error) {
 		b = NewBoard(o.MaxSteps)
 	}
 	s := &Server{board: b, ln: ln, closing: make(chan struct{})}
-	host := "127.0.0.1"
-	if ta != nil && !ta.IP.IsUnspecified() {
-		host = ta.IP.String()
-	} else if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
-		host = h
-	} else if h, err := hostnameOf(); err == nil {
-		host = h
-	}
-	s.url = "http://" + net.JoinHostPort(host, fmt.Sprint(ta.Port)) + "/"
+	s.url = "http://" + net.JoinHostPort(urlHost(ta.IP), fmt.Sprint(ta.Port)) + "/"
 	h := Handler(b, HandlerOptions{Token: o.Token, Loopback: loopback, closing: s.closing})
 	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	go s.http.Serve(ln)
 	return s, nil
 }
 
-func hostnameOf() (string, error) {
-	h, err := osHostname()
-	if err != nil || h == "" {
-		return "", errors.New("no hostname")
+// urlHost is the host the page's address names: the bound IP, or this
+// machine's name when bound to every interface.
+func urlHost(ip net.IP) string {
+	if !ip.IsUnspecified() {
+		return ip.String()
 	}
-	return h, nil
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "127.0.0.1"
 }
 
 // Board returns the board the server serves.
