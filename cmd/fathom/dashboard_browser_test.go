@@ -138,6 +138,14 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("final page: config %.40q…, model %.40q…, status %q, %s epochs, errors %s", info[0], info[1], info[2], info[3], info[4])
 	}
 
+	// The loss chart on a log scale, and back.
+	for _, want := range []string{"true", "false"} {
+		if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS("#loss-log"))); err != nil {
+			t.Fatal(err)
+		}
+		pollPage(t, bctx, "String(fathomDashboard.lossLog) === '"+want+"' && document.querySelectorAll('#c-loss .uplot').length === 1")
+	}
+
 	if *dashboardScreenshot {
 		time.Sleep(300 * time.Millisecond) // a frame for the last draw
 		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))

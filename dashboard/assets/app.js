@@ -108,12 +108,26 @@
     return new uPlot(o, empty, el);
   }
 
-  function initCharts() {
-    charts.loss = makeChart('c-loss', [
+  var lossLog = false;
+
+  function makeLossChart() {
+    return makeChart('c-loss', [
       { label: 'train (step)', stroke: palette.train, width: 1 },
       { label: 'train (epoch)', stroke: palette.trainEpoch, width: 2, spanGaps: true, points: { show: true, size: 5 } },
       { label: 'eval (epoch)', stroke: palette.eval, width: 2, spanGaps: true, points: { show: true, size: 5 } }
-    ], 'step');
+    ], 'step', { scales: { x: { time: false }, y: { distr: lossLog ? 3 : 1 } } });
+  }
+
+  function initCharts() {
+    charts.loss = makeLossChart();
+    $('loss-log').addEventListener('change', function (e) {
+      lossLog = e.target.checked;
+      probe.lossLog = lossLog;
+      charts.loss.destroy();
+      charts.loss = makeLossChart();
+      relabel((st.info && st.info.eval_split) || 'eval');
+      schedule();
+    });
     charts.metric = makeChart('c-metric', [
       { label: 'train', stroke: palette.trainEpoch, width: 2, points: { show: true, size: 5 } },
       { label: 'eval', stroke: palette.eval, width: 2, points: { show: true, size: 5 } }
@@ -147,7 +161,12 @@
       b.push(e && e.train && e.train.loss !== undefined ? e.train.loss : null);
       c.push(e && e.eval && e.eval.loss !== undefined ? e.eval.loss : null);
     }
+    if (lossLog) [a, b, c].forEach(positive); // a log scale has no room for 0
     return [x, a, b, c];
+  }
+
+  function positive(vs) {
+    for (var i = 0; i < vs.length; i++) if (vs[i] !== null && !(vs[i] > 0)) vs[i] = null;
   }
 
   function headline() { return (st.info && st.info.headline) || 'accuracy'; }
