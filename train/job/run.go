@@ -96,10 +96,11 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		return nil, err
 	}
 	defer dist.close()
-	var workers *workerReports // nil: no per-worker reports
+	var stepReport func(train.BatchEvent) // each worker's progress for the dashboard
 	if dist != nil && ro.DashboardWorkers {
-		workers = startWorkerReports(dist.g.Rank(), dist.g.Size(), ro.Dashboard)
+		workers := startWorkerReports(dist.g.Rank(), dist.g.Size(), ro.Dashboard)
 		defer workers.stop()
+		stepReport = workers.step
 	}
 	if !dist.main() {
 		ro.Log, ro.Dashboard = nil, nil
@@ -221,7 +222,7 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-	} else if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, ckpt, hooks, workers.step, res, &tr, logf); err != nil {
+	} else if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, ckpt, hooks, stepReport, res, &tr, logf); err != nil {
 		return res, err
 	}
 	return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)

@@ -57,9 +57,6 @@ func startWorkerReports(rank, size int, board *dashboard.Board) *workerReports {
 // step records this worker's latest step; it runs on the training
 // goroutine and only takes a lock.
 func (w *workerReports) step(e train.BatchEvent) {
-	if w == nil {
-		return
-	}
 	sps := 0.0
 	if s := e.Elapsed.Seconds(); s > 0 {
 		sps = float64(e.Samples) / s
@@ -71,9 +68,6 @@ func (w *workerReports) step(e train.BatchEvent) {
 
 // stop sends or collects a last report and ends the reports.
 func (w *workerReports) stop() {
-	if w == nil {
-		return
-	}
 	close(w.done)
 	w.wg.Wait()
 }
