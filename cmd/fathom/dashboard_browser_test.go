@@ -266,13 +266,14 @@ func TestDashboardManyStepsInBrowser(t *testing.T) {
 		t.Errorf("the page holds %d step points, want at most 20000", points)
 	}
 	// The longest the page was busy at a stretch, loading and drawing
-	// included (generous: the machine is shared).
+	// included (generous: CI shares two cores with the other packages' tests;
+	// idle, it is about 150 ms).
 	ms, err := chromedp.Run(bctx, chromedp.Evaluate[float64]("fathomDashboard.longestTaskMs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d points on the page; its longest task took %.0f ms", points, ms)
-	if ms > 2000 {
+	if ms > 3000 {
 		t.Errorf("the page was busy for %.0f ms at a stretch", ms)
 	}
 }
