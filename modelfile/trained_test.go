@@ -2,11 +2,11 @@ package modelfile
 
 import (
 	"bytes"
-	"maps"
-	"runtime"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
