@@ -81,3 +81,35 @@ func TestStrategyCalls(t *testing.T) {
 		t.Errorf("a process that is not the main one wrote a checkpoint: %v", err)
 	}
 }
+
+// TestStepReportOnEveryProcess: StepReport runs after every step on a
+// process that is not the main one too, where Hooks do not run.
+func TestStepReportOnEveryProcess(t *testing.T) {
+	trainT, _ := irisSplits(t, 1)
+	for _, main := range []bool{true, false} {
+		m := irisMLP(t, 1, false)
+		var steps []int
+		hooks := 0
+		tr, err := New(Options{Model: m, Optimizer: adam(t, m, 0.01), Epochs: 2, Strategy: &spyStrategy{main: main},
+			Train: loader(t, trainT, data.LoaderOptions{BatchSize: 16}),
+			Hooks: Hooks{Batch: func(BatchEvent) { hooks++ }},
+			StepReport: func(e BatchEvent) {
+				steps = append(steps, e.Step)
+				if e.StepTime <= 0 || e.DataTime < 0 || e.SyncTime < 0 || e.DataTime+e.SyncTime > e.StepTime {
+					t.Errorf("step %d: time %v, data %v, sync %v", e.Step, e.StepTime, e.DataTime, e.SyncTime)
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Fit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(steps) != 16 || steps[15] != 16 {
+			t.Errorf("main %v: StepReport saw steps %v, want 1..16", main, steps)
+		}
+		if want := map[bool]int{true: 16, false: 0}[main]; hooks != want {
+			t.Errorf("main %v: %d Batch hooks, want %d", main, hooks, want)
+		}
+	}
+}

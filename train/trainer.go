@@ -73,8 +73,16 @@ type BatchEvent struct {
 	Batches int     // batches in the epoch
 	Step    int     // optimizer steps so far in the run
 	Loss    float64 // this batch's mean loss
+	LR      float64 // the learning rate of the step (first parameter group)
 	Samples int     // examples seen so far in this epoch
 	Elapsed time.Duration
+	// StepTime is the wall time of the step, from the end of the one
+	// before (hooks and checkpoints left out); DataTime the part of it
+	// spent waiting for the batch, SyncTime the part spent waiting for the
+	// gradient reduction after backward (Strategy.AfterBackward: with
+	// DataParallel the all-reduce not hidden behind backward). The rest is
+	// computation.
+	StepTime, DataTime, SyncTime time.Duration
 }
 
 // Options configure a Trainer. Model, Optimizer, Train and Epochs are
@@ -121,6 +129,11 @@ type Options struct {
 	// Hooks report progress. They run on the main process only
 	// (Strategy.IsMain).
 	Hooks Hooks
+	// StepReport, if set, runs after each optimizer step on every process
+	// (with the step's BatchEvent), for per-process reports such as a
+	// dashboard's workers table. It runs on the training goroutine: keep
+	// it quick.
+	StepReport func(BatchEvent)
 	// Strategy runs the per-step work that depends on how training is
 	// spread over processes; nil means Local (one process).
 	Strategy Strategy
@@ -324,7 +337,10 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 	o.Model.SetTraining(true)
 	params := o.Model.Parameters()
 	start := time.Now()
+	mark := start // the end of the step before
 	for k, b := range batches {
+		fetched := time.Now()
+		var sync time.Duration
 		if err := ctx.Err(); err != nil {
 			t.partialSec += time.Since(start).Seconds()
 			return runlog.Epoch{}, t.interrupted(err)
@@ -356,7 +372,10 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 			opt.ZeroGrad()
 		}
 		if t.fixed == nil {
-			if err := st.AfterBackward(params); err != nil {
+			s0 := time.Now()
+			err := st.AfterBackward(params)
+			sync = time.Since(s0)
+			if err != nil {
 				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 			}
 		}
@@ -375,9 +394,17 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		}
 		t.step = k + 1
 		t.globalStep++
-		if h := o.Hooks.Batch; h != nil && main && b.Size > 0 {
-			h(BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
-				Samples: t.partial.N, Elapsed: time.Since(start) + time.Duration(t.partialSec*float64(time.Second))})
+		if h := o.Hooks.Batch; (h != nil && main && b.Size > 0) || o.StepReport != nil {
+			now := time.Now()
+			e := BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
+				LR: opt.LR(0), Samples: t.partial.N, Elapsed: now.Sub(start) + time.Duration(t.partialSec*float64(time.Second)),
+				StepTime: now.Sub(mark), DataTime: fetched.Sub(mark), SyncTime: sync}
+			if h != nil && main && b.Size > 0 {
+				h(e)
+			}
+			if o.StepReport != nil {
+				o.StepReport(e)
+			}
 		}
 		if o.CheckpointPath != "" && o.CheckpointEvery > 0 && t.globalStep%o.CheckpointEvery == 0 && t.step < nb {
 			sec := time.Since(start).Seconds()
@@ -388,6 +415,7 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 				return runlog.Epoch{}, err
 			}
 		}
+		mark = time.Now()
 	}
 	sums := t.partial // this process's sums stay as they are for checkpoints
 	if err := st.ReduceMetrics(&sums); err != nil {

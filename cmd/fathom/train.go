@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/train"
@@ -32,6 +33,7 @@ type trainEpochLine struct {
 func init() {
 	var sets []string
 	var quiet bool
+	var dash dashboardFlags
 	cmd := &cobra.Command{
 		Use:   "train CONFIG.yaml",
 		Short: "Train the model a YAML config describes",
@@ -57,11 +59,15 @@ output.checkpoint_every or output.resume is set.`,
 		Example: `  fathom train examples/iris.yaml
   fathom train examples/fashion-mlp.yaml --set epochs=1 --json
   fathom train examples/linear-regression.yaml --set optimizer.lr=0.05 --quiet`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.RangeArgs(1, 2), // CONFIG [ADDR of a bare --dashboard]
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTrain(cmd.Context(), args[0], sets, quiet, os.Stderr)
+			if args = dash.takeAddress(args, 1); len(args) != 1 {
+				return fmt.Errorf("accepts 1 arg, received %d", len(args))
+			}
+			return runTrainDashboard(cmd.Context(), args[0], sets, quiet, dash, os.Stderr)
 		},
 	}
+	dash.register(cmd)
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key: key.path=value (repeatable)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar or per-epoch lines on stderr")
 	rootCmd.AddCommand(cmd)
@@ -73,8 +79,34 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// runTrainDashboard runs runTrain with the dashboard the flags ask for.
+func runTrainDashboard(ctx context.Context, path string, sets []string, quiet bool, dash dashboardFlags, stderr io.Writer) error {
+	srv, err := dash.start(stderr)
+	if err != nil {
+		return err
+	}
+	workers := dash.addr != "" // every rank reports to rank 0's page
+	if srv == nil {
+		return runTrainOn(ctx, path, sets, quiet, nil, workers, stderr)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = runTrainOn(ctx, path, sets, quiet, srv.Board(), workers, stderr)
+	dash.finish(ctx, srv, stderr)
+	return err
+}
+
 // runTrain is the body of `fathom train`; stderr receives progress.
 func runTrain(ctx context.Context, path string, sets []string, quiet bool, stderr io.Writer) error {
+	return runTrainOn(ctx, path, sets, quiet, nil, false, stderr)
+}
+
+// runTrainOn is runTrain reporting to a dashboard board (nil for none);
+// workers makes every rank of a distributed job report to rank 0's.
+func runTrainOn(ctx context.Context, path string, sets []string, quiet bool, board *dashboard.Board, workers bool, stderr io.Writer) error {
 	cfg, err := job.LoadConfig(path, sets)
 	if err != nil {
 		return err
@@ -89,7 +121,7 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 	if quiet {
 		log = nil
 	}
-	ro := job.RunOptions{Log: log}
+	ro := job.RunOptions{Log: log, Dashboard: board, DashboardWorkers: workers}
 	if !quiet && isTerminal(stderr) {
 		ro.Hooks = progressHooks(stderr, cfg.Epochs)
 	}

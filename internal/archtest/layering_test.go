@@ -34,6 +34,7 @@ var floors = map[string]int{
 	"ml/mljob":  6, // the YAML config behind `fathom ml`: every stage type
 	"train":     5,
 	"train/job": 6,
+	"dashboard": 4, // the live page of a job: plain events, no trainer (train/job feeds it)
 	"cmd/":      7, "examples/": 7, "deploy": 7,
 }
 

@@ -61,10 +61,12 @@ type Config struct {
 
 	// dir is the directory of the config file; relative data paths are
 	// resolved against it. file names the config in errors; modelLines
-	// holds the line of each model layer (0 when set by --set).
+	// holds the line of each model layer (0 when set by --set); text is
+	// the config as YAML with the overrides applied.
 	dir        string
 	file       string
 	modelLines []int
+	text       []byte
 }
 
 // DataConfig says where the data comes from and how to prepare it.
@@ -452,6 +454,7 @@ func ParseConfig(text []byte, name string, overrides []string) (*Config, error) 
 		return nil, &ConfigError{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	c.file = name
+	c.text, _ = yaml.Marshal(root) // with the overrides, for the dashboard
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value == "model" && root.Content[i+1].Kind == yaml.SequenceNode {
 			for _, l := range root.Content[i+1].Content {

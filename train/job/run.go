@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/internal/distenv"
@@ -26,6 +27,13 @@ type RunOptions struct {
 	// Log receives a few human-readable lines (data sizes, model summary,
 	// file locations); nil discards them.
 	Log io.Writer
+	// Dashboard, if set, is told the job's config, machine and model, its
+	// steps and epochs as they finish, and its end (rank 0 only).
+	Dashboard *dashboard.Board
+	// DashboardWorkers makes every worker of a distributed job report its
+	// progress to rank 0's Dashboard (its workers table) through the job's
+	// rendezvous store; set it on every rank.
+	DashboardWorkers bool
 }
 
 // Result is the outcome of Run.
@@ -66,6 +74,14 @@ type Result struct {
 // and write the model file, metrics.csv and curves.png into the output
 // directory.
 func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
+	res, err := run(ctx, c, ro)
+	if ro.Dashboard != nil {
+		ro.Dashboard.Finish(err)
+	}
+	return res, err
+}
+
+func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	logf := func(format string, a ...any) {
 		if ro.Log != nil {
 			fmt.Fprintf(ro.Log, format+"\n", a...)
@@ -80,8 +96,17 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		return nil, err
 	}
 	defer dist.close()
+	var stepReport func(train.BatchEvent) // each worker's progress for the dashboard
+	if dist != nil && ro.DashboardWorkers {
+		workers := startWorkerReports(dist.g.Rank(), dist.g.Size(), ro.Dashboard)
+		defer workers.stop()
+		stepReport = workers.step
+	}
 	if !dist.main() {
-		ro.Log = nil
+		ro.Log, ro.Dashboard = nil, nil
+	}
+	if ro.Dashboard != nil {
+		ro.Hooks = dashboardHooks(ro.Dashboard, ro.Hooks)
 	}
 	splits, err := c.LoadData()
 	if err != nil {
@@ -159,6 +184,9 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 			splits.Train.Rows, splits.Eval.Rows, splits.Test.Rows, splits.Train.Cols)
 	}
 	logf("model: %d parameters, input %v, output %v", net.NumParameters(), shape, out)
+	if ro.Dashboard != nil {
+		ro.Dashboard.SetInfo(c.dashboardInfo(task, net, splits))
+	}
 
 	// The epochs so far: the trainer's history (which includes the epochs
 	// of a resumed run), or those of the L-BFGS loop.
@@ -194,7 +222,7 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-	} else if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, ckpt, hooks, res, &tr, logf); err != nil {
+	} else if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, ckpt, hooks, stepReport, res, &tr, logf); err != nil {
 		return res, err
 	}
 	return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
@@ -202,7 +230,7 @@ func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 
 // fitTrainer trains with a mini-batch optimizer through train.Trainer.
 func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader, ckpt string,
-	hooks train.Hooks, res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
+	hooks train.Hooks, stepReport func(train.BatchEvent), res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
 	opt, err := c.newOptimizer(net.Parameters())
 	if err != nil {
 		return nil, err
@@ -221,7 +249,7 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
-		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, Strategy: dist.strategy(),
+		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport, Strategy: dist.strategy(),
 		MicroShards: c.Distributed.microShards()})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,333 @@
+// The fathom dashboard page: reads the job's server-sent events (/events)
+// and draws them with uPlot. Everything the page holds is bounded: step
+// points are merged pairwise past MAX_POINTS, as the server does.
+(function () {
+  'use strict';
+
+  var MAX_POINTS = 20000;
+  var COLS = ['step', 'epoch', 'batch', 'batches', 'loss', 'lr', 'samples_per_sec', 'compute', 'comm', 'data', 't', 'n'];
+  var LAST = { step: 1, epoch: 1, batch: 1, batches: 1, t: 1 }; // merged points keep the later value
+
+  var st;
+  function reset() {
+    st = { info: null, steps: {}, epochs: [], workers: [], status: null };
+    COLS.forEach(function (c) { st.steps[c] = []; });
+  }
+  reset();
+
+  // What a test (or a curious person in the console) can read.
+  var probe = window.fathomDashboard = { connected: false, epochs: 0, steps: 0, points: 0, done: false, errors: [] };
+  window.addEventListener('error', function (e) { probe.errors.push(String(e.message || e)); });
+  // The longest task that kept the page from answering (ms), where the
+  // browser tells (Chromium's Long Tasks API).
+  probe.longestTaskMs = 0;
+  if (window.PerformanceObserver && (PerformanceObserver.supportedEntryTypes || []).indexOf('longtask') >= 0) {
+    new PerformanceObserver(function (list) {
+      list.getEntries().forEach(function (e) { probe.longestTaskMs = Math.max(probe.longestTaskMs, e.duration); });
+    }).observe({ entryTypes: ['longtask'] });
+  }
+
+  function $(id) { return document.getElementById(id); }
+  function fmt(v, digits) {
+    if (v === null || v === undefined || !isFinite(v)) return '—';
+    var a = Math.abs(v);
+    if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(2);
+    return v.toFixed(digits === undefined ? 4 : digits);
+  }
+  // fmtTick labels an axis tick: few digits, exponents for the very small
+  // and very large.
+  function fmtTick(v) {
+    if (v === null || v === undefined) return '';
+    var a = Math.abs(v);
+    if (a === 0) return '0';
+    if (a < 1e-3 || a >= 1e12) return v.toExponential(1);
+    if (a >= 1e9) return parseFloat((v / 1e9).toPrecision(3)) + 'G';
+    if (a >= 1e6) return parseFloat((v / 1e6).toPrecision(3)) + 'M';
+    if (a >= 1e4) return parseFloat((v / 1e3).toPrecision(3)) + 'k';
+    return String(parseFloat(v.toPrecision(4)));
+  }
+  function fmtInt(v) { return v === null || v === undefined ? '—' : Math.round(v).toLocaleString('en-US'); }
+  function fmtDuration(s) {
+    if (s === null || s === undefined || !isFinite(s) || s < 0) return '—';
+    s = Math.round(s);
+    var h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), r = s % 60;
+    if (h > 0) return h + 'h ' + m + 'm';
+    if (m > 0) return m + 'm ' + r + 's';
+    return r + 's';
+  }
+
+  // ---- data ----
+
+  function addSteps(cols) {
+    var n = cols.step.length;
+    for (var i = 0; i < n; i++) {
+      COLS.forEach(function (c) { st.steps[c].push(cols[c] ? cols[c][i] : 0); });
+    }
+    if (st.steps.step.length > MAX_POINTS) compact();
+  }
+
+  // compact merges neighbouring step points pairwise: means weighted by
+  // the steps each stands for, the later point's position.
+  function compact() {
+    var s = st.steps, len = s.step.length, out = {};
+    COLS.forEach(function (c) { out[c] = []; });
+    for (var i = 0; i < len; i += 2) {
+      if (i + 1 >= len) { COLS.forEach(function (c) { out[c].push(s[c][i]); }); break; }
+      var wa = s.n[i] || 1, wb = s.n[i + 1] || 1;
+      COLS.forEach(function (c) {
+        if (c === 'n') out.n.push(wa + wb);
+        else if (LAST[c]) out[c].push(s[c][i + 1]);
+        else {
+          var a = s[c][i], b = s[c][i + 1];
+          out[c].push(a === null || b === null ? (a === null ? b : a) : (a * wa + b * wb) / (wa + wb));
+        }
+      });
+    }
+    st.steps = out;
+  }
+
+  // ---- charts ----
+
+  var charts = {};
+  var palette = { train: '#2563eb', trainEpoch: '#0f766e', eval: '#dc2626', lr: '#7c3aed', sps: '#ea580c', compute: '#2563eb', comm: '#dc2626', data: '#ca8a04' };
+
+  function chartWidth(el) { return Math.max(200, el.clientWidth || 400); }
+
+  function makeChart(id, series, xLabel, opts) {
+    var el = $(id);
+    var o = {
+      width: chartWidth(el), height: 240,
+      scales: { x: { time: false } },
+      axes: [{ label: xLabel, size: 40 }, { size: 72, values: function (u, splits) { return splits.map(fmtTick); } }],
+      legend: { live: true },
+      cursor: { drag: { x: true, y: false } },
+      series: [{ label: xLabel }].concat(series)
+    };
+    if (opts) Object.keys(opts).forEach(function (k) { o[k] = opts[k]; });
+    var empty = [[]].concat(series.map(function () { return []; }));
+    return new uPlot(o, empty, el);
+  }
+
+  var lossLog = false;
+
+  function makeLossChart() {
+    return makeChart('c-loss', [
+      { label: 'train (step)', stroke: palette.train, width: 1 },
+      { label: 'train (epoch)', stroke: palette.trainEpoch, width: 2, spanGaps: true, points: { show: true, size: 5 } },
+      { label: 'eval (epoch)', stroke: palette.eval, width: 2, spanGaps: true, points: { show: true, size: 5 } }
+    ], 'step', { scales: { x: { time: false }, y: { distr: lossLog ? 3 : 1 } } });
+  }
+
+  function initCharts() {
+    charts.loss = makeLossChart();
+    $('loss-log').addEventListener('change', function (e) {
+      lossLog = e.target.checked;
+      probe.lossLog = lossLog;
+      charts.loss.destroy();
+      charts.loss = makeLossChart();
+      relabel((st.info && st.info.eval_split) || 'eval');
+      schedule();
+    });
+    charts.metric = makeChart('c-metric', [
+      { label: 'train', stroke: palette.trainEpoch, width: 2, points: { show: true, size: 5 } },
+      { label: 'eval', stroke: palette.eval, width: 2, points: { show: true, size: 5 } }
+    ], 'epoch');
+    charts.lr = makeChart('c-lr', [{ label: 'lr', stroke: palette.lr, width: 1.5 }], 'step');
+    charts.sps = makeChart('c-sps', [{ label: 'samples/s', stroke: palette.sps, width: 1.5 }], 'step');
+    charts.timing = makeChart('c-timing', [
+      { label: 'compute', stroke: palette.compute, width: 1 },
+      { label: 'communication', stroke: palette.comm, width: 1 },
+      { label: 'data', stroke: palette.data, width: 1 }
+    ], 'step');
+    window.addEventListener('resize', function () {
+      Object.keys(charts).forEach(function (k) {
+        var el = charts[k].root.parentNode;
+        charts[k].setSize({ width: chartWidth(el), height: 240 });
+      });
+    });
+  }
+
+  // lossData joins the step points and the epoch points on one x axis
+  // (uPlot's aligned data): nulls where a series has no point.
+  function lossData() {
+    var xs = st.steps.step, ls = st.steps.loss, E = st.epochs;
+    var x = [], a = [], b = [], c = [];
+    var i = 0, j = 0;
+    while (i < xs.length || j < E.length) {
+      var sx = i < xs.length ? xs[i] : Infinity, ex = j < E.length ? E[j].steps : Infinity;
+      var e = null;
+      if (sx <= ex) { x.push(sx); a.push(ls[i]); i++; } else { x.push(ex); a.push(null); }
+      if (ex <= sx) { e = E[j]; j++; }
+      b.push(e && e.train && e.train.loss !== undefined ? e.train.loss : null);
+      c.push(e && e.eval && e.eval.loss !== undefined ? e.eval.loss : null);
+    }
+    if (lossLog) [a, b, c].forEach(positive); // a log scale has no room for 0
+    return [x, a, b, c];
+  }
+
+  function positive(vs) {
+    for (var i = 0; i < vs.length; i++) if (vs[i] !== null && !(vs[i] > 0)) vs[i] = null;
+  }
+
+  function headline() { return (st.info && st.info.headline) || 'accuracy'; }
+
+  function metricData() {
+    var h = headline(), x = [], a = [], b = [];
+    st.epochs.forEach(function (e) {
+      x.push(e.epoch);
+      a.push(e.train && e.train[h] !== undefined ? e.train[h] : null);
+      b.push(e.eval && e.eval[h] !== undefined ? e.eval[h] : null);
+    });
+    return [x, a, b];
+  }
+
+  var dirty = false;
+  function schedule() {
+    if (!dirty) { dirty = true; requestAnimationFrame(draw); }
+  }
+
+  function draw() {
+    dirty = false;
+    var s = st.steps;
+    charts.loss.setData(lossData());
+    charts.metric.setData(metricData());
+    charts.lr.setData([s.step, s.lr]);
+    charts.sps.setData([s.step, s.samples_per_sec]);
+    var timed = s.compute.some(function (v) { return v > 0; }) || s.comm.some(function (v) { return v > 0; }) || s.data.some(function (v) { return v > 0; });
+    var fig = $('f-timing');
+    if (timed && fig.hidden) { // shown now: it can take its width
+      fig.hidden = false;
+      charts.timing.setSize({ width: chartWidth(charts.timing.root.parentNode), height: 240 });
+    }
+    if (timed) charts.timing.setData([s.step, ms(s.compute), ms(s.comm), ms(s.data)]);
+    drawTiles();
+    drawWorkers();
+    probe.epochs = st.epochs.length;
+    probe.points = s.step.length;
+    probe.steps = s.step.length ? s.step[s.step.length - 1] : 0;
+    document.body.dataset.epochs = String(probe.epochs);
+    document.body.dataset.points = String(probe.points);
+  }
+
+  function ms(seconds) { return seconds.map(function (v) { return v === null ? null : v * 1000; }); }
+
+  function drawTiles() {
+    var s = st.steps, n = s.step.length, info = st.info || {};
+    var lastE = st.epochs.length ? st.epochs[st.epochs.length - 1] : null;
+    var epoch = n ? s.epoch[n - 1] : (lastE ? lastE.epoch : null);
+    $('t-epoch').textContent = epoch === null ? '—' : epoch + (info.epochs ? ' / ' + info.epochs : '');
+    $('t-step').textContent = n ? fmtInt(s.step[n - 1]) : '—';
+    $('t-loss').textContent = n ? fmt(s.loss[n - 1]) : (lastE ? fmt(lastE.train.loss) : '—');
+    var h = headline(), split = info.eval_split || 'eval';
+    $('t-metric-label').textContent = split + ' ' + h;
+    $('c-metric-caption').textContent = h + ' per epoch';
+    var m = lastE && lastE.eval ? lastE.eval[h] : (lastE ? lastE.train[h] : undefined);
+    $('t-metric').textContent = m === undefined ? '—' : fmt(m);
+    $('t-sps').textContent = n ? fmtInt(s.samples_per_sec[n - 1]) : '—';
+    var elapsed = st.status && st.status.done ? st.status.t : (Date.now() - Date.parse(info.started || new Date().toISOString())) / 1000;
+    $('t-elapsed').textContent = fmtDuration(elapsed);
+    $('t-eta').textContent = st.status && st.status.done ? 'finished' : fmtDuration(eta());
+  }
+
+  // eta: the steps left at the run's mean time per step so far (which
+  // includes evaluation).
+  function eta() {
+    var s = st.steps, n = s.step.length, info = st.info || {};
+    var spe = info.steps_per_epoch || (n ? s.batches[n - 1] : 0);
+    if (!n || !info.epochs || !spe) return null;
+    var done = s.step[n - 1], t = s.t[n - 1];
+    if (st.epochs.length) {
+      var e = st.epochs[st.epochs.length - 1];
+      if (e.steps >= done) { done = e.steps; t = e.t; }
+    }
+    if (done <= 0 || t <= 0) return null;
+    return Math.max(0, info.epochs * spe - done) * t / done;
+  }
+
+  function drawWorkers() {
+    var body = $('workers').tBodies[0];
+    body.textContent = '';
+    var now = Date.now();
+    st.workers.forEach(function (w) {
+      var tr = document.createElement('tr');
+      [w.rank, w.host || '', w.epoch, fmtInt(w.step), fmtInt(w.samples_per_sec),
+       fmtDuration((now - Date.parse(w.last_seen)) / 1000) + ' ago'].forEach(function (v) {
+        var td = document.createElement('td'); td.textContent = String(v); tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+    var ws = st.info && st.info.world_size;
+    $('workers-note').textContent = st.workers.length ? '' :
+      (ws > 1 ? ws + ' workers; this page shows rank 0' : 'one process');
+  }
+
+  // relabel names the evaluation series after the split ("test", "val").
+  function relabel(split) {
+    [['loss', 3, split + ' (epoch)'], ['metric', 2, split]].forEach(function (r) {
+      var labels = charts[r[0]].root.querySelectorAll('.u-legend .u-series .u-label');
+      if (labels[r[1]]) labels[r[1]].textContent = r[2];
+    });
+  }
+
+  function drawInfo() {
+    var info = st.info || {};
+    relabel(info.eval_split || 'eval');
+    $('title').textContent = info.title || 'dashboard';
+    document.title = (info.title ? info.title + ' · ' : '') + 'fathom';
+    $('config').textContent = info.config || '—';
+    $('model').textContent = info.model || '—';
+    var m = info.machine || {};
+    var rows = [['host', m.hostname], ['CPU', m.cpu], ['CPUs', m.cpus], ['GOMAXPROCS', m.gomaxprocs],
+      ['OS / arch', (m.os || '') + ' / ' + (m.arch || '')], ['Go', m.go_version], ['task', info.task],
+      ['parameters', info.parameters ? fmtInt(info.parameters) : ''], ['training rows', info.train_rows ? fmtInt(info.train_rows) : ''],
+      ['workers', info.world_size || 1], ['started', info.started ? new Date(info.started).toLocaleString() : '']];
+    var body = $('machine').tBodies[0];
+    body.textContent = '';
+    rows.forEach(function (r) {
+      if (r[1] === undefined || r[1] === '' || r[1] === null) return;
+      var tr = document.createElement('tr'), th = document.createElement('th'), td = document.createElement('td');
+      th.textContent = r[0]; td.textContent = String(r[1]);
+      tr.appendChild(th); tr.appendChild(td); body.appendChild(tr);
+    });
+  }
+
+  function setStatus(text, cls) {
+    var el = $('status');
+    el.textContent = text;
+    el.className = 'badge ' + (cls || '');
+  }
+
+  // ---- events ----
+
+  function parse(e) {
+    try { return JSON.parse(e.data); } catch (err) { probe.errors.push('bad event ' + e.type + ': ' + err); return null; }
+  }
+
+  function connect() {
+    var src = new EventSource('events' + (location.search || ''));
+    src.onopen = function () { probe.connected = true; if (!st.status) setStatus('running', 'running'); };
+    src.onerror = function () {
+      probe.connected = false;
+      if (st.status && st.status.done) { src.close(); return; }
+      setStatus('disconnected', '');
+    };
+    src.addEventListener('reset', function () { reset(); schedule(); });
+    src.addEventListener('info', function (e) { var v = parse(e); if (v) { st.info = v; drawInfo(); schedule(); } });
+    src.addEventListener('steps', function (e) { var v = parse(e); if (v) { addSteps(v); schedule(); } });
+    src.addEventListener('epoch', function (e) { var v = parse(e); if (v) { st.epochs.push(v); schedule(); } });
+    src.addEventListener('workers', function (e) { var v = parse(e); if (v) { st.workers = v; schedule(); } });
+    src.addEventListener('done', function (e) {
+      var v = parse(e);
+      if (!v) return;
+      st.status = v;
+      probe.done = true;
+      if (v.error) setStatus('failed: ' + v.error, 'error'); else setStatus('finished', 'done');
+      schedule();
+    });
+  }
+
+  initCharts();
+  drawInfo();
+  connect();
+  setInterval(function () { if (!(st.status && st.status.done)) drawTiles(); }, 1000);
+})();
