@@ -76,6 +76,7 @@ func BenchmarkFashionMNIST(b *testing.B) {
 			}
 			b.ReportMetric(secs, "fit_seconds")
 			b.ReportMetric(float64(m.Iterations), "iterations")
+			b.ReportMetric(float64(m.Evaluations), "evaluations")
 			b.ReportMetric(accuracy(b, m, test), "test_accuracy")
 			b.ReportMetric(m.Loss, "train_loss")
 			if math.IsNaN(m.Loss) {

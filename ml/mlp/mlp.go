@@ -259,14 +259,11 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 
 	var lossGrad func(w, g []float64) float64
 	if e.Precision == Float32 {
-		x32 := make([]float32, len(x.Data))
-		for i, v := range x.Data {
-			x32[i] = float32(v)
-		}
-		lossGrad = newNetwork(top, x32, labels, x.Rows, kernel.Sgemm).lossGrad
+		lossGrad = newNetwork(top, transpose[float32](x.Data, x.Rows, x.Cols), labels, x.Rows, kernel.Sgemm).lossGrad
 	} else {
-		lossGrad = newNetwork(top, x.Data, labels, x.Rows, kernel.Dgemm).lossGrad
+		lossGrad = newNetwork(top, transpose[float64](x.Data, x.Rows, x.Cols), labels, x.Rows, kernel.Dgemm).lossGrad
 	}
+	x.Data = nil // the network has its own, feature-major copy
 	obj := &objective{top: top, comm: c, rows: rows, reg: e.RegParam, local: lossGrad, buf: make([]float64, 1+top.size)}
 
 	var (
@@ -303,6 +300,7 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 		Layers:           layers,
 		Weights:          w,
 		Iterations:       iters,
+		Evaluations:      obj.calls,
 		Loss:             loss,
 		FeaturesCol:      e.FeaturesCol,
 		PredictionCol:    e.PredictionCol,
@@ -349,12 +347,14 @@ type objective struct {
 	local func(w, g []float64) float64
 	buf   []float64 // [loss, grad...] for the all-reduce
 	err   error     // the first collective's error
+	calls int       // evaluations so far
 }
 
 func (o *objective) eval(w, grad []float64) float64 {
 	if o.err != nil {
 		return math.NaN()
 	}
+	o.calls++
 	o.buf[0] = o.local(w, o.buf[1:])
 	if err := o.comm.AllReduce(o.buf, ml.OpSum); err != nil {
 		o.err = err

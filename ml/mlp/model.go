@@ -24,10 +24,13 @@ type MultilayerPerceptronClassificationModel struct {
 	// (i, o) at i·out + o), then the out biases. A row x of a layer's
 	// input gives the output x·W + b.
 	Weights []float64
-	// Iterations is the number of solver iterations the fit ran, Loss the
-	// objective at the end (mean cross-entropy plus the penalty).
-	Iterations int
-	Loss       float64
+	// Iterations is the number of solver iterations the fit ran,
+	// Evaluations the number of loss and gradient evaluations (line
+	// searches included), Loss the objective at the end (mean
+	// cross-entropy plus the penalty).
+	Iterations  int
+	Evaluations int
+	Loss        float64
 
 	FeaturesCol      string
 	PredictionCol    string
@@ -97,21 +100,23 @@ func (m *MultilayerPerceptronClassificationModel) Transform(f *data.Frame) (*dat
 // the softmax, the probabilities and the class.
 func (m *MultilayerPerceptronClassificationModel) predict(x ml.Matrix) (raw, prob, pred []float64) {
 	top := newTopology(m.Layers)
-	k := m.NumClasses()
-	nw := newNetwork(top, x.Data, nil, x.Rows, kernel.Dgemm)
-	if x.Rows > 0 {
+	k, n := m.NumClasses(), x.Rows
+	nw := newNetwork(top, transpose[float64](x.Data, n, x.Cols), nil, n, kernel.Dgemm)
+	if n > 0 {
 		nw.setWeights(m.Weights)
 		nw.forward()
 	}
-	raw = nw.act[top.affine()-1]
-	prob = make([]float64, len(raw))
-	pred = make([]float64, x.Rows)
+	z := nw.act[top.affine()-1] // k × n
+	raw = make([]float64, n*k)
+	prob = make([]float64, n*k)
+	pred = make([]float64, n)
 	nw.eachChunk(func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r, p := raw[i*k:(i+1)*k], prob[i*k:(i+1)*k]
 			best := 0
-			for j, v := range r {
-				if v > r[best] {
+			for j := range r {
+				r[j] = z[j*n+i]
+				if r[j] > r[best] {
 					best = j
 				}
 			}
@@ -133,6 +138,7 @@ func (m *MultilayerPerceptronClassificationModel) predict(x ml.Matrix) (raw, pro
 type modelParams struct {
 	Layers           []int   `json:"layers"`
 	Iterations       int     `json:"iterations"`
+	Evaluations      int     `json:"evaluations"`
 	Loss             float64 `json:"loss"`
 	FeaturesCol      string  `json:"featuresCol"`
 	PredictionCol    string  `json:"predictionCol"`
@@ -148,7 +154,7 @@ func (m *MultilayerPerceptronClassificationModel) Encode() (ml.Encoded, error) {
 	}
 	return ml.Encoded{
 		Params: modelParams{
-			Layers: m.Layers, Iterations: m.Iterations, Loss: m.Loss,
+			Layers: m.Layers, Iterations: m.Iterations, Evaluations: m.Evaluations, Loss: m.Loss,
 			FeaturesCol: m.FeaturesCol, PredictionCol: m.PredictionCol,
 			ProbabilityCol: m.ProbabilityCol, RawPredictionCol: m.RawPredictionCol,
 		},
@@ -166,7 +172,7 @@ func decodeModel(raw json.RawMessage, arrays map[string]ml.Array) (ml.Model, err
 		return nil, err
 	}
 	m := &MultilayerPerceptronClassificationModel{
-		Layers: p.Layers, Weights: slices.Clone(w.Data), Iterations: p.Iterations, Loss: p.Loss,
+		Layers: p.Layers, Weights: slices.Clone(w.Data), Iterations: p.Iterations, Evaluations: p.Evaluations, Loss: p.Loss,
 		FeaturesCol: p.FeaturesCol, PredictionCol: p.PredictionCol,
 		ProbabilityCol: p.ProbabilityCol, RawPredictionCol: p.RawPredictionCol,
 	}

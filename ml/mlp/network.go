@@ -88,40 +88,53 @@ type float interface{ float32 | float64 }
 // gemmFunc is kernel.Sgemm or kernel.Dgemm.
 type gemmFunc[T float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 
-// rowGrain is the fewest rows worth a core in the elementwise passes.
+// rowGrain is the fewest samples worth a core in the elementwise passes.
 const rowGrain = 64
 
-// network evaluates the loss and gradient of a topology on one rank's rows
-// (x: n × layers[0] row-major, y: class indices) in precision T with
-// preallocated buffers: a forward pass of one GEMM per layer, then a
-// backward pass of two GEMMs per layer (one for the first), everything
-// else row-parallel. It is not safe for concurrent use.
+// network evaluates the loss and gradient of a topology on one rank's
+// samples in precision T with preallocated buffers: a forward pass of one
+// GEMM per layer, then a backward pass of two GEMMs per layer (one for the
+// first), everything else parallel over chunks of samples.
+//
+// Every matrix is feature-major: xt is layers[0] × n (row f holds feature
+// f of every sample), act[l] is layers[l+1] × n. With the samples as the
+// long, contiguous dimension, each product is a plain or right-transposed
+// GEMM, which the kernels run about 1.7× as fast on Fashion-MNIST's shapes
+// as the same products sample-major (measured: 60,000 × 784 × 100 float32,
+// forward 53 against 74 ms, weight gradient 42 against 91 ms).
+//
+// A network is not safe for concurrent use.
 type network[T float] struct {
 	top  topology
-	x    []T
+	xt   []T
 	y    []int32
 	n    int
 	gemm gemmFunc[T]
 
-	w    []T   // the weights in T
-	act  [][]T // act[l]: n × layers[l+1]; the activations, then the deltas
-	tmp  []T   // n × the widest hidden layer: delta·Wᵀ before the sigmoid's derivative
-	gT   []T   // out × in: one layer's weight gradient, transposed
-	part [][]float64
-	// part[c] holds chunk c's partial sums: loss, then every layer's bias
-	// gradient (at biasAt[l]); chunks are fixed by n and GOMAXPROCS and
-	// summed in order, so the result does not depend on scheduling.
+	w   []T   // the weights in T
+	act [][]T // act[l]: layers[l+1] × n; the activations, then the deltas
+	tmp []T   // the widest hidden layer × n: W·delta before the sigmoid's derivative
+	gT  []T   // out × in: one layer's weight gradient, transposed
+	// part[c] holds sample chunk c's partial sums: the loss, then every
+	// layer's bias gradient (at biasAt[l]); chunks are fixed by n and
+	// GOMAXPROCS and summed in order, so the result does not depend on
+	// scheduling.
+	part   [][]float64
 	biasAt []int
+	// lse[c] is chunk c's scratch for the softmax: two values per sample.
+	lse    [][]float64
 	chunks int
-	size   int // rows per chunk
+	size   int // samples per chunk
 }
 
-func newNetwork[T float](top topology, x []T, y []int32, n int, gemm gemmFunc[T]) *network[T] {
-	nw := &network[T]{top: top, x: x, y: y, n: n, gemm: gemm, w: make([]T, top.size)}
+// newNetwork returns the network of top on the n samples of xt
+// (feature-major, see network) with labels y (nil for prediction only).
+func newNetwork[T float](top topology, xt []T, y []int32, n int, gemm gemmFunc[T]) *network[T] {
+	nw := &network[T]{top: top, xt: xt, y: y, n: n, gemm: gemm, w: make([]T, top.size)}
 	widest, biggest, sums := 0, 0, 1
 	for l := range top.affine() {
 		in, out := top.layers[l], top.layers[l+1]
-		nw.act = append(nw.act, make([]T, n*out))
+		nw.act = append(nw.act, make([]T, out*n))
 		if l+1 < top.affine() {
 			widest = max(widest, out)
 		}
@@ -129,17 +142,40 @@ func newNetwork[T float](top topology, x []T, y []int32, n int, gemm gemmFunc[T]
 		nw.biasAt = append(nw.biasAt, sums)
 		sums += out
 	}
-	nw.tmp = make([]T, n*widest)
-	nw.gT = make([]T, biggest)
 	nw.chunks, nw.size = parallel.Chunks(n, rowGrain)
-	nw.part = make([][]float64, nw.chunks)
-	for c := range nw.part {
-		nw.part[c] = make([]float64, sums)
+	if y != nil {
+		nw.tmp = make([]T, widest*n)
+		nw.gT = make([]T, biggest)
+		nw.part = make([][]float64, nw.chunks)
+		nw.lse = make([][]float64, nw.chunks)
+		for c := range nw.part {
+			nw.part[c] = make([]float64, sums)
+			nw.lse[c] = make([]float64, 2*nw.size)
+		}
 	}
 	return nw
 }
 
-// eachChunk calls fn(c, lo, hi) for every row chunk, in parallel.
+// transpose returns the rows × cols row-major matrix a as a cols × rows
+// one in T, a tile at a time so that both sides stay in cache.
+func transpose[T float](a []float64, rows, cols int) []T {
+	out := make([]T, len(a))
+	const tile = 32
+	parallel.For((rows+tile-1)/tile, 1, func(lo, hi int) {
+		for i0 := lo * tile; i0 < min(hi*tile, rows); i0 += tile {
+			for j0 := 0; j0 < cols; j0 += tile {
+				for i := i0; i < min(i0+tile, rows); i++ {
+					for j := j0; j < min(j0+tile, cols); j++ {
+						out[j*rows+i] = T(a[i*cols+j])
+					}
+				}
+			}
+		}
+	})
+	return out
+}
+
+// eachChunk calls fn(c, lo, hi) for every sample chunk, in parallel.
 func (nw *network[T]) eachChunk(fn func(c, lo, hi int)) {
 	parallel.For(nw.chunks, 1, func(clo, chi int) {
 		for c := clo; c < chi; c++ {
@@ -160,21 +196,22 @@ func (nw *network[T]) setWeights(w64 []float64) {
 // layer's logits (in act[L−1], biases added).
 func (nw *network[T]) forward() {
 	top, n := nw.top, nw.n
-	in := nw.x
+	in := nw.xt
 	for l := range top.affine() {
 		k, out := top.layers[l], top.layers[l+1]
 		z := nw.act[l]
-		nw.gemm(false, false, n, out, k, 1, in, k, nw.w[top.wOff[l]:top.bOff[l]], out, 0, z, out)
+		// Z = Wᵀ·A (out × n), W being in × out.
+		nw.gemm(true, false, out, n, k, 1, nw.w[top.wOff[l]:top.bOff[l]], out, in, n, 0, z, n)
 		b := nw.w[top.bOff[l] : top.bOff[l]+out]
 		hidden := l+1 < top.affine()
 		nw.eachChunk(func(_, lo, hi int) {
-			for i := lo; i < hi; i++ {
-				row := z[i*out : (i+1)*out]
-				for j := range row {
-					row[j] += b[j]
+			for j, bj := range b {
+				seg := z[j*n+lo : j*n+hi]
+				for i := range seg {
+					seg[i] += bj
 				}
 				if hidden {
-					sigmoid(row)
+					sigmoid(seg)
 				}
 			}
 		})
@@ -195,8 +232,8 @@ func sigmoid[T float](v []T) {
 }
 
 // lossGrad sets grad to the gradient of the summed cross-entropy of the
-// rows at weights w64 and returns that sum (in float64; no averaging, no
-// penalty: the caller adds them after the all-reduce).
+// samples at weights w64 and returns that sum (in float64; no averaging,
+// no penalty: the caller adds them after the all-reduce).
 func (nw *network[T]) lossGrad(w64, grad []float64) float64 {
 	top, n, L := nw.top, nw.n, nw.top.affine()
 	if n == 0 {
@@ -214,27 +251,48 @@ func (nw *network[T]) lossGrad(w64, grad []float64) float64 {
 	nw.eachChunk(func(c, lo, hi int) {
 		p := nw.part[c]
 		clear(p)
-		for i := lo; i < hi; i++ {
-			row := z[i*k : (i+1)*k]
-			m := float64(row[0])
-			for _, v := range row[1:] {
-				m = max(m, float64(v))
+		ys := nw.y[lo:hi]
+		loss := 0.0
+		for i, y := range ys {
+			loss -= float64(z[int(y)*n+lo+i])
+		}
+		// m: the largest logit of each sample; then e^(z−m) replaces z
+		// and t sums it; the delta is e^(z−m)/t − [j = y].
+		m, t := nw.lse[c][:hi-lo], nw.lse[c][nw.size:nw.size+hi-lo]
+		for i := range m {
+			m[i] = math.Inf(-1)
+		}
+		for j := range k {
+			for i, v := range z[j*n+lo : j*n+hi] {
+				m[i] = max(m[i], float64(v))
 			}
-			s := 0.0
-			for _, v := range row {
-				s += math.Exp(float64(v) - m)
+		}
+		clear(t)
+		for j := range k {
+			seg := z[j*n+lo : j*n+hi]
+			for i, v := range seg {
+				e := math.Exp(float64(v) - m[i])
+				seg[i] = T(e)
+				t[i] += e
 			}
-			lse := m + math.Log(s)
-			y := int(nw.y[i])
-			p[0] += lse - float64(row[y])
-			for j, v := range row {
-				d := math.Exp(float64(v) - lse)
-				if j == y {
+		}
+		for i := range m {
+			loss += m[i] + math.Log(t[i])
+			t[i] = 1 / t[i]
+		}
+		p[0] = loss
+		for j := range k {
+			seg := z[j*n+lo : j*n+hi]
+			bs := 0.0
+			for i, e := range seg {
+				d := float64(e) * t[i]
+				if int(ys[i]) == j {
 					d--
 				}
-				row[j] = T(d)
-				p[outB+j] += d
+				seg[i] = T(d)
+				bs += d
 			}
+			p[outB+j] = bs
 		}
 	})
 
@@ -242,13 +300,12 @@ func (nw *network[T]) lossGrad(w64, grad []float64) float64 {
 	for l := L - 1; l >= 0; l-- {
 		in, out := top.layers[l], top.layers[l+1]
 		delta := nw.act[l]
-		a := nw.x
+		a := nw.xt
 		if l > 0 {
 			a = nw.act[l-1]
 		}
-		// gT = deltaᵀ·a (out × in): the transposed product runs at full
-		// GEMM speed with the long dimension n as k.
-		nw.gemm(true, false, out, in, n, 1, delta, out, a, in, 0, nw.gT, in)
+		// gT = delta·aᵀ (out × in), summed over the n samples.
+		nw.gemm(false, true, out, in, n, 1, delta, n, a, n, 0, nw.gT, in)
 		g := grad[top.wOff[l]:top.bOff[l]]
 		for o := range out {
 			for j, v := range nw.gT[o*in : (o+1)*in] {
@@ -258,20 +315,22 @@ func (nw *network[T]) lossGrad(w64, grad []float64) float64 {
 		if l == 0 {
 			break
 		}
-		// The previous layer's delta: (delta·Wᵀ) ⊙ a(1 − a), in place of a.
-		t := nw.tmp[:n*in]
-		nw.gemm(false, true, n, in, out, 1, delta, out, nw.w[top.wOff[l]:top.bOff[l]], out, 0, t, in)
+		// The previous layer's delta: (W·delta) ⊙ a(1 − a), in place of a.
+		t := nw.tmp[:in*n]
+		nw.gemm(false, false, in, n, out, 1, nw.w[top.wOff[l]:top.bOff[l]], out, delta, n, 0, t, n)
 		b := nw.biasAt[l-1]
 		nw.eachChunk(func(c, lo, hi int) {
 			p := nw.part[c][b : b+in]
-			for i := lo; i < hi; i++ {
-				ar := a[i*in : (i+1)*in]
-				tr := t[i*in : (i+1)*in]
-				for j, s := range ar {
-					d := tr[j] * s * (1 - s)
-					ar[j] = d
-					p[j] += float64(d)
+			for j := range in {
+				ar := a[j*n+lo : j*n+hi]
+				tr := t[j*n+lo : j*n+hi]
+				bs := 0.0
+				for i, s := range ar {
+					d := tr[i] * s * (1 - s)
+					ar[i] = d
+					bs += float64(d)
 				}
+				p[j] = bs
 			}
 		})
 	}
