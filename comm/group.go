@@ -202,44 +202,43 @@ func New(ctx context.Context, o Options) (_ *Group, err error) {
 
 func (g *Group) openStore(ctx context.Context) error {
 	o := &g.opts
-	if o.NewStore != nil {
-		st, err := o.NewStore(ctx)
-		if err != nil {
-			return err
-		}
-		g.st = st
-		watch, err := o.NewStore(ctx)
-		if err != nil {
-			return err
-		}
-		g.watch = watch
-		if o.HeartbeatTimeout > 0 {
-			if g.beat, err = o.NewStore(ctx); err != nil {
-				return err
+	dial := o.NewStore
+	if dial == nil {
+		addr := net.JoinHostPort(o.MasterAddr, strconv.Itoa(o.MasterPort))
+		if g.rank == 0 && !o.StoreHosted {
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("rank 0 cannot host the store on MASTER_ADDR:MASTER_PORT %s: %w", addr, err)
 			}
+			g.server = store.Serve(ln, o.Token, o.Logger)
 		}
-		return nil
+		dial = func(ctx context.Context) (store.Store, error) {
+			c, err := store.Dial(ctx, addr, o.Token, g.rank)
+			if err != nil {
+				return nil, err // not a typed nil in the interface
+			}
+			return c, nil
+		}
 	}
-	addr := net.JoinHostPort(o.MasterAddr, strconv.Itoa(o.MasterPort))
-	if g.rank == 0 {
-		ln, err := net.Listen("tcp", addr)
+	open := func() (store.Store, error) {
+		st, err := dial(ctx)
 		if err != nil {
-			return fmt.Errorf("rank 0 cannot host the store on MASTER_ADDR:MASTER_PORT %s: %w", addr, err)
+			return nil, err
 		}
-		g.server = store.Serve(ln, o.Token, o.Logger)
+		if o.Generation == 0 {
+			return st, nil
+		}
+		return store.WithPrefix(st, "g"+strconv.Itoa(o.Generation)+"/"), nil
 	}
-	st, err := store.Dial(ctx, addr, o.Token, g.rank)
-	if err != nil {
+	var err error
+	if g.st, err = open(); err != nil {
 		return err
 	}
-	g.st = st
-	watch, err := store.Dial(ctx, addr, o.Token, g.rank)
-	if err != nil {
+	if g.watch, err = open(); err != nil {
 		return err
 	}
-	g.watch = watch
 	if o.HeartbeatTimeout > 0 {
-		if g.beat, err = store.Dial(ctx, addr, o.Token, g.rank); err != nil {
+		if g.beat, err = open(); err != nil {
 			return err
 		}
 	}

@@ -96,6 +96,15 @@ type Options struct {
 	// rendezvous, one that waits for aborts and, unless the heartbeat is
 	// disabled, one for the heartbeat.
 	NewStore func(ctx context.Context) (store.Store, error)
+	// StoreHosted says the store on MasterAddr:MasterPort is hosted by
+	// someone else (the launcher of node 0, for the job's whole life):
+	// rank 0 dials it instead of listening (env FATHOM_STORE_HOSTED=1).
+	StoreHosted bool
+	// Generation namespaces every store key ("g<N>/..."), so that the
+	// workers of a restarted job (FATHOM_RESTART_COUNT) never meet the
+	// keys, addresses or job id of an earlier attempt in a store that
+	// outlived it.
+	Generation int
 
 	// Timeout bounds every collective (default 5 minutes).
 	Timeout time.Duration
@@ -138,7 +147,7 @@ func FromEnv() (Options, error) {
 		Rank: e.Rank, WorldSize: e.WorldSize, LocalRank: e.LocalRank, LocalWorldSize: e.LocalWorldSize,
 		MasterAddr: e.MasterAddr, MasterPort: e.MasterPort, Token: []byte(e.JobToken), BindAddr: e.BindAddr,
 		ShmRingBytes: e.SHMBytes, MaxEarlyBytes: e.MaxEarlyBytes, Timeout: e.Timeout,
-		HeartbeatTimeout: e.HeartbeatTimeout,
+		HeartbeatTimeout: e.HeartbeatTimeout, StoreHosted: e.StoreHosted, Generation: e.RestartCount,
 	}
 	if e.NoSHM {
 		o.Transport = TransportTCP

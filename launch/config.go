@@ -17,7 +17,9 @@ import (
 const (
 	DefaultMasterAddr = "127.0.0.1"
 	DefaultGrace      = 5 * time.Second
-	DefaultTailLines  = 10
+	// DefaultRendezvousTimeout is Config.RendezvousTimeout's default.
+	DefaultRendezvousTimeout = 5 * time.Minute
+	DefaultTailLines         = 10
 )
 
 // AutoThreads as Config.ThreadsPerWorker splits this machine's CPUs evenly
@@ -59,6 +61,10 @@ type Config struct {
 	// signal) and SIGKILL. 0 means DefaultGrace; negative means SIGKILL
 	// right after the first signal.
 	Grace time.Duration
+	// RendezvousTimeout bounds how long the launchers of a job of several
+	// nodes wait for each other: to join an attempt, and to report its end
+	// (0 means DefaultRendezvousTimeout).
+	RendezvousTimeout time.Duration
 	// ThreadsPerWorker, when > 0, sets GOMAXPROCS and OMP_NUM_THREADS of
 	// every worker; AutoThreads splits the CPUs evenly; 0 leaves both alone.
 	ThreadsPerWorker int
@@ -111,6 +117,9 @@ func (c Config) withDefaults() Config {
 	if c.Grace == 0 {
 		c.Grace = DefaultGrace
 	}
+	if c.RendezvousTimeout == 0 {
+		c.RendezvousTimeout = DefaultRendezvousTimeout
+	}
 	if c.TailLines == 0 {
 		c.TailLines = DefaultTailLines
 	}
@@ -155,6 +164,8 @@ func (c Config) Validate() error {
 		return bad("master-addr %q is not a host name or address", c.MasterAddr)
 	case c.MaxRestarts < 0:
 		return bad("max-restarts %d is negative", c.MaxRestarts)
+	case c.RendezvousTimeout < 0:
+		return bad("rdzv-timeout %v is negative", c.RendezvousTimeout)
 	case c.ThreadsPerWorker < AutoThreads:
 		return bad("threads-per-worker %d is negative", c.ThreadsPerWorker)
 	}
@@ -172,7 +183,7 @@ func (c Config) threads() int {
 // AddFlags registers the launcher's command-line flags on fs, bound to c's
 // fields and using c's current values as defaults. The flag names follow
 // torchrun's (with dashes): -n/--nproc-per-node, --nnodes, --node-rank,
-// --master-addr, --master-port, --max-restarts, plus --grace,
+// --master-addr, --master-port, --max-restarts, plus --rdzv-timeout, --grace,
 // --threads-per-worker, --no-prefix and --tail-lines.
 func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.VarP((*positiveValue)(&c.NProcPerNode), "nproc-per-node", "n", "number of workers to start on this node")
@@ -180,7 +191,8 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.NodeRank, "node-rank", c.NodeRank, "this node's index in [0, nnodes)")
 	fs.StringVar(&c.MasterAddr, "master-addr", c.MasterAddr, "host of global rank 0 (MASTER_ADDR)")
 	fs.IntVar(&c.MasterPort, "master-port", c.MasterPort, "port of the rendezvous on master-addr (MASTER_PORT); 0 picks a free port (single node only)")
-	fs.IntVar(&c.MaxRestarts, "max-restarts", c.MaxRestarts, "restart the local group up to this many times after a worker failure")
+	fs.IntVar(&c.MaxRestarts, "max-restarts", c.MaxRestarts, "restart the workers up to this many times after a worker failure (with several nodes, every node's together)")
+	fs.DurationVar(&c.RendezvousTimeout, "rdzv-timeout", c.RendezvousTimeout, "with several nodes: how long the launchers wait for each other to start or end an attempt (0: 5m)")
 	fs.Var((*graceValue)(&c.Grace), "grace", "time between SIGTERM and SIGKILL when stopping workers (0: none)")
 	fs.Var((*threadsValue)(&c.ThreadsPerWorker), "threads-per-worker", "set GOMAXPROCS and OMP_NUM_THREADS of each worker to this number, or \"auto\" (CPUs / nproc-per-node); unset leaves them alone")
 	fs.BoolVar(&c.NoPrefix, "no-prefix", c.NoPrefix, "do not prefix worker output lines with \"[rank] \"")

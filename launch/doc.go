@@ -104,15 +104,18 @@
 //	node 0: fathom run -n 4 --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 -- ./worker
 //	node 1: fathom run -n 4 --nnodes 2 --node-rank 1 --master-addr 10.0.0.1 --master-port 29500 -- ./worker
 //
-// The launchers do not talk to each other; the workers meet at the
-// rendezvous on MASTER_ADDR:MASTER_PORT (package comm). Limitation of this
-// first version: restarts are local. A node restarts its group on its own
-// workers' failures only; the workers on other nodes learn of it through
-// their collectives failing (a broken connection), exit non-zero, and their
-// launchers restart in turn, each spending one of its own restarts. Every
-// node must therefore be given the same --max-restarts, and a group-wide,
-// coordinated restart (torchrun's elastic agent with a shared rendezvous)
-// is future work. deploy/ holds a Kubernetes example (an Indexed Job and a
+// Node 0's launcher hosts the job's rendezvous store on
+// MASTER_ADDR:MASTER_PORT for the job's whole life (the workers get
+// FATHOM_STORE_HOSTED=1); the launchers meet there, check that they were
+// started alike (--nnodes, --nproc-per-node, --max-restarts) and restart
+// as one: every attempt is joined by all nodes before any starts its
+// workers; the first failure (or interrupt) of an attempt is published and
+// stops every node's workers; all nodes then read every node's outcome and
+// take the same decision (restart with FATHOM_RESTART_COUNT+1, or stop).
+// Workers' store keys are namespaced by attempt ("g<N>/"), so a new attempt
+// never meets a dying one. Every node needs the same FATHOM_JOB_TOKEN.
+// --rdzv-timeout bounds how long the launchers wait for each other.
+// deploy/ holds a Kubernetes example (an Indexed Job and a
 // headless Service).
 //
 // # Portability

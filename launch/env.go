@@ -34,8 +34,11 @@ type Worker struct {
 	MasterAddr   string
 	MasterPort   int
 	RestartCount int
-	MaxRestarts  int
-	Threads      int // GOMAXPROCS and OMP_NUM_THREADS; 0 leaves them alone
+	// StoreHosted: the launcher of node 0 hosts the job's store
+	// (FATHOM_STORE_HOSTED=1), as it does for a job of several nodes.
+	StoreHosted bool
+	MaxRestarts int
+	Threads     int // GOMAXPROCS and OMP_NUM_THREADS; 0 leaves them alone
 }
 
 // Rank is the worker's global rank.
@@ -56,6 +59,9 @@ func (w Worker) Vars() []string {
 		distenv.GroupWorldSize + "=" + strconv.Itoa(w.NNodes),
 		distenv.RestartCount + "=" + strconv.Itoa(w.RestartCount),
 		distenv.MaxRestarts + "=" + strconv.Itoa(w.MaxRestarts),
+	}
+	if w.StoreHosted {
+		vars = append(vars, distenv.StoreHosted+"=1")
 	}
 	if w.Threads > 0 {
 		t := strconv.Itoa(w.Threads)

@@ -4,6 +4,7 @@ package launch
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
@@ -104,6 +106,30 @@ func helperMain(args []string) {
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 		fmt.Println("ready")
 		time.Sleep(helperTimeout)
+	case "collective": // collective R: a real group; rank R kills itself (SIGKILL) in attempt 0 after the first all-reduce
+		count, _ := strconv.Atoi(os.Getenv(distenv.RestartCount))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		g, err := comm.NewFromEnv(ctx)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rendezvous:", err)
+			os.Exit(3)
+		}
+		for step := range 3 {
+			x := []float64{float64(rank + 1)}
+			if err := comm.AllReduce(g, x, comm.Sum); err != nil {
+				fmt.Fprintln(os.Stderr, "allreduce:", err)
+				os.Exit(4)
+			}
+			if step == 0 && count == 0 && rank == argInt(1) {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+			fmt.Printf("attempt=%d step=%d sum=%g\n", count, step, x[0])
+		}
+		if err := g.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close:", err)
+			os.Exit(5)
+		}
 	case "restart": // restart K: rank 1 fails while FATHOM_RESTART_COUNT < K
 		count, _ := strconv.Atoi(os.Getenv(distenv.RestartCount))
 		fmt.Printf("count=%d\n", count)

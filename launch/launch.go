@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
 // Sentinel errors of Run; test with errors.Is.
@@ -203,6 +205,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	if generated && cfg.NNodes > 1 {
+		return res, fmt.Errorf("%w: with --nnodes %d every node needs the same secret: export %s (e.g. $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')) on every node before starting its launcher",
+			ErrConfig, cfg.NNodes, distenv.JobToken)
+	}
 	port := cfg.MasterPort
 	if port == 0 {
 		if port, err = FreePort(cfg.MasterAddr); err != nil {
@@ -222,14 +228,40 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			cfg.MasterAddr, port)
 	}
 
+	var co *coordinator
+	if cfg.NNodes > 1 {
+		if co, err = l.openCoordinator(ctx); err != nil {
+			return res, err
+		}
+		defer co.close()
+		l.hosted = true
+	}
 	for restart := 0; ; restart++ {
-		g, err := l.runGroup(ctx, restart)
+		var remote <-chan string
+		stopWatch := func() {}
+		report := func(string) {}
+		if co != nil {
+			if err := co.join(ctx, restart); err != nil {
+				return res, err
+			}
+			remote, stopWatch = co.watch(ctx, restart)
+			report = func(msg string) { co.report(restart, msg) }
+		}
+		g, err := l.runGroup(ctx, restart, remote, report)
+		stopWatch()
 		res.Workers, res.Restarts = g.workers, restart
 		if err != nil {
 			return res, err
 		}
 		if g.failed >= 0 {
 			res.Failures = append(res.Failures, g.workers[g.failed])
+		}
+		if co != nil {
+			again, err := l.afterAttempt(ctx, co, restart, g, &res)
+			if again {
+				continue
+			}
+			return res, err
 		}
 		if !g.interrupted && g.failed >= 0 && restart < cfg.MaxRestarts {
 			f := g.workers[g.failed]
@@ -270,6 +302,62 @@ type launcher struct {
 	port   int
 	stdout *lockedWriter
 	stderr *lockedWriter
+	hosted bool // node 0's launcher hosts the store (several nodes)
+}
+
+// failureNote describes a local failure for the other nodes.
+func (l *launcher) failureNote(g group) string {
+	f := g.workers[g.failed]
+	return fmt.Sprintf("node %d: rank %d failed (%s after %v)", l.cfg.NodeRank, f.Rank, f.Status(), roundDuration(f.Duration))
+}
+
+// afterAttempt ends attempt restart of a job of several nodes: it publishes
+// this node's outcome, reads every node's and says whether to go on to the
+// next attempt; if not, it returns Run's error (nil when every node
+// succeeded).
+func (l *launcher) afterAttempt(ctx context.Context, co *coordinator, restart int, g group, res *Result) (again bool, err error) {
+	outcome := outcomeOK
+	switch {
+	case g.interrupted:
+		outcome = outcomeInterrupted
+	case g.failed >= 0:
+		outcome = outcomeFailed
+	case g.remote != "":
+		outcome = outcomeStopped
+	}
+	outs, err := co.finish(ctx, restart, outcome)
+	if err != nil {
+		return false, err
+	}
+	done, restartable, why := verdict(outs)
+	if done {
+		co.linger(restart)
+		return false, nil
+	}
+	cause := g.remote
+	if g.failed >= 0 {
+		cause = l.failureNote(g)
+	}
+	if restartable && restart < l.cfg.MaxRestarts && !g.interrupted {
+		if g.interrupted, g.signal = l.pendingInterrupt(ctx); !g.interrupted {
+			l.notef("fathom run: attempt %d ended: %s (%s); restarting the workers of every node (restart %d of %d)\n",
+				restart, why, cause, restart+1, l.cfg.MaxRestarts)
+			return true, nil
+		}
+		co.report(restart+1, fmt.Sprintf("node %d interrupted", l.cfg.NodeRank))
+	}
+	co.linger(restart)
+	if g.interrupted {
+		res.Interrupted, res.Signal = true, g.signal
+		return false, l.interruptErr(ctx, g.signal)
+	}
+	if g.failed >= 0 {
+		l.notef("%s", res.Summary())
+		f := res.Failures[len(res.Failures)-1]
+		return false, fmt.Errorf("%w: rank %d %s after %v (%s)", ErrWorkerFailed, f.Rank, f.Status(), roundDuration(f.Duration), why)
+	}
+	l.notef("fathom run: attempt %d ended: %s (%s); %d restart(s) used\n", restart, why, cause, restart)
+	return false, fmt.Errorf("%w: %s: %s", ErrWorkerFailed, why, cause)
 }
 
 // notef writes a launcher message to stderr, not interleaved with worker lines.
@@ -324,11 +412,17 @@ type group struct {
 	failed      int // local rank of the first failure, -1 if none
 	interrupted bool
 	signal      os.Signal
+	remote      string // the failure another node reported, which stopped this group
 }
 
 // runGroup starts the local workers for attempt number restart and waits
 // until all of them have exited.
-func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
+//
+// remote delivers a failure reported by another node (nil for a single
+// node): the group is then stopped as after a local failure. report is
+// called with a description when a local worker fails or the group is
+// interrupted, for the other nodes.
+func (l *launcher) runGroup(ctx context.Context, restart int, remote <-chan string, report func(string)) (group, error) {
 	n := l.cfg.NProcPerNode
 	g := group{failed: -1}
 	exits := make(chan exitEvent, n) // buffered: the waiters never block
@@ -357,6 +451,7 @@ func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
 		}
 	}()
 	stopping := false
+	var reports sync.WaitGroup // the reports to other nodes in flight
 	// stop sends sig to every running worker and starts the grace period.
 	stop := func(sig syscall.Signal) {
 		stopping = true
@@ -398,6 +493,18 @@ func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
 					q.res.Stopped = !q.exited && processStopped(q.res.Pid)
 				}
 				stop(syscall.SIGTERM)
+				f := p.res
+				reports.Add(1)
+				go func() {
+					defer reports.Done()
+					report(fmt.Sprintf("node %d: rank %d failed (%s after %v)", l.cfg.NodeRank, f.Rank, f.Status(), roundDuration(f.Duration)))
+				}()
+			}
+		case msg := <-remote:
+			remote = nil
+			if !stopping {
+				g.remote = msg
+				stop(syscall.SIGTERM)
 			}
 		case sig, ok := <-sigs:
 			if !ok {
@@ -406,6 +513,11 @@ func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
 			}
 			if !g.interrupted {
 				g.interrupted, g.signal = true, sig
+				reports.Add(1)
+				go func() {
+					defer reports.Done()
+					report(fmt.Sprintf("node %d interrupted by %s", l.cfg.NodeRank, osSignalName(sig)))
+				}()
 			}
 			if stopping {
 				kill() // second signal: no more grace
@@ -415,6 +527,8 @@ func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
 		case <-done:
 			done = nil
 			g.interrupted = true
+			reports.Add(1)
+			go func() { defer reports.Done(); report(fmt.Sprintf("node %d interrupted", l.cfg.NodeRank)) }()
 			if !stopping {
 				stop(syscall.SIGTERM)
 			}
@@ -424,6 +538,7 @@ func (l *launcher) runGroup(ctx context.Context, restart int) (group, error) {
 		}
 	}
 	l.finish(procs, &pumps)
+	reports.Wait()
 	g.workers = make([]WorkerResult, len(procs))
 	for i, p := range procs {
 		p.res.StderrTail = p.tail.snapshot()
@@ -443,6 +558,7 @@ func (l *launcher) start(local, restart int, exits chan<- exitEvent, pumps *sync
 		MasterPort:   l.port,
 		RestartCount: restart,
 		MaxRestarts:  cfg.MaxRestarts,
+		StoreHosted:  l.hosted,
 		Threads:      cfg.threads(),
 	}}
 	p.res = WorkerResult{Rank: p.info.Rank(), LocalRank: local}

@@ -91,6 +91,7 @@ func TestRunMultiNodeRanks(t *testing.T) {
 	for node := range 2 {
 		cfg, out := helperConfig(t, 2, "env")
 		cfg.NNodes, cfg.NodeRank, cfg.MasterPort = 2, node, port
+		cfg.Env = append(cfg.Env, distenv.JobToken+"=multi-node-test-token")
 		go func() {
 			_, err := Run(context.Background(), cfg)
 			results <- outcome{out.String(), err}
@@ -572,6 +573,85 @@ func TestRunAllInterfacesSaysSo(t *testing.T) {
 		}
 		if got := strings.Contains(out.String(), "every interface"); got != test.warn {
 			t.Errorf("--master-addr %s: notice printed %v, want %v:\n%s", test.addr, got, test.warn, out)
+		}
+	}
+}
+
+// Two launchers of two workers each, on loopback: a worker of node 1 is
+// killed (SIGKILL) in the first attempt; both launchers restart together
+// and the second attempt's group forms and finishes, without meeting the
+// first attempt's keys.
+func TestRunRestartsAcrossNodes(t *testing.T) {
+	port, err := FreePort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		res Result
+		out string
+		err error
+	}
+	results := make([]chan outcome, 2)
+	begin := time.Now()
+	for node := range 2 {
+		results[node] = make(chan outcome, 1)
+		cfg, out := helperConfig(t, 2, "collective", "3")
+		cfg.NNodes, cfg.NodeRank, cfg.MasterPort, cfg.MaxRestarts = 2, node, port, 2
+		cfg.RendezvousTimeout = 30 * time.Second
+		cfg.Env = append(cfg.Env, distenv.JobToken+"=multi-node-test-token", distenv.HeartbeatTimeout+"=2s", distenv.Timeout+"=20s")
+		go func() {
+			res, err := Run(context.Background(), cfg)
+			results[node] <- outcome{res, out.String(), err}
+		}()
+	}
+	o0 := ""
+	for node := range 2 {
+		o := <-results[node]
+		o0 += o.out
+		if o.err != nil {
+			t.Fatalf("node %d: %v\n%s", node, o.err, o.out)
+		}
+		if o.res.Restarts != 1 {
+			t.Errorf("node %d: %d restarts, want 1\n%s", node, o.res.Restarts, o.out)
+		}
+		for r := 2 * node; r < 2*node+2; r++ {
+			if want := fmt.Sprintf("[%d] attempt=1 step=2 sum=10\n", r); !strings.Contains(o.out, want) {
+				t.Errorf("node %d: output lacks %q:\n%s", node, want, o.out)
+			}
+		}
+		if !strings.Contains(o.out, "restarting the workers of every node (restart 1 of 2)") {
+			t.Errorf("node %d: no restart notice:\n%s", node, o.out)
+		}
+	}
+	t.Logf("two nodes restarted and finished in %v", time.Since(begin).Round(time.Millisecond))
+	if testing.Verbose() {
+		t.Log(o0)
+	}
+}
+
+func TestRunSeveralNodesNeedAToken(t *testing.T) {
+	cfg, _ := helperConfig(t, 1, "env")
+	cfg.NNodes, cfg.MasterPort = 2, 1
+	if _, err := Run(context.Background(), cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), distenv.JobToken) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for _, c := range []struct {
+		outs              []string
+		done, restartable bool
+	}{
+		{[]string{"ok", "ok"}, true, false},
+		{[]string{"failed", "stopped"}, false, true},
+		{[]string{"stopped", "failed", "failed"}, false, true},
+		{[]string{"ok", "failed"}, false, false},
+		{[]string{"interrupted", "stopped"}, false, false},
+		{[]string{"failed", "interrupted"}, false, false},
+	} {
+		done, restartable, why := verdict(c.outs)
+		if done != c.done || restartable != c.restartable {
+			t.Errorf("verdict(%v) = %v, %v (%s)", c.outs, done, restartable, why)
 		}
 	}
 }

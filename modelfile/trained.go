@@ -80,8 +80,19 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	// The weights overwrite the initialization, so any seed will do.
-	net, out, err := spec.Build(tensor.NewRNG(0))
+	// The weights overwrite the initialization, so any seed will do. The
+	// architecture may hold no more values than the file stores: a spec
+	// declaring layers far larger than its weights fails before they are
+	// allocated.
+	stored := int64(0)
+	for _, e := range f.Tensors {
+		n := int64(1)
+		for _, d := range e.Shape {
+			n *= int64(d)
+		}
+		stored += n
+	}
+	net, out, err := spec.BuildWithin(tensor.NewRNG(0), max(stored, 1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: architecture: %w", path, err)
 	}

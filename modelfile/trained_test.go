@@ -2,6 +2,8 @@ package modelfile
 
 import (
 	"bytes"
+	"maps"
+	"runtime"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/safetensors"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -142,5 +145,38 @@ func TestTinyModelFile(t *testing.T) {
 	p, err := m.PredictRows([]float32{0, 1, 1, 0}, 2)
 	if err != nil || !slices.Equal(p.Class, []int64{1, 0}) {
 		t.Fatalf("tiny model predicts %v, %v", p, err)
+	}
+}
+
+// A model file whose architecture declares layers far larger than its
+// stored weights (the tiny model's file with its spec rewritten to two
+// 65536-wide layers, 4 GiB of float32 each) is refused before the layers
+// are allocated.
+func TestLoadRefusesArchitectureBomb(t *testing.T) {
+	f, err := safetensors.ReadFile("testdata/tiny.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch := f.Metadata[ArchitectureKey]
+	bomb := strings.Replace(arch, `"layers":[{"type":"linear","out":2}]`,
+		`"layers":[{"type":"linear","out":65536},{"type":"linear","out":65536},{"type":"linear","out":2}]`, 1)
+	if bomb == arch {
+		t.Fatalf("the tiny model's architecture is not as expected: %s", arch)
+	}
+	meta := maps.Clone(f.Metadata)
+	meta[ArchitectureKey] = bomb
+	path := filepath.Join(t.TempDir(), "bomb.safetensors")
+	if err := safetensors.WriteFile(path, f.Tensors, meta); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Load(path)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "model.layers[0] (linear): the layers up to this one hold 196608 parameter and buffer values, more than the 6 allowed") {
+		t.Fatalf("err = %v", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 { // reading and decoding the file: about 1 MiB
+		t.Fatalf("loading the bomb allocated %d bytes", grew)
 	}
 }

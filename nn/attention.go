@@ -330,6 +330,15 @@ func buildTransformerEncoderLayer(b *layerBuild) (Layer, []int, error) {
 	default:
 		return b.fail("activation=%q, want relu or gelu", s.Activation)
 	}
+	d, ff := float64(in[1]), float64(s.FF)
+	if s.FF == 0 {
+		ff = 2048
+	}
+	// Attention's input and output projections, the two feed-forward
+	// linears and the two layer norms, all with biases.
+	if err := b.reserve(4*d*d + 4*d + 2*d*ff + ff + d + 4*d); err != nil {
+		return nil, nil, err
+	}
 	return NewTransformerEncoderLayer(b.rng, TransformerEncoderLayerConfig{
 		DModel: in[1], Heads: s.Heads, FF: s.FF, Dropout: p, Activation: s.Activation,
 		Eps: s.Eps, BatchFirst: true, NormFirst: s.NormFirst}), b.same(), nil

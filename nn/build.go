@@ -35,12 +35,24 @@ func (e *SpecError) Unwrap() error { return e.Err }
 //
 // All randomness (initialization, dropout streams) comes from rng.
 func Build(specs []LayerSpec, input []int, rng *tensor.RNG) (*Sequential, []int, error) {
-	return buildSeq("layers", specs, input, rng)
+	return buildSeq("layers", specs, input, rng, nil)
 }
 
 // Build builds the model of s for examples of shape s.Input; errors name
 // layers as "model.layers[i]".
 func (s Spec) Build(rng *tensor.RNG) (*Sequential, []int, error) {
+	return s.BuildWithin(rng, 0)
+}
+
+// BuildWithin is Build with a bound on what the model may hold: at most
+// maxValues parameter and stored-buffer values in all (what its state dict
+// holds; 0 means no bound beyond the per-tensor one). Each layer's values
+// are counted from its spec before the layer is allocated, so a spec that
+// declares layers far larger than what the caller expects (a model file
+// whose architecture does not match its few stored weights) fails naming
+// the layer that crosses the bound, having allocated at most the layers
+// before it.
+func (s Spec) BuildWithin(rng *tensor.RNG, maxValues int64) (*Sequential, []int, error) {
 	if len(s.Input) == 0 {
 		return nil, nil, fmt.Errorf("model.input: the input shape is missing")
 	}
@@ -52,15 +64,23 @@ func (s Spec) Build(rng *tensor.RNG) (*Sequential, []int, error) {
 	if product(s.Input...) > maxElems {
 		return nil, nil, fmt.Errorf("model.input: shape %v is too large", s.Input)
 	}
-	return buildSeq("model.layers", s.Layers, s.Input, rng)
+	var bud *budget
+	if maxValues > 0 {
+		bud = &budget{limit: float64(maxValues)}
+	}
+	return buildSeq("model.layers", s.Layers, s.Input, rng, bud)
 }
 
-func buildSeq(path string, specs []LayerSpec, input []int, rng *tensor.RNG) (*Sequential, []int, error) {
+// budget counts the values (parameters and stored buffers) a build has
+// reserved against its limit.
+type budget struct{ limit, used float64 }
+
+func buildSeq(path string, specs []LayerSpec, input []int, rng *tensor.RNG, bud *budget) (*Sequential, []int, error) {
 	seq := NewSequential()
 	shape := slices.Clone(input)
 	for i := range specs {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		l, out, err := buildLayer(p, &specs[i], shape, rng)
+		l, out, err := buildLayer(p, &specs[i], shape, rng, bud)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,6 +123,7 @@ type layerBuild struct {
 	spec *LayerSpec
 	in   []int
 	rng  *tensor.RNG
+	bud  *budget // nil: no bound on the model's total size
 }
 
 // buildFunc builds the layer of b and returns it with the shape of one
@@ -139,7 +160,7 @@ func registerAlias(alias, typ string) {
 
 // buildLayer checks what applies to every layer type (the type, the
 // fields it accepts, signs) and runs the type's build function.
-func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []int, error) {
+func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG, bud *budget) (Layer, []int, error) {
 	typ, ok := canonicalType(s.Type)
 	if !ok {
 		if s.Type == "" {
@@ -147,7 +168,7 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 		}
 		return nil, nil, &SpecError{Path: path, Err: fmt.Errorf("unknown layer type %q (known: %s)", s.Type, knownTypes())}
 	}
-	b := &layerBuild{path: path, typ: typ, spec: s, in: in, rng: rng}
+	b := &layerBuild{path: path, typ: typ, spec: s, in: in, rng: rng, bud: bud}
 	allowed := LayerTypes[typ]
 	for _, f := range s.setFields() {
 		if !slices.Contains(allowed, f) {
@@ -174,6 +195,21 @@ func buildLayer(path string, s *LayerSpec, in []int, rng *tensor.RNG) (Layer, []
 // fail returns a *SpecError naming the layer.
 func (b *layerBuild) fail(format string, a ...any) (Layer, []int, error) {
 	return nil, nil, &SpecError{Path: b.path, Type: b.spec.Type, Err: fmt.Errorf(format, a...)}
+}
+
+// reserve counts the n parameter and stored-buffer values of the layer
+// about to be allocated against the build's bound; a build function calls
+// it before allocating anything.
+func (b *layerBuild) reserve(n float64) error {
+	if b.bud == nil {
+		return nil
+	}
+	b.bud.used += n
+	if b.bud.used > b.bud.limit {
+		_, _, err := b.fail("the layers up to this one hold %.0f parameter and buffer values, more than the %.0f allowed", b.bud.used, b.bud.limit)
+		return err
+	}
+	return nil
 }
 
 // needOut checks that the spec sets "out".
@@ -203,6 +239,14 @@ func (b *layerBuild) checkIn(have int, what string) error {
 
 // bias reports whether the layer has a bias (the default).
 func (b *layerBuild) bias() bool { return b.spec.Bias == nil || *b.spec.Bias }
+
+// biasValues is the size of a bias of n values, 0 when the spec has none.
+func (b *layerBuild) biasValues(n int) float64 {
+	if b.bias() {
+		return float64(n)
+	}
+	return 0
+}
 
 // last returns the input shape with its last dim replaced by n.
 func (b *layerBuild) last(n int) []int { return append(slices.Clone(b.in[:len(b.in)-1]), n) }

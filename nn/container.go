@@ -183,7 +183,7 @@ func buildResidual(b *layerBuild) (Layer, []int, error) {
 	if len(s.Layers) == 0 {
 		return b.fail("field \"layers\" (the residual body) is required")
 	}
-	body, out, err := buildSeq(b.path+".layers", s.Layers, in, b.rng)
+	body, out, err := buildSeq(b.path+".layers", s.Layers, in, b.rng, b.bud)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -195,6 +195,10 @@ func buildResidual(b *layerBuild) (Layer, []int, error) {
 	}
 	if !s.Proj {
 		return b.fail("the body maps %v to %v; set proj: true to add a projection to the shortcut", in, out)
+	}
+	// A Linear or 1×1 convolution, with a bias.
+	if err := b.reserve(product(in[0], out[0]) + float64(out[0])); err != nil {
+		return nil, nil, err
 	}
 	proj, err := projection(in, out, b.rng)
 	if err != nil {

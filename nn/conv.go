@@ -282,6 +282,9 @@ func buildConv2d(b *layerBuild) (Layer, []int, error) {
 	if err != nil {
 		return b.fail("%v", err)
 	}
+	if err := b.reserve(product(s.Out, in[0]/g, s.Kernel[0], s.Kernel[1]) + b.biasValues(s.Out)); err != nil {
+		return nil, nil, err
+	}
 	return NewConv2dWith(b.rng, c), []int{s.Out, oh, ow}, nil
 }
 
@@ -348,6 +351,9 @@ func buildEmbedding(b *layerBuild) (Layer, []int, error) {
 			return b.fail("padding_idx=%d is outside [-%d, %d)", *s.PaddingIdx, s.Num, s.Num)
 		}
 		c.HasPadding, c.PaddingIdx = true, *s.PaddingIdx
+	}
+	if err := b.reserve(product(s.Num, s.Out)); err != nil {
+		return nil, nil, err
 	}
 	return NewEmbeddingWith(b.rng, c), append(b.same(), s.Out), nil
 }

@@ -70,5 +70,8 @@ func buildLinear(b *layerBuild) (Layer, []int, error) {
 	if product(in[len(in)-1], s.Out) > maxParams {
 		return b.fail("a weight of %d×%d is too large", s.Out, in[len(in)-1])
 	}
+	if err := b.reserve(product(in[len(in)-1], s.Out) + b.biasValues(s.Out)); err != nil {
+		return nil, nil, err
+	}
 	return NewLinearWith(b.rng, LinearConfig{In: in[len(in)-1], Out: s.Out, NoBias: !b.bias()}), b.last(s.Out), nil
 }

@@ -232,6 +232,16 @@ func buildBatchNorm(b *layerBuild) (Layer, []int, error) {
 	}
 	c := BatchNormConfig{Features: in[0], Eps: s.Eps, Momentum: s.Momentum,
 		NoAffine: s.Affine != nil && !*s.Affine, NoTrackRunningStats: s.TrackRunningStats != nil && !*s.TrackRunningStats}
+	n := 0.0
+	if !c.NoAffine {
+		n += 2 * float64(in[0]) // weight, bias
+	}
+	if !c.NoTrackRunningStats {
+		n += 2*float64(in[0]) + 1 // running mean and variance, num_batches_tracked
+	}
+	if err := b.reserve(n); err != nil {
+		return nil, nil, err
+	}
 	if b.typ == "batchnorm2d" {
 		return NewBatchNorm2dWith(c), b.same(), nil
 	}
@@ -246,5 +256,11 @@ func buildLayerNorm(b *layerBuild) (Layer, []int, error) {
 	if err := b.checkIn(in[len(in)-1], "features"); err != nil {
 		return b.fail("%v", err)
 	}
-	return NewLayerNormWith(LayerNormConfig{Shape: []int{in[len(in)-1]}, Eps: s.Eps, NoAffine: s.Affine != nil && !*s.Affine}), b.same(), nil
+	noAffine := s.Affine != nil && !*s.Affine
+	if !noAffine {
+		if err := b.reserve(2 * float64(in[len(in)-1])); err != nil {
+			return nil, nil, err
+		}
+	}
+	return NewLayerNormWith(LayerNormConfig{Shape: []int{in[len(in)-1]}, Eps: s.Eps, NoAffine: noAffine}), b.same(), nil
 }

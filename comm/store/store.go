@@ -53,3 +53,27 @@ const (
 	maxKey   = 1 << 12
 	maxValue = 1 << 24
 )
+
+// WithPrefix returns a Store that puts prefix before every key of st: one
+// store serves several namespaces (the restart generations of a job) that
+// never see each other's keys. Close closes st.
+func WithPrefix(st Store, prefix string) Store { return prefixed{st, prefix} }
+
+type prefixed struct {
+	st     Store
+	prefix string
+}
+
+func (p prefixed) Set(ctx context.Context, key string, value []byte) error {
+	return p.st.Set(ctx, p.prefix+key, value)
+}
+
+func (p prefixed) Get(ctx context.Context, key string) ([]byte, error) {
+	return p.st.Get(ctx, p.prefix+key)
+}
+
+func (p prefixed) Add(ctx context.Context, key string, delta int64) (int64, error) {
+	return p.st.Add(ctx, p.prefix+key, delta)
+}
+
+func (p prefixed) Close() error { return p.st.Close() }

@@ -176,3 +176,32 @@ func FuzzReadRequest(f *testing.F) {
 		}
 	})
 }
+
+// Two generations share one server and never see each other's keys.
+func TestWithPrefixSeparatesNamespaces(t *testing.T) {
+	s := newServer(t, "tok", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, s.Addr().String(), []byte("tok"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g0, g1 := WithPrefix(c, "g0/"), WithPrefix(c, "g1/")
+	if err := g0.Set(ctx, "job", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := g1.Add(ctx, "count", 2); err != nil || n != 2 {
+		t.Fatalf("Add = %d, %v", n, err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancelShort()
+	if _, err := g1.Get(short, "job"); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("generation 1 sees generation 0's key: %v", err)
+	}
+	if v, err := c.Get(ctx, "g0/job"); err != nil || string(v) != "old" {
+		t.Fatalf("raw key: %q, %v", v, err)
+	}
+	if err := g1.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

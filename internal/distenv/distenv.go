@@ -38,9 +38,13 @@ const (
 	NodeRank       = "NODE_RANK"        // node rank
 	GroupWorldSize = "GROUP_WORLD_SIZE" // number of nodes, M (torchrun's name)
 
-	RestartCount  = "FATHOM_RESTART_COUNT"   // 0 at the first start, +1 at every restart
-	MaxRestarts   = "FATHOM_MAX_RESTARTS"    // the launcher's restart budget
-	JobToken      = "FATHOM_JOB_TOKEN"       // the job's shared secret; never print it
+	RestartCount = "FATHOM_RESTART_COUNT" // 0 at the first start, +1 at every restart
+	MaxRestarts  = "FATHOM_MAX_RESTARTS"  // the launcher's restart budget
+	JobToken     = "FATHOM_JOB_TOKEN"     // the job's shared secret; never print it
+	// StoreHosted "1": the launcher hosts the rendezvous store on
+	// MASTER_ADDR:MASTER_PORT for the job's whole life (several nodes with
+	// coordinated restarts); rank 0 dials it like every other rank.
+	StoreHosted   = "FATHOM_STORE_HOSTED"
 	BindAddr      = "FATHOM_BIND_ADDR"       // IP the worker listener binds to
 	SHM           = "FATHOM_SHM"             // "0" disables shared memory (TCP only)
 	SHMBytes      = "FATHOM_SHM_BYTES"       // size of each shared-memory ring direction
@@ -78,6 +82,10 @@ type Env struct {
 	// SHMBytes and MaxEarlyBytes are 0 when unset (the consumer's default).
 	SHMBytes      int
 	MaxEarlyBytes int
+	// RestartCount is the restart generation (FATHOM_RESTART_COUNT, 0 when
+	// unset); StoreHosted is set by FATHOM_STORE_HOSTED=1.
+	RestartCount int
+	StoreHosted  bool
 	// Timeout and HeartbeatTimeout are 0 when unset.
 	Timeout          time.Duration
 	HeartbeatTimeout time.Duration
@@ -99,7 +107,7 @@ func Parse(lookup func(key string) (string, bool)) (Env, error) {
 	}{
 		{Rank, &e.Rank}, {WorldSize, &e.WorldSize}, {LocalRank, &e.LocalRank},
 		{LocalWorldSize, &e.LocalWorldSize}, {MasterPort, &e.MasterPort}, {SHMBytes, &e.SHMBytes},
-		{MaxEarlyBytes, &e.MaxEarlyBytes},
+		{MaxEarlyBytes, &e.MaxEarlyBytes}, {RestartCount, &e.RestartCount},
 	} {
 		s := get(v.key)
 		if s == "" {
@@ -117,6 +125,7 @@ func Parse(lookup func(key string) (string, bool)) (Env, error) {
 	e.JobToken = get(JobToken)
 	e.BindAddr = get(BindAddr)
 	e.NoSHM = get(SHM) == "0"
+	e.StoreHosted = get(StoreHosted) == "1"
 	for _, v := range []struct {
 		key string
 		dst *time.Duration
