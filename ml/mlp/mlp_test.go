@@ -2,6 +2,7 @@ package mlp
 
 import (
 	"encoding/json"
+	"flag"
 	"math"
 	"path/filepath"
 	"slices"
@@ -418,4 +419,48 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// A rank with no rows takes part in every all-reduce with zeros.
+func TestEmptyRank(t *testing.T) {
+	f := blobs(t, 60, 3, 1.5, 8)
+	newEst := func() ml.Estimator {
+		e := NewMultilayerPerceptronClassifier()
+		e.Layers, e.MaxIter, e.Seed = []int{0, 4, 0}, 15, 2
+		return e
+	}
+	single, err := newEst().Fit(ml.Local(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rank 0 gets nothing, rank 1 a third, rank 2 the rest.
+	split := func(f *data.Frame, r, n int) *data.Frame {
+		return f.Slice([]int{0, 0, 20}[r], []int{0, 20, 60}[r])
+	}
+	for r, m := range mltest.FitOnRanks(t, newEst, f, 3, split) {
+		if d := mltest.DiffModels(single, m, 1e-9); d != "" {
+			t.Errorf("rank %d: %s", r, d)
+		}
+	}
+}
+
+var fashion = flag.Bool("mlp.fashion", false, "fit Fashion-MNIST (about a minute) and check the test accuracy")
+
+// The accuracy bar: ≥ 85% on Fashion-MNIST's test set after 100
+// L-BFGS iterations of the 784-100-10 network (float32 passes, as the
+// benchmark). Run with -mlp.fashion.
+func TestFashionMNISTAccuracy(t *testing.T) {
+	if !*fashion {
+		t.Skip("needs -mlp.fashion")
+	}
+	train, test := fashionFrame(t, "train"), fashionFrame(t, "t10k")
+	m := fit(t, FashionMNISTEstimator(), train)
+	acc := accuracy(t, m, test)
+	t.Logf("%d iterations, %d evaluations, loss %.4f, test accuracy %.4f", m.Iterations, m.Evaluations, m.Loss, acc)
+	if m.Iterations != 100 {
+		t.Errorf("%d iterations, want 100", m.Iterations)
+	}
+	if acc < 0.85 {
+		t.Errorf("test accuracy %.4f < 0.85", acc)
+	}
 }
