@@ -53,9 +53,11 @@ type MultilayerPerceptronClassifier struct {
 	BlockSize int `json:"blockSize" yaml:"blockSize"`
 	// MaxIter is the number of iterations [100].
 	MaxIter int `json:"maxIter" yaml:"maxIter"`
-	// Tol is the convergence tolerance [1e-6]: for L-BFGS, the relative
-	// change of the loss between iterations; for gd, of the weights
-	// (Spark's GradientDescent test ‖Δw‖ < tol·max(‖w‖, 1)).
+	// Tol is the convergence tolerance [1e-6]: for L-BFGS, the change of
+	// the loss between iterations relative to max(|loss|, 1) (L-BFGS
+	// also stops when every gradient entry is below 1e-7 in magnitude);
+	// for gd, of the weights (Spark's GradientDescent test
+	// ‖Δw‖ < tol·max(‖w‖, 1)).
 	Tol float64 `json:"tol" yaml:"tol"`
 	// Seed draws the initial weights [0].
 	Seed int64 `json:"seed" yaml:"seed"`
@@ -66,7 +68,7 @@ type MultilayerPerceptronClassifier struct {
 	StepSize float64 `json:"stepSize" yaml:"stepSize"`
 	// InitialWeights, if set, are the starting weights in Spark's layout
 	// (see MultilayerPerceptronClassificationModel.Weights) instead of
-	// random ones; then every layer size must be given.
+	// random ones; their number must fit the layers.
 	InitialWeights []float64 `json:"initialWeights,omitempty" yaml:"initialWeights,omitempty"`
 	// RegParam is an L2 penalty on the weights (not the biases) [0: none,
 	// as Spark, which has no penalty here]: the loss is the mean
@@ -283,7 +285,9 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 		res, err = optim.MinimizeLBFGS(obj.eval, w0, optim.MinimizeOptions{
 			MaxIter: e.MaxIter,
 			MaxEval: 10 * e.MaxIter,
-			FuncTol: e.Tol,
+			// optim reads 0 as "its default"; tol 0 means "only an
+			// unchanged loss stops", as in Spark.
+			FuncTol: max(e.Tol, math.SmallestNonzeroFloat64),
 		})
 		w, loss, iters = res.X, res.F, res.Iterations
 	}
