@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/optim"
@@ -261,11 +262,11 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 
 	var lossGrad func(w, g []float64) float64
 	if e.Precision == Float32 {
-		lossGrad = newNetwork(top, transpose[float32](x.Data, x.Rows, x.Cols), labels, x.Rows, kernel.Sgemm).lossGrad
+		lossGrad = newNetwork(top, featureMajor[float32](x), labels, x.Rows, kernel.Sgemm).lossGrad
 	} else {
-		lossGrad = newNetwork(top, transpose[float64](x.Data, x.Rows, x.Cols), labels, x.Rows, kernel.Dgemm).lossGrad
+		lossGrad = newNetwork(top, featureMajor[float64](x), labels, x.Rows, kernel.Dgemm).lossGrad
 	}
-	x.Data = nil // the network has its own, feature-major copy
+	x = features{} // the network has its own, feature-major copy
 	obj := &objective{top: top, comm: c, rows: rows, reg: e.RegParam, local: lossGrad, buf: make([]float64, 1+top.size)}
 
 	var (
@@ -383,26 +384,59 @@ func (o *objective) eval(w, grad []float64) float64 {
 }
 
 // readRows reads this rank's features and labels (class indices).
-func readRows(d ml.Data, featuresCol, labelCol string) (ml.Matrix, []int32, error) {
+func readRows(d ml.Data, featuresCol, labelCol string) (features, []int32, error) {
 	if d.Frame == nil {
-		return ml.Matrix{}, nil, errors.New("no data frame")
+		return features{}, nil, errors.New("no data frame")
 	}
-	x, err := ml.Features(d.Frame, featuresCol)
+	x, err := readFeatures(d.Frame, featuresCol)
 	if err != nil {
-		return ml.Matrix{}, nil, err
+		return features{}, nil, err
 	}
 	v, err := ml.Numbers(d.Frame, labelCol)
 	if err != nil {
-		return ml.Matrix{}, nil, err
+		return features{}, nil, err
 	}
 	labels := make([]int32, len(v))
 	for i, l := range v {
 		if l < 0 || l != math.Trunc(l) || l > 1<<30 {
-			return ml.Matrix{}, nil, fmt.Errorf("column %q, row %d: label %g is not a class index 0, 1, 2, ... (index string labels with StringIndexer)", labelCol, i+1, l)
+			return features{}, nil, fmt.Errorf("column %q, row %d: label %g is not a class index 0, 1, 2, ... (index string labels with StringIndexer)", labelCol, i+1, l)
 		}
 		labels[i] = int32(l)
 	}
 	return x, labels, nil
+}
+
+// features are a features column's values, row-major, in the column's
+// own precision (one of f64 and f32 is set): a float32 column (as
+// Fashion-MNIST's) goes to the float32 passes without a float64 copy.
+type features struct {
+	Rows, Cols int
+	f64        []float64
+	f32        []float32
+}
+
+// readFeatures reads column col of f as ml.Features does (with its
+// errors), keeping a float32 vector column without nulls as it is.
+func readFeatures(f *data.Frame, col string) (features, error) {
+	if vc, ok := f.Col(col).(*data.VectorColumn); ok && vc.Float32s() != nil && vc.NullCount() == 0 && vc.ElemValid() == nil {
+		v, w := vc.Float32s(), max(vc.Width(), 1)
+		for i, x := range v {
+			if x != x || math.IsInf(float64(x), 0) {
+				return features{}, fmt.Errorf("column %q, row %d, element %d: %g is not a finite number", col, i/w+1, i%w+1, x)
+			}
+		}
+		return features{Rows: vc.Len(), Cols: vc.Width(), f32: v}, nil
+	}
+	m, err := ml.Features(f, col)
+	return features{Rows: m.Rows, Cols: m.Cols, f64: m.Data}, err
+}
+
+// featureMajor returns x transposed (see network) in T.
+func featureMajor[T float](x features) []T {
+	if x.f32 != nil {
+		return transpose[T](x.f32, x.Rows, x.Cols)
+	}
+	return transpose[T](x.f64, x.Rows, x.Cols)
 }
 
 // FashionMNISTEstimator returns the classifier of the speed case,

@@ -85,7 +85,7 @@ func TestLossGradAgainstTorch(t *testing.T) {
 		t.Fatal(err)
 	}
 	top := newTopology(layers)
-	nw := newNetwork(top, transpose[float64](x.Data, x.Rows, x.Cols), labels, x.Rows, kernel.Dgemm)
+	nw := newNetwork(top, featureMajor[float64](x), labels, x.Rows, kernel.Dgemm)
 	obj := &objective{top: top, comm: ml.Single, rows: float64(x.Rows), reg: 0.1, local: nw.lossGrad, buf: make([]float64, 1+top.size)}
 	g := make([]float64, top.size)
 	loss := obj.eval(w, g)
@@ -462,5 +462,40 @@ func TestFashionMNISTAccuracy(t *testing.T) {
 	}
 	if acc < 0.85 {
 		t.Errorf("test accuracy %.4f < 0.85", acc)
+	}
+}
+
+// A float32 features column is read without a float64 copy: the same
+// model as from the same values in float64, and the same errors.
+func TestFloat32Column(t *testing.T) {
+	f64 := blobs(t, 60, 3, 2, 9)
+	v := f64.Col(ml.FeaturesCol).(*data.VectorColumn).Float64s()
+	v32 := make([]float32, len(v))
+	for i, x := range v {
+		v32[i] = float32(x)
+		v[i] = float64(v32[i]) // exactly representable in both
+	}
+	f32, err := data.NewFrame(data.NewVectorColumn32(ml.FeaturesCol, 2, v32, nil, nil), f64.Col(ml.LabelCol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prec := range []string{Float64, Float32} {
+		e := NewMultilayerPerceptronClassifier()
+		e.Layers, e.MaxIter, e.Precision = []int{0, 4, 0}, 10, prec
+		a, b := fit(t, e, f64), fit(t, e, f32)
+		if d := mltest.DiffModels(a, b, 0); d != "" {
+			t.Errorf("%s: float32 column: %s", prec, d)
+		}
+		outA, _ := a.Transform(f64)
+		outB, _ := a.Transform(f32)
+		if d := mltest.DiffFrames(must(outA.Drop(ml.FeaturesCol)), must(outB.Drop(ml.FeaturesCol)), 0); d != "" {
+			t.Errorf("%s: transform of the float32 column: %s", prec, d)
+		}
+	}
+	v32[9] = float32(math.Inf(1))
+	e := NewMultilayerPerceptronClassifier()
+	e.Layers = []int{0, 4, 0}
+	if _, err := e.Fit(ml.Local(f32)); err == nil || !strings.Contains(err.Error(), `column "features", row 5, element 2: +Inf is not a finite number`) {
+		t.Errorf("Inf in a float32 column: %v", err)
 	}
 }

@@ -70,7 +70,7 @@ func (m *MultilayerPerceptronClassificationModel) Transform(f *data.Frame) (*dat
 	if err := m.check(); err != nil {
 		return fail(err)
 	}
-	x, err := ml.Features(f, m.FeaturesCol)
+	x, err := readFeatures(f, m.FeaturesCol)
 	if err != nil {
 		return fail(err)
 	}
@@ -98,10 +98,10 @@ func (m *MultilayerPerceptronClassificationModel) Transform(f *data.Frame) (*dat
 
 // predict returns, for every row of x, the output layer's values before
 // the softmax, the probabilities and the class.
-func (m *MultilayerPerceptronClassificationModel) predict(x ml.Matrix) (raw, prob, pred []float64) {
+func (m *MultilayerPerceptronClassificationModel) predict(x features) (raw, prob, pred []float64) {
 	top := newTopology(m.Layers)
 	k, n := m.NumClasses(), x.Rows
-	nw := newNetwork(top, transpose[float64](x.Data, n, x.Cols), nil, n, kernel.Dgemm)
+	nw := newNetwork(top, featureMajor[float64](x), nil, n, kernel.Dgemm)
 	if n > 0 {
 		nw.setWeights(m.Weights)
 		nw.forward()

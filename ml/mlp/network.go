@@ -158,7 +158,7 @@ func newNetwork[T float](top topology, xt []T, y []int32, n int, gemm gemmFunc[T
 
 // transpose returns the rows × cols row-major matrix a as a cols × rows
 // one in T, a tile at a time so that both sides stay in cache.
-func transpose[T float](a []float64, rows, cols int) []T {
+func transpose[T, S float](a []S, rows, cols int) []T {
 	out := make([]T, len(a))
 	const tile = 32
 	parallel.For((rows+tile-1)/tile, 1, func(lo, hi int) {
