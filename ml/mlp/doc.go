@@ -97,7 +97,7 @@
 // max_iter=100), uses ReLU hidden units and reaches 85.1% test accuracy;
 // the sigmoid network here reaches 86.8–86.9% in its 100 iterations (seeds
 // 0, 1, 2; about 105 evaluations), checked by TestFashionMNISTAccuracy
-// (go test -run FashionMNISTAccuracy -mlp.fashion ./ml/mlp/).
+// (go test -run FashionMNISTAccuracy ./ml/mlp/ -mlp.fashion).
 //
 // Sources: Spark ML's MultilayerPerceptronClassifier and its
 // org.apache.spark.ml.ann package (FeedForwardTopology, AffineLayer,
