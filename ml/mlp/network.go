@@ -37,16 +37,6 @@ func newTopology(layers []int) topology {
 // affine returns the number of affine layers.
 func (t topology) affine() int { return len(t.layers) - 1 }
 
-// isBias reports whether weight i is a bias (not penalized by regParam).
-func (t topology) isBias(i int) bool {
-	for l := range t.affine() {
-		if i >= t.bOff[l] && i < t.bOff[l]+t.layers[l+1] {
-			return true
-		}
-	}
-	return false
-}
-
 // splitmix64 is the generator of the initial weights (Steele, Lea and
 // Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014):
 // fixed here, so that a seed means the same weights in every build.
