@@ -77,6 +77,10 @@ type Options struct {
 	// Registry receives the metrics; nil: a registry of the server's own
 	// with the Go and process collectors.
 	Registry *prometheus.Registry
+
+	// beforePredict, if set, runs in the batcher before each batch (tests
+	// block it to fill a queue or hold a request in flight).
+	beforePredict func()
 }
 
 func (o Options) withDefaults() Options {
@@ -213,6 +217,7 @@ func newServed(m Model, opts Options) (*served, error) {
 		return nil, fmt.Errorf("serve: model %q: %w", m.Name, err)
 	}
 	sm.batcher = newBatcher(m.Model, sm.features, opts.MaxBatch, opts.MaxDelay, opts.QueueSize)
+	sm.batcher.beforePredict = opts.beforePredict
 	return sm, nil
 }
 
