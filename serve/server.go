@@ -259,7 +259,7 @@ func (s *Server) Serve(l net.Listener) error {
 	s.http = hs
 	s.mu.Unlock()
 	s.log.Info("serving", "addr", l.Addr().String(), "models", s.names, "token", s.opts.Token != "",
-		"max_batch", s.opts.MaxBatch, "max_delay", s.opts.MaxDelay, "queue", s.opts.QueueSize)
+		"max_batch", s.opts.MaxBatch, "max_delay", s.opts.MaxDelay.String(), "queue", s.opts.QueueSize)
 	return hs.Serve(l)
 }
 
