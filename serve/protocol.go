@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -326,4 +327,65 @@ func validJSONNumber(tok []byte) bool {
 		}
 	}
 	return i == len(tok)
+}
+
+// binarySize is the size in bytes of one element of each datatype in the
+// binary tensor data extension (little-endian, BOOL one byte).
+var binarySize = map[string]int{
+	"BOOL": 1, "UINT8": 1, "UINT16": 2, "UINT32": 4, "UINT64": 8,
+	"INT8": 1, "INT16": 2, "INT32": 4, "INT64": 8, "FP32": 4, "FP64": 8,
+}
+
+// decodeBinary converts a tensor's binary data (the protocol's binary
+// tensor data extension: the elements in row-major order, little-endian)
+// of datatype dt into dst. The data must hold exactly n elements.
+func decodeBinary(dst []float32, raw []byte, dt string, n int64) ([]float32, error) {
+	size, ok := binarySize[dt]
+	if !ok {
+		return nil, fmt.Errorf("datatype %q is not supported as binary model input (want BOOL, UINT8..UINT64, INT8..INT64, FP32 or FP64)", dt)
+	}
+	if int64(len(raw)) != n*int64(size) {
+		return nil, fmt.Errorf("%w: %d bytes of binary %s data, the shape needs %d", errData, len(raw), dt, n*int64(size))
+	}
+	le := binary.LittleEndian
+	for i := 0; i < len(raw); i += size {
+		var v float32
+		switch dt {
+		case "FP32":
+			f := math.Float32frombits(le.Uint32(raw[i:]))
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return nil, fmt.Errorf("%w: element %d is %v", errData, i/size, f)
+			}
+			v = f
+		case "FP64":
+			f := math.Float64frombits(le.Uint64(raw[i:]))
+			if math.IsNaN(f) || math.Abs(f) > math.MaxFloat32 {
+				return nil, fmt.Errorf("%w: element %d is %v, out of range for float32", errData, i/size, f)
+			}
+			v = float32(f)
+		case "BOOL":
+			if raw[i] > 1 {
+				return nil, fmt.Errorf("%w: BOOL element %d is %d, not 0 or 1", errData, i/size, raw[i])
+			}
+			v = float32(raw[i])
+		case "UINT8":
+			v = float32(raw[i])
+		case "INT8":
+			v = float32(int8(raw[i]))
+		case "UINT16":
+			v = float32(le.Uint16(raw[i:]))
+		case "INT16":
+			v = float32(int16(le.Uint16(raw[i:])))
+		case "UINT32":
+			v = float32(le.Uint32(raw[i:]))
+		case "INT32":
+			v = float32(int32(le.Uint32(raw[i:])))
+		case "UINT64":
+			v = float32(le.Uint64(raw[i:]))
+		case "INT64":
+			v = float32(int64(le.Uint64(raw[i:])))
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
 }

@@ -470,9 +470,6 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 	if r.ContentLength > s.opts.MaxBody {
 		return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body of %d bytes is over the limit of %d bytes", r.ContentLength, s.opts.MaxBody))
 	}
-	if r.Header.Get("Inference-Header-Content-Length") != "" {
-		return fail(http.StatusBadRequest, "the binary tensor data extension is not supported: send the tensors as JSON")
-	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer bufPool.Put(buf)
@@ -482,11 +479,21 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 		}
 		return fail(http.StatusBadRequest, "reading the request body: "+err.Error())
 	}
+	// The binary tensor data extension: a JSON header of the length the
+	// header field gives, then the inputs' raw bytes.
+	head, bin := buf.Bytes(), []byte(nil)
+	if h := r.Header.Get(binaryHeaderLength); h != "" {
+		n, err := strconv.Atoi(h)
+		if err != nil || n < 0 || n > len(head) {
+			return fail(http.StatusBadRequest, fmt.Sprintf("%s %q: want the JSON header's length, at most the body's %d bytes", binaryHeaderLength, h, len(head)))
+		}
+		head, bin = head[:n], head[n:]
+	}
 	var req InferRequest
-	if err := json.Unmarshal(buf.Bytes(), &req); err != nil {
+	if err := json.Unmarshal(head, &req); err != nil {
 		return fail(http.StatusBadRequest, "malformed JSON request: "+err.Error())
 	}
-	x, rows, err := sm.input(&req, s.opts.MaxBody)
+	x, rows, err := sm.input(&req, bin, s.opts.MaxBody)
 	if err != nil {
 		return fail(http.StatusBadRequest, err.Error())
 	}
@@ -544,9 +551,14 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 	return http.StatusOK, rows, ""
 }
 
+// binaryHeaderLength is the HTTP header of the binary tensor data
+// extension: the length of the JSON part of the body.
+const binaryHeaderLength = "Inference-Header-Content-Length"
+
 // input checks the request's one input against the model and returns its
-// values as float32 rows.
-func (sm *served) input(req *InferRequest, maxBody int64) ([]float32, int, error) {
+// values as float32 rows; bin holds the binary data after the JSON
+// header (the binary tensor data extension), or nothing.
+func (sm *served) input(req *InferRequest, bin []byte, maxBody int64) ([]float32, int, error) {
 	want := fmt.Sprintf("model %q reads one input %q of shape %v", sm.name, InputName, append([]int64{-1}, sm.shape...))
 	switch {
 	case len(req.Inputs) == 0:
@@ -575,17 +587,39 @@ func (sm *served) input(req *InferRequest, maxBody int64) ([]float32, int, error
 	if n != int64(sm.features) || (!slices.Equal(in.Shape[1:], sm.shape) && len(in.Shape) != 2) {
 		return nil, 0, fmt.Errorf("input %q has shape %v: %s (or [-1, %d])", in.Name, in.Shape, want, sm.features)
 	}
-	// Each value takes at least two bytes of JSON ("0,"), so a body within
-	// the limit cannot hold more; refusing larger shapes early bounds the
-	// allocation below.
-	if rows := in.Shape[0]; rows > maxBody/(2*n)+1 {
+	// Each value takes at least two bytes of JSON ("0,"), or one in binary,
+	// so a body within the limit cannot hold more; refusing larger shapes
+	// early bounds the allocation below.
+	_, binary := in.Parameters["binary_data_size"]
+	perValue := int64(2)
+	if binary {
+		perValue = 1
+	}
+	if rows := in.Shape[0]; rows > maxBody/(perValue*n)+1 {
 		return nil, 0, fmt.Errorf("input %q: %d rows of %d values cannot fit in a body of at most %d bytes", in.Name, rows, n, maxBody)
 	}
 	rows := int(in.Shape[0])
-	if len(in.Data) == 0 {
-		return nil, 0, fmt.Errorf("input %q has no data", in.Name)
+	var x []float32
+	var err error
+	if binary {
+		size := in.Parameters["binary_data_size"]
+		f, isNum := size.(float64)
+		switch {
+		case !isNum || f != float64(len(bin)):
+			return nil, 0, fmt.Errorf("input %q: binary_data_size %v, but %d bytes follow the JSON header (%s)", in.Name, size, len(bin), binaryHeaderLength)
+		case len(in.Data) != 0:
+			return nil, 0, fmt.Errorf("input %q has both data and binary_data_size", in.Name)
+		}
+		x, err = decodeBinary(make([]float32, 0, rows*sm.features), bin, in.Datatype, int64(rows*sm.features))
+	} else {
+		if len(bin) != 0 {
+			return nil, 0, fmt.Errorf("%d bytes of binary data follow the JSON header, but input %q has no binary_data_size", len(bin), in.Name)
+		}
+		if len(in.Data) == 0 {
+			return nil, 0, fmt.Errorf("input %q has no data", in.Name)
+		}
+		x, err = decodeData(make([]float32, 0, rows*sm.features), in.Data, in.Datatype, in.Shape)
 	}
-	x, err := decodeData(make([]float32, 0, rows*sm.features), in.Data, in.Datatype, in.Shape)
 	if err != nil {
 		return nil, 0, fmt.Errorf("input %q: %w", in.Name, err)
 	}

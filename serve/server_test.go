@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -367,10 +368,59 @@ func TestInferErrors(t *testing.T) {
 		t.Errorf("chunked oversize body: %d", resp.StatusCode)
 	}
 
-	// The binary tensor extension is refused.
-	code, _ := call(t, "POST", url+"/v2/models/iris/infer", in("input", "FP32", "[1,4]", "[1,2,3,4]"), "Inference-Header-Content-Length", "10")
-	if code != 400 {
-		t.Errorf("binary extension: %d", code)
+	// The binary tensor data extension: a JSON header, then raw bytes.
+	for _, test := range []struct {
+		name, head string
+		bin        []byte
+		length     int // of the JSON header; -1: the header's own
+		want       string
+	}{
+		{"too few bytes", `{"inputs":[{"name":"input","shape":[1,4],"datatype":"FP32","parameters":{"binary_data_size":8}}]}`, make([]byte, 8), -1, "the shape needs 16"},
+		{"size mismatch", `{"inputs":[{"name":"input","shape":[1,4],"datatype":"FP32","parameters":{"binary_data_size":20}}]}`, make([]byte, 16), -1, "binary_data_size 20, but 16 bytes"},
+		{"no binary_data_size", in("input", "FP32", "[1,4]", "[1,2,3,4]"), make([]byte, 16), -1, "has no binary_data_size"},
+		{"bad length", in("input", "FP32", "[1,4]", "[1,2,3,4]"), nil, 100000, "Inference-Header-Content-Length"},
+		{"NaN", `{"inputs":[{"name":"input","shape":[1,1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`, []byte{0, 0, 0xc0, 0x7f}, -1, "has shape [1 1]"},
+		{"NaN value", `{"inputs":[{"name":"input","shape":[1,4],"datatype":"FP32","parameters":{"binary_data_size":16}}]}`, append(make([]byte, 12), 0, 0, 0xc0, 0x7f), -1, "element 3 is NaN"},
+	} {
+		n := test.length
+		if n < 0 {
+			n = len(test.head)
+		}
+		code, body := call(t, "POST", url+"/v2/models/iris/infer", test.head+string(test.bin), "Inference-Header-Content-Length", fmt.Sprint(n))
+		if code != 400 || !strings.Contains(string(body), test.want) {
+			t.Errorf("binary, %s: %d %s, want 400 with %q", test.name, code, body, test.want)
+		}
+	}
+}
+
+func TestInferBinary(t *testing.T) {
+	ref := classifier(t)
+	_, url := start(t, Options{}, Model{Name: "iris", Model: classifier(t)})
+	x := rowsOf(9, 3)
+	for _, test := range []struct {
+		dt  string
+		enc func(v float32) []byte
+	}{
+		{"FP32", func(v float32) []byte { return binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)) }},
+		{"FP64", func(v float32) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(float64(v))) }},
+		{"INT16", func(v float32) []byte { return binary.LittleEndian.AppendUint16(nil, uint16(int16(v))) }},
+		{"UINT8", func(v float32) []byte { return []byte{uint8(v)} }},
+	} {
+		var bin []byte
+		want := make([]float32, len(x))
+		for i, v := range x {
+			if test.dt != "FP32" && test.dt != "FP64" {
+				v = float32(math.Round(float64(v)))
+			}
+			want[i] = v
+			bin = append(bin, test.enc(v)...)
+		}
+		head := fmt.Sprintf(`{"inputs":[{"name":"input","shape":[3,4],"datatype":%q,"parameters":{"binary_data_size":%d}}]}`, test.dt, len(bin))
+		code, body := call(t, "POST", url+"/v2/models/iris/infer", head+string(bin), "Inference-Header-Content-Length", fmt.Sprint(len(head)))
+		if code != 200 {
+			t.Fatalf("%s: %d %s", test.dt, code, body)
+		}
+		checkClassified(t, ref, want, 3, decode(t, body))
 	}
 }
 
