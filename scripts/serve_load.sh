@@ -11,10 +11,11 @@
 #      loop: each connection sends its next request when the last is
 #      answered), reporting requests/s and wrk's p50 and p99 latency;
 #   2. requests of BATCH_ROWS rows each, reporting rows/s;
+# both as JSON and in the protocol's binary tensor data extension;
 #   3. `fathom bench infer` on the same model, the in-process rows/s.
 # Everything stays on the loopback interface; every run is bounded by
 # DURATION. Environment:
-#   CONNS="1 2 4 8 16 32 64"  connection counts of the batch-1 runs
+#   CONNS="1 2 4 8 16 64"     connection counts of the batch-1 runs
 #   DURATION=10s              length of each wrk run
 #   THREADS=1                 wrk threads (the machine has 2 cores)
 #   BATCH_ROWS=64             rows per request of the batched runs
@@ -23,7 +24,7 @@
 #   FATHOM=path               a fathom binary (default: go build)
 set -euo pipefail
 
-CONNS=${CONNS:-"1 2 4 8 16 32 64"}
+CONNS=${CONNS:-"1 2 4 8 16 64"}
 DURATION=${DURATION:-10s}
 THREADS=${THREADS:-1}
 BATCH_ROWS=${BATCH_ROWS:-64}
@@ -65,8 +66,20 @@ body() { # rows file
 		printf "]}]}"
 	}' >"$2"
 }
+# The same rows in the binary tensor data extension: a JSON header, then
+# the float32s little-endian; wrk sends the header length with the body.
+binbody() { # rows file
+	local head
+	head="{\"inputs\":[{\"name\":\"input\",\"shape\":[$1,784],\"datatype\":\"FP32\",\"parameters\":{\"binary_data_size\":$(( $1 * 784 * 4 ))}}]}"
+	printf '%s' "$head" >"$2"
+	awk -v rows="$1" 'BEGIN { srand(1); for (i = 0; i < rows * 784; i++) printf "%.3f\n", rand() }' |
+		perl -ne 'print pack("f<", $_)' >>"$2"
+	echo "${#head}" >"$2.len"
+}
 body 1 "$work/b1.json"
 body "$BATCH_ROWS" "$work/bn.json"
+binbody 1 "$work/b1.bin"
+binbody "$BATCH_ROWS" "$work/bn.bin"
 
 # shellcheck disable=SC2086
 "$fathom" serve "$model" --name mlp --addr 127.0.0.1:0 --json $SERVE_FLAGS >"$work/ready" 2>"$work/serve.log" &
@@ -80,11 +93,15 @@ addr=$(sed -n 's/.*"addr":"\([^"]*\)".*/\1/p' "$work/ready")
 url="http://$addr/v2/models/mlp/infer"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary @"$work/b1.json" "$url")
 [ "$code" = 200 ] || { echo "a test request got $code" >&2; exit 1; }
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Inference-Header-Content-Length: $(cat "$work/bn.bin.len")" --data-binary @"$work/bn.bin" "$url")
+[ "$code" = 200 ] || { echo "a binary test request got $code" >&2; exit 1; }
 
 # run CONNS BODY: one wrk run; prints requests/s, p50, p99, non-2xx count.
 run() {
 	local out
-	out=$(BODY=$2 wrk -t "$(( $1 < THREADS ? $1 : THREADS ))" -c "$1" -d "$DURATION" --latency -s "$root/scripts/serve_load.lua" "$url")
+	local hlen=""
+	[ -f "$2.len" ] && hlen=$(cat "$2.len")
+	out=$(BODY=$2 HEADER_LENGTH=$hlen wrk -t "$(( $1 < THREADS ? $1 : THREADS ))" -c "$1" -d "$DURATION" --latency -s "$root/scripts/serve_load.lua" "$url")
 	local rps p50 p99 bad
 	rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
 	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
@@ -95,19 +112,24 @@ run() {
 
 echo "# fathom serve $SERVE_FLAGS, wrk -t$THREADS -d $DURATION, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "batch-1 requests"
-printf '%6s %12s %10s %10s %8s\n' conns requests/s p50 p99 non-200
-for c in $CONNS; do
-	read -r rps p50 p99 bad < <(run "$c" "$work/b1.json")
-	printf '%6s %12s %10s %10s %8s\n' "$c" "$rps" "$p50" "$p99" "$bad"
+for kind in json bin; do
+	echo "batch-1 requests ($kind)"
+	printf '%6s %12s %10s %10s %8s\n' conns requests/s p50 p99 non-200
+	for c in $CONNS; do
+		read -r rps p50 p99 bad < <(run "$c" "$work/b1.$kind")
+		printf '%6s %12s %10s %10s %8s\n' "$c" "$rps" "$p50" "$p99" "$bad"
+	done
+	echo
 done
-echo
-echo "requests of $BATCH_ROWS rows"
-printf '%6s %12s %12s %10s %10s %8s\n' conns requests/s rows/s p50 p99 non-200
-for c in $BATCH_CONNS; do
-	read -r rps p50 p99 bad < <(run "$c" "$work/bn.json")
-	rows=$(awk -v r="$rps" -v n="$BATCH_ROWS" 'BEGIN {printf "%.0f", r * n}')
-	printf '%6s %12s %12s %10s %10s %8s\n' "$c" "$rps" "$rows" "$p50" "$p99" "$bad"
+for kind in json bin; do
+	echo "requests of $BATCH_ROWS rows ($kind)"
+	printf '%6s %12s %12s %10s %10s %8s\n' conns requests/s rows/s p50 p99 non-200
+	for c in $BATCH_CONNS; do
+		read -r rps p50 p99 bad < <(run "$c" "$work/bn.$kind")
+		rows=$(awk -v r="$rps" -v n="$BATCH_ROWS" 'BEGIN {printf "%.0f", r * n}')
+		printf '%6s %12s %12s %10s %10s %8s\n' "$c" "$rps" "$rows" "$p50" "$p99" "$bad"
+	done
+	echo
 done
 echo
 echo "batches the server ran (fathom_serve_batch_rows):"
