@@ -34,7 +34,8 @@ type result struct {
 
 // batcher merges the requests of one model into batches: one goroutine
 // takes the first waiting job, then gathers more until the batch holds
-// maxBatch rows or maxDelay has passed since it took the first, runs one
+// maxBatch rows or maxDelay has passed since it took the first (with no
+// delay: until the queue is empty), runs one
 // PredictRows over all their rows and hands each job its own rows'
 // predictions. The queue is a channel of fixed capacity: a full queue
 // refuses new jobs instead of growing.
@@ -193,7 +194,7 @@ func (b *batcher) predict(batch []*job, rows int) {
 		}
 	}
 	start := time.Now()
-	p, err := b.model.PredictRows(x, n)
+	p, err := b.safePredict(x, n)
 	if err == nil && p.Rows() != n {
 		err = fmt.Errorf("the model returned %d predictions for %d rows", p.Rows(), n)
 	}
@@ -211,6 +212,18 @@ func (b *batcher) predict(batch []*job, rows int) {
 		j.done <- result{pred: slicePredictions(p, at, at+j.rows)}
 		at += j.rows
 	}
+}
+
+// safePredict runs the model, turning a panic inside it (a programmer
+// error in a layer) into an error for this batch instead of a crash of
+// the server.
+func (b *batcher) safePredict(x []float32, rows int) (p *modelfile.Predictions, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("the model panicked: %v", r)
+		}
+	}()
+	return b.model.PredictRows(x, rows)
 }
 
 // slicePredictions returns rows [lo, hi) of p, sharing its storage.

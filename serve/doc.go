@@ -25,7 +25,9 @@
 //
 // Each model has a bounded queue and one batcher goroutine: it takes the
 // first waiting request, gathers more until the batch holds MaxBatch rows
-// or MaxDelay has passed, runs one modelfile.Model.PredictRows over all
+// or MaxDelay has passed (by default, until the queue is empty: whatever
+// queued while the model was busy), runs one modelfile.Model.PredictRows
+// over all
 // their rows and hands each request its own rows' results. Only the
 // batcher calls the model. A full queue answers 503 at once.
 //

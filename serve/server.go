@@ -27,7 +27,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultMaxBatch  = 64
-	DefaultMaxDelay  = time.Millisecond
+	DefaultMaxDelay  = 0 // no wait: see Options.MaxDelay
 	DefaultQueueSize = 1024
 	DefaultMaxBody   = 16 << 20
 	DefaultTimeout   = 5 * time.Second
@@ -55,8 +55,10 @@ type Options struct {
 	// more rows runs alone, never split.
 	MaxBatch int
 	// MaxDelay is how long the batcher waits for more requests after
-	// taking the first of a batch (default 1 ms). Negative: no wait, a
-	// batch is whatever is queued when the model is free.
+	// taking the first of a batch. Zero (the default) or negative: no
+	// wait, a batch is whatever queued while the model ran the last one,
+	// which merges requests under load and adds no latency when idle (the
+	// figures in docs/PERFORMANCE.md compare 0 and 1 ms).
 	MaxDelay time.Duration
 	// QueueSize is the most requests a model's queue holds (default
 	// 1024); a request finding it full is answered 503.
@@ -86,9 +88,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = DefaultMaxBatch
-	}
-	if o.MaxDelay == 0 {
-		o.MaxDelay = DefaultMaxDelay
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
@@ -259,7 +258,7 @@ func (s *Server) Serve(l net.Listener) error {
 	s.http = hs
 	s.mu.Unlock()
 	s.log.Info("serving", "addr", l.Addr().String(), "models", s.names, "token", s.opts.Token != "",
-		"max_batch", s.opts.MaxBatch, "max_delay", s.opts.MaxDelay.String(), "queue", s.opts.QueueSize)
+		"max_batch", s.opts.MaxBatch, "max_delay", max(s.opts.MaxDelay, 0).String(), "queue", s.opts.QueueSize)
 	return hs.Serve(l)
 }
 

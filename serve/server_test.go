@@ -719,3 +719,24 @@ func TestNewRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestModelPanic serves a model whose network does not fit its spec (it
+// reads 3 features, the spec says 4): the network panics, the request is
+// answered 500 and the server goes on answering.
+func TestModelPanic(t *testing.T) {
+	bad := classifier(t)
+	net, _, err := nn.Spec{Input: []int{3}, Layers: []nn.LayerSpec{{Type: "linear", Out: 3}}}.Build(tensor.NewRNG(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Net, bad.Scaler = net, nil
+	_, url := start(t, Options{}, Model{Name: "bad", Model: bad}, Model{Name: "iris", Model: classifier(t)})
+	body := inferBody(rowsOf(1, 1), 1, 4)
+	code, b := call(t, "POST", url+"/v2/models/bad/infer", body)
+	if code != 500 || !strings.Contains(string(b), "panicked") {
+		t.Fatalf("a panicking model: %d %s", code, b)
+	}
+	if code, b := call(t, "POST", url+"/v2/models/iris/infer", body); code != 200 {
+		t.Fatalf("after a panic: %d %s", code, b)
+	}
+}

@@ -47,8 +47,9 @@ file's base name without the extension unless --name gives one (the first
 --name names the first model, and so on).
 
 Requests to a model are batched: its batcher merges queued requests up to
---max-batch rows, waiting at most --max-delay for more (0: no wait, run what
-is queued). A full queue (--queue requests) answers 503.
+--max-batch rows; with --max-delay it waits that long for more after the
+first (default 0: no wait, a batch is what queued while the model was busy).
+A full queue (--queue requests) answers 503.
 
 The server listens on 127.0.0.1 unless --addr says otherwise; beyond the
 loopback interface it needs a bearer token, read from --token-file or
@@ -71,9 +72,6 @@ flight are answered first (for at most --grace).`,
 			if len(names) > len(args) {
 				return fmt.Errorf("%d --name flags for %d models", len(names), len(args))
 			}
-			if maxDelay == 0 {
-				maxDelay = -1 // the Options' "no wait"
-			}
 			opts := serve.Options{MaxBatch: maxBatch, MaxDelay: maxDelay, QueueSize: queue, MaxBody: body, Timeout: timeout,
 				Token: token, Logger: slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))}
 			return runServe(args, names, addr, grace, opts)
@@ -83,7 +81,7 @@ flight are answered first (for at most --grace).`,
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port; beyond loopback it needs a token)")
 	f.StringArrayVar(&names, "name", nil, "name of the model in the same position (repeat for several)")
 	f.IntVar(&maxBatch, "max-batch", serve.DefaultMaxBatch, "most rows per batch")
-	f.DurationVar(&maxDelay, "max-delay", serve.DefaultMaxDelay, "longest wait for more requests to fill a batch (0: no wait)")
+	f.DurationVar(&maxDelay, "max-delay", serve.DefaultMaxDelay, "longest wait for more requests to fill a batch (0: none, run what is queued)")
 	f.IntVar(&queue, "queue", serve.DefaultQueueSize, "most requests waiting per model (more are answered 503)")
 	f.StringVar(&maxBody, "max-body", "16MB", "largest request body (bytes, or with KB, MB, GB: powers of 1024)")
 	f.DurationVar(&timeout, "timeout", serve.DefaultTimeout, "longest time for one inference request (then 503)")
