@@ -14,3 +14,11 @@ local token = os.getenv("FATHOM_SERVE_TOKEN")
 if token and token ~= "" then
   wrk.headers["Authorization"] = "Bearer " .. token
 end
+
+-- With $PACE_MS, each connection waits that long before each request.
+local pace = tonumber(os.getenv("PACE_MS") or "")
+if pace then
+  function delay()
+    return pace
+  end
+end

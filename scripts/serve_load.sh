@@ -10,9 +10,13 @@
 #   1. batch-1 requests at increasing connection counts (wrk -c, closed
 #      loop: each connection sends its next request when the last is
 #      answered), reporting requests/s and wrk's p50 and p99 latency;
+#      then paced runs near fixed rates (Debian's wrk has no -R: each
+#      connection waits PACE_MS before each request, and RATE × PACE_MS
+#      connections give about RATE requests/s);
 #   2. requests of BATCH_ROWS rows each, reporting rows/s;
 # both as JSON and in the protocol's binary tensor data extension;
-#   3. `fathom bench infer` on the same model, the in-process rows/s.
+#   3. `fathom bench infer` on the same model, the in-process rows/s,
+#      before and after the load runs.
 # Everything stays on the loopback interface; every run is bounded by
 # DURATION. Environment:
 #   CONNS="1 2 4 8 16 64"     connection counts of the batch-1 runs
@@ -20,6 +24,8 @@
 #   THREADS=1                 wrk threads (the machine has 2 cores)
 #   BATCH_ROWS=64             rows per request of the batched runs
 #   BATCH_CONNS="2 4 8"       connection counts of the batched runs
+#   RATES="1000 2000 5000"    target requests/s of the paced batch-1 runs
+#   PACE_MS=5                 each paced connection's wait before a request
 #   SERVE_FLAGS=""            extra flags for fathom serve (--max-delay 0, ...)
 #   FATHOM=path               a fathom binary (default: go build)
 set -euo pipefail
@@ -29,6 +35,8 @@ DURATION=${DURATION:-10s}
 THREADS=${THREADS:-1}
 BATCH_ROWS=${BATCH_ROWS:-64}
 BATCH_CONNS=${BATCH_CONNS:-"2 4 8"}
+RATES=${RATES:-"1000 2000 5000"}
+PACE_MS=${PACE_MS:-5}
 SERVE_FLAGS=${SERVE_FLAGS:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 command -v wrk >/dev/null || { echo "serve_load.sh: needs wrk (apt-get install wrk)" >&2; exit 1; }
@@ -81,6 +89,12 @@ body "$BATCH_ROWS" "$work/bn.json"
 binbody 1 "$work/b1.bin"
 binbody "$BATCH_ROWS" "$work/bn.bin"
 
+# The in-process figure, before the load (and again after it: the machine
+# is shared, so the two bracket the load runs).
+echo "in process, before: fathom bench infer --batches 1,$BATCH_ROWS,10000"
+"$fathom" bench infer "$model" --batches "1,$BATCH_ROWS,10000" 2>/dev/null
+echo
+
 # shellcheck disable=SC2086
 "$fathom" serve "$model" --name mlp --addr 127.0.0.1:0 --json $SERVE_FLAGS >"$work/ready" 2>"$work/serve.log" &
 server=$!
@@ -101,7 +115,7 @@ run() {
 	local out
 	local hlen=""
 	[ -f "$2.len" ] && hlen=$(cat "$2.len")
-	out=$(BODY=$2 HEADER_LENGTH=$hlen wrk -t "$(( $1 < THREADS ? $1 : THREADS ))" -c "$1" -d "$DURATION" --latency -s "$root/scripts/serve_load.lua" "$url")
+	out=$(BODY=$2 HEADER_LENGTH=$hlen PACE_MS=${3:-} wrk -t "$(( $1 < THREADS ? $1 : THREADS ))" -c "$1" -d "$DURATION" --latency -s "$root/scripts/serve_load.lua" "$url")
 	local rps p50 p99 bad
 	rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
 	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
@@ -121,6 +135,14 @@ for kind in json bin; do
 	done
 	echo
 done
+echo "paced batch-1 requests (json): each connection waits $PACE_MS ms before each request"
+printf '%6s %6s %12s %10s %10s %8s\n' target conns requests/s p50 p99 non-200
+for r in $RATES; do
+	c=$(( (r * PACE_MS + 999) / 1000 ))
+	read -r rps p50 p99 bad < <(run "$c" "$work/b1.json" "$PACE_MS")
+	printf '%6s %6s %12s %10s %10s %8s\n' "$r" "$c" "$rps" "$p50" "$p99" "$bad"
+done
+echo
 for kind in json bin; do
 	echo "requests of $BATCH_ROWS rows ($kind)"
 	printf '%6s %12s %12s %10s %10s %8s\n' conns requests/s rows/s p50 p99 non-200
@@ -135,7 +157,7 @@ echo
 echo "batches the server ran (fathom_serve_batch_rows):"
 curl -s "http://$addr/metrics" | awk '/^fathom_serve_batch_rows_(sum|count)/ {print "  " $0}'
 echo
-echo "in process: fathom bench infer --batches 1,$BATCH_ROWS,10000"
+echo "in process, after: fathom bench infer --batches 1,$BATCH_ROWS,10000"
 kill -TERM "$server"
 wait "$server" || true
 server=""

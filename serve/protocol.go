@@ -146,7 +146,7 @@ func decodeData(dst []float32, raw []byte, dt string, shape []int64) ([]float32,
 		var n int64
 		n, err = p.flat(want)
 		if err == nil && n != want {
-			err = fmt.Errorf("%w: %d values for shape %v (%d values)", errData, n, shape, want)
+			err = fmt.Errorf("%w: %d values for shape %s (%d values)", errData, n, shapeString(shape), want)
 		}
 	}
 	if err != nil {

@@ -19,7 +19,7 @@ func TestDecodeData(t *testing.T) {
 		{"[true,false]", "BOOL", []int64{1, 2}, []float32{1, 0}, ""},
 		{"[-0.5,1e2,2E-1,0]", "FP32", []int64{1, 4}, []float32{-0.5, 100, 0.2, 0}, ""},
 		{"[255,0]", "UINT8", []int64{1, 2}, []float32{255, 0}, ""},
-		{"[]", "FP32", []int64{1, 2}, nil, "0 values for shape [1 2]"},
+		{"[]", "FP32", []int64{1, 2}, nil, "0 values for shape [1,2]"},
 		{"[1,2,3]", "FP32", []int64{1, 2}, nil, "more than 2 values"},
 		{"[[1,2],[3]]", "FP32", []int64{2, 2}, nil, "holds 1 values"},
 		{"[[1,2]]", "FP32", []int64{2, 2}, nil, "holds 1 elements"},

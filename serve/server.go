@@ -558,7 +558,10 @@ const binaryHeaderLength = "Inference-Header-Content-Length"
 // values as float32 rows; bin holds the binary data after the JSON
 // header (the binary tensor data extension), or nothing.
 func (sm *served) input(req *InferRequest, bin []byte, maxBody int64) ([]float32, int, error) {
-	want := fmt.Sprintf("model %q reads one input %q of shape %v", sm.name, InputName, append([]int64{-1}, sm.shape...))
+	want := fmt.Sprintf("model %q reads one input %q of shape %s", sm.name, InputName, shapeString(append([]int64{-1}, sm.shape...)))
+	if len(sm.shape) > 1 {
+		want += fmt.Sprintf(" (or [-1,%d])", sm.features)
+	}
 	switch {
 	case len(req.Inputs) == 0:
 		return nil, 0, errors.New("the request has no inputs: " + want)
@@ -573,7 +576,7 @@ func (sm *served) input(req *InferRequest, bin []byte, maxBody int64) ([]float32
 		return nil, 0, fmt.Errorf("input %q has no datatype", in.Name)
 	}
 	if len(in.Shape) < 2 || in.Shape[0] < 1 {
-		return nil, 0, fmt.Errorf("input %q has shape %v: %s (batch first, at least 1)", in.Name, in.Shape, want)
+		return nil, 0, fmt.Errorf("input %q has shape %s: %s, the batch first (at least 1)", in.Name, shapeString(in.Shape), want)
 	}
 	n := int64(1)
 	for _, d := range in.Shape[1:] {
@@ -584,7 +587,7 @@ func (sm *served) input(req *InferRequest, bin []byte, maxBody int64) ([]float32
 		n *= d
 	}
 	if n != int64(sm.features) || (!slices.Equal(in.Shape[1:], sm.shape) && len(in.Shape) != 2) {
-		return nil, 0, fmt.Errorf("input %q has shape %v: %s (or [-1, %d])", in.Name, in.Shape, want, sm.features)
+		return nil, 0, fmt.Errorf("input %q has shape %s: %s", in.Name, shapeString(in.Shape), want)
 	}
 	// Each value takes at least two bytes of JSON ("0,"), or one in binary,
 	// so a body within the limit cannot hold more; refusing larger shapes
@@ -640,6 +643,15 @@ func (sm *served) requested(outs []RequestedOutput) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// shapeString writes a shape as the protocol does: [2,4].
+func shapeString(shape []int64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.FormatInt(d, 10)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 func writeJSON(w http.ResponseWriter, code int, body []byte) {

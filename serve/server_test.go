@@ -329,11 +329,11 @@ func TestInferErrors(t *testing.T) {
 		{"no inputs", "iris", `{"inputs":[]}`, 400, "no inputs"},
 		{"two inputs", "iris", `{"inputs":[{"name":"input"},{"name":"input"}]}`, 400, "2 inputs"},
 		{"wrong name", "iris", in("x", "FP32", "[1,4]", "[1,2,3,4]"), 400, `unknown input "x"`},
-		{"wrong shape", "iris", in("input", "FP32", "[1,5]", "[1,2,3,4,5]"), 400, "has shape [1 5]"},
+		{"wrong shape", "iris", in("input", "FP32", "[1,5]", "[1,2,3,4,5]"), 400, "has shape [1,5]"},
 		{"no batch", "iris", in("input", "FP32", "[4]", "[1,2,3,4]"), 400, "has shape [4]"},
-		{"zero batch", "iris", in("input", "FP32", "[0,4]", "[]"), 400, "has shape [0 4]"},
+		{"zero batch", "iris", in("input", "FP32", "[0,4]", "[]"), 400, "has shape [0,4]"},
 		{"huge batch", "iris", in("input", "FP32", "[1000000000000,4]", "[1]"), 400, "cannot fit"},
-		{"too few values", "iris", in("input", "FP32", "[2,4]", "[1,2,3,4]"), 400, "4 values for shape [2 4]"},
+		{"too few values", "iris", in("input", "FP32", "[2,4]", "[1,2,3,4]"), 400, "4 values for shape [2,4]"},
 		{"too many values", "iris", in("input", "FP32", "[1,4]", "[1,2,3,4,5]"), 400, "more than 4 values"},
 		{"ragged nesting", "iris", in("input", "FP32", "[2,4]", "[[1,2,3,4],[1,2,3]]"), 400, "holds 3 values"},
 		{"BYTES", "iris", in("input", "BYTES", "[1,4]", `["a","b","c","d"]`), 400, `datatype "BYTES" is not supported`},
@@ -379,7 +379,7 @@ func TestInferErrors(t *testing.T) {
 		{"size mismatch", `{"inputs":[{"name":"input","shape":[1,4],"datatype":"FP32","parameters":{"binary_data_size":20}}]}`, make([]byte, 16), -1, "binary_data_size 20, but 16 bytes"},
 		{"no binary_data_size", in("input", "FP32", "[1,4]", "[1,2,3,4]"), make([]byte, 16), -1, "has no binary_data_size"},
 		{"bad length", in("input", "FP32", "[1,4]", "[1,2,3,4]"), nil, 100000, "Inference-Header-Content-Length"},
-		{"NaN", `{"inputs":[{"name":"input","shape":[1,1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`, []byte{0, 0, 0xc0, 0x7f}, -1, "has shape [1 1]"},
+		{"NaN", `{"inputs":[{"name":"input","shape":[1,1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`, []byte{0, 0, 0xc0, 0x7f}, -1, "has shape [1,1]"},
 		{"NaN value", `{"inputs":[{"name":"input","shape":[1,4],"datatype":"FP32","parameters":{"binary_data_size":16}}]}`, append(make([]byte, 12), 0, 0, 0xc0, 0x7f), -1, "element 3 is NaN"},
 	} {
 		n := test.length
