@@ -1,6 +1,9 @@
 package serve
 
 import (
+	"encoding/json"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -65,4 +68,53 @@ func FuzzDecodeData(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAppendResponse checks the hand-written response encoder against
+// encoding/json: the same document, number for number.
+func TestAppendResponse(t *testing.T) {
+	r := &InferResponse{ModelName: `m"odel`, ModelVersion: "1", ID: "id\n\u00e9<", Outputs: []OutputTensor{
+		{Name: "predict", Shape: []int64{3}, Datatype: "INT64", Data: []int64{0, -2, 1 << 40}},
+		{Name: "label", Shape: []int64{2}, Datatype: "BYTES", Data: []string{"a\"b", "\u2028x"}},
+		{Name: "probabilities", Shape: []int64{2, 3}, Datatype: "FP32",
+			Data: []float32{0.1, 1e-10, 3.4028235e38, -0.00001, 123456.79, 0}},
+		{Name: "empty", Shape: []int64{0}, Datatype: "FP32", Data: []float32{}},
+	}}
+	got, err := appendResponse(nil, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b InferResponse
+	if err := json.Unmarshal(got, &a); err != nil {
+		t.Fatalf("%s: %v", got, err)
+	}
+	if err := json.Unmarshal(want, &b); err != nil {
+		t.Fatal(err)
+	}
+	// Data decode as []any of float64 on both sides: compare as float32.
+	same := fmt.Sprint(a.ModelName, a.ModelVersion, a.ID, len(a.Outputs)) == fmt.Sprint(b.ModelName, b.ModelVersion, b.ID, len(b.Outputs))
+	for i := range a.Outputs {
+		x, y := a.Outputs[i], b.Outputs[i]
+		same = same && x.Name == y.Name && x.Datatype == y.Datatype && slices.Equal(x.Shape, y.Shape)
+		xs, ys := x.Data.([]any), y.Data.([]any)
+		same = same && len(xs) == len(ys)
+		for k := range min(len(xs), len(ys)) {
+			if f, ok := xs[k].(float64); ok {
+				same = same && float32(f) == float32(ys[k].(float64))
+			} else {
+				same = same && xs[k] == ys[k]
+			}
+		}
+	}
+	if !same {
+		t.Fatalf("appendResponse:\n%s\nencoding/json:\n%s", got, want)
+	}
+	r.Outputs[2].Data = []float32{float32(math.NaN())}
+	if _, err := appendResponse(nil, r); err == nil {
+		t.Fatal("NaN encoded")
+	}
 }

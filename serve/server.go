@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -542,12 +543,81 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 			resp.Outputs = append(resp.Outputs, OutputTensor{Name: name, Shape: []int64{n, int64(len(p.Classes))}, Datatype: "FP32", Data: p.Probs})
 		}
 	}
-	buf.Reset()
-	if err := json.NewEncoder(buf).Encode(&resp); err != nil {
-		return fail(http.StatusInternalServerError, "encoding the response: "+err.Error())
+	out, err := appendResponse(buf.Bytes()[:0], &resp)
+	if err != nil {
+		return fail(http.StatusInternalServerError, fmt.Sprintf("model %q: %v", sm.name, err))
 	}
-	writeJSON(w, http.StatusOK, buf.Bytes())
+	writeJSON(w, http.StatusOK, out)
 	return http.StatusOK, rows, ""
+}
+
+// appendResponse appends r as JSON, as encoding/json would write it but
+// without reflection (a batch's probabilities are thousands of numbers).
+// Data must be []float32, []int64 or []string; NaN and infinities, which
+// JSON cannot hold, are an error.
+func appendResponse(b []byte, r *InferResponse) ([]byte, error) {
+	str := func(b []byte, s string) []byte {
+		q, _ := json.Marshal(s)
+		return append(b, q...)
+	}
+	b = append(b, `{"model_name":`...)
+	b = str(b, r.ModelName)
+	if r.ModelVersion != "" {
+		b = append(b, `,"model_version":`...)
+		b = str(b, r.ModelVersion)
+	}
+	if r.ID != "" {
+		b = append(b, `,"id":`...)
+		b = str(b, r.ID)
+	}
+	b = append(b, `,"outputs":[`...)
+	for i, o := range r.Outputs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = str(b, o.Name)
+		b = append(b, `,"shape":[`...)
+		for k, d := range o.Shape {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, d, 10)
+		}
+		b = append(b, `],"datatype":`...)
+		b = str(b, o.Datatype)
+		b = append(b, `,"data":[`...)
+		switch data := o.Data.(type) {
+		case []float32:
+			for k, v := range data {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return nil, fmt.Errorf("output %q holds %v, which JSON cannot carry", o.Name, v)
+				}
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+			}
+		case []int64:
+			for k, v := range data {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, v, 10)
+			}
+		case []string:
+			for k, v := range data {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = str(b, v)
+			}
+		default:
+			return nil, fmt.Errorf("output %q: data of type %T", o.Name, o.Data)
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}\n"...), nil
 }
 
 // binaryHeaderLength is the HTTP header of the binary tensor data
