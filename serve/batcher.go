@@ -188,10 +188,11 @@ func (b *batcher) predict(batch []*job, rows int) {
 	if len(live) == 1 {
 		x = live[0].x
 	} else {
-		x = make([]float32, 0, n*b.features)
+		x = getRows(n * b.features)
 		for _, j := range live {
 			x = append(x, j.x...)
 		}
+		defer putRows(x)
 	}
 	start := time.Now()
 	p, err := b.safePredict(x, n)

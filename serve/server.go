@@ -453,6 +453,24 @@ func (s *Server) authorized(r *http.Request) bool {
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// rowsPool recycles the float32 rows of requests (and of merged batches).
+var rowsPool sync.Pool // of *[]float32
+
+// getRows returns an empty slice with room for n values.
+func getRows(n int) []float32 {
+	if p, ok := rowsPool.Get().(*[]float32); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]float32, 0, n)
+}
+
+// putRows gives x back for reuse once nothing reads it any more.
+func putRows(x []float32) {
+	if cap(x) > 0 && cap(x) <= 4<<20 {
+		rowsPool.Put(&x)
+	}
+}
+
 // infer answers one inference request; it returns the status code, the
 // rows and the error message, for the metrics and the log.
 func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int, int, string) {
@@ -509,6 +527,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 	var res result
 	select {
 	case res = <-j.done:
+		putRows(x) // the batcher is done with it
 	case <-ctx.Done():
 		res.err = ctx.Err()
 	}
@@ -682,7 +701,7 @@ func (sm *served) input(req *InferRequest, bin []byte, maxBody int64) ([]float32
 		case len(in.Data) != 0:
 			return nil, 0, fmt.Errorf("input %q has both data and binary_data_size", in.Name)
 		}
-		x, err = decodeBinary(make([]float32, 0, rows*sm.features), bin, in.Datatype, int64(rows*sm.features))
+		x, err = decodeBinary(getRows(rows*sm.features), bin, in.Datatype, int64(rows*sm.features))
 	} else {
 		if len(bin) != 0 {
 			return nil, 0, fmt.Errorf("%d bytes of binary data follow the JSON header, but input %q has no binary_data_size", len(bin), in.Name)
@@ -690,7 +709,7 @@ func (sm *served) input(req *InferRequest, bin []byte, maxBody int64) ([]float32
 		if len(in.Data) == 0 {
 			return nil, 0, fmt.Errorf("input %q has no data", in.Name)
 		}
-		x, err = decodeData(make([]float32, 0, rows*sm.features), in.Data, in.Datatype, in.Shape)
+		x, err = decodeData(getRows(rows*sm.features), in.Data, in.Datatype, in.Shape)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("input %q: %w", in.Name, err)
