@@ -490,7 +490,11 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	defer bufPool.Put(buf)
+	defer func() {
+		if buf.Cap() <= 4<<20 { // a rare huge body is left to the collector
+			bufPool.Put(buf)
+		}
+	}()
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody)); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is over the limit of %d bytes", s.opts.MaxBody))
