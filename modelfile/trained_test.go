@@ -2,8 +2,8 @@ package modelfile
 
 import (
 	"bytes"
-	"fmt"
 	"flag"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
