@@ -1,6 +1,7 @@
 package ml
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -116,24 +117,44 @@ func Numbers(f *data.Frame, col string) ([]float64, error) {
 // rank: one more than the largest label anywhere. A label that is not a
 // non-negative integer is an error naming the row.
 func Classes(d Data, col string) (labels []int, k int, err error) {
-	v, err := Numbers(d.Frame, col)
+	labels, top, err := localClasses(d.Frame, col)
+	// Every rank takes part in the reduction, a rank with bad labels too,
+	// so that none is left waiting in it: the flag says one failed.
+	t := []float64{top, 0}
 	if err != nil {
-		return nil, 0, err
+		t[1] = 1
 	}
-	labels = make([]int, len(v))
+	if rerr := d.C().AllReduce(t, OpMax); rerr != nil {
+		return nil, 0, errors.Join(err, rerr)
+	}
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case t[1] != 0:
+		return nil, 0, ErrOtherRank
+	}
+	return labels, int(t[0]) + 1, nil
+}
+
+// ErrOtherRank is returned on the ranks whose own data was fine when
+// another rank's was not (that rank's error says what and where).
+var ErrOtherRank = errors.New("another rank's data is invalid (its error names the column and row)")
+
+func localClasses(f *data.Frame, col string) ([]int, float64, error) {
+	v, err := Numbers(f, col)
+	if err != nil {
+		return nil, -1, err
+	}
+	labels := make([]int, len(v))
 	top := -1.0
 	for i, x := range v {
 		if x < 0 || x != math.Trunc(x) || x > 1<<30 {
-			return nil, 0, fmt.Errorf("column %q, row %d: label %g is not a class index 0, 1, 2, ... (index string labels with StringIndexer)", col, i+1, x)
+			return nil, -1, fmt.Errorf("column %q, row %d: label %g is not a class index 0, 1, 2, ... (index string labels with StringIndexer)", col, i+1, x)
 		}
 		labels[i] = int(x)
 		top = max(top, x)
 	}
-	t := []float64{top}
-	if err := d.C().AllReduce(t, OpMax); err != nil {
-		return nil, 0, err
-	}
-	return labels, int(t[0]) + 1, nil
+	return labels, top, nil
 }
 
 // Weights returns the weight column col, or nil (every weight 1) when col

@@ -335,3 +335,33 @@ func TestFeaturesErrors(t *testing.T) {
 		}
 	}
 }
+
+// A rank with a bad label fails naming it; the others fail with
+// ErrOtherRank instead of waiting for it in the reduction.
+func TestClassesBadRankDoesNotHang(t *testing.T) {
+	gs := commtest.Groups(t, 3, comm.TransportTCP, nil)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for r, g := range gs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			y := []float64{0, 1, 2}
+			if r == 1 {
+				y[2] = 0.5
+			}
+			f, _ := data.NewFrame(data.NewColumn("label", y, nil))
+			_, _, errs[r] = ml.Classes(ml.Partitioned(f, ml.Group(g)), "label")
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		want := "another rank's data is invalid"
+		if r == 1 {
+			want = `column "label", row 3: label 0.5`
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}

@@ -188,7 +188,8 @@ func (m *Model) PrepareInput(t *data.Table) (*data.Table, error) {
 
 // Predict runs the model over the rows of t in batches of batchSize (in
 // evaluation mode, no graph). The table holds raw features; the model
-// standardizes them itself.
+// standardizes them itself. A model in evaluation mode (as Load leaves
+// it) serves concurrent Predicts: each only reads the model.
 func (m *Model) Predict(t *data.Table, batchSize int) (*Predictions, error) {
 	in, err := m.PrepareInput(t)
 	if err != nil {
@@ -202,7 +203,9 @@ func (m *Model) Predict(t *data.Table, batchSize int) (*Predictions, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Net.Eval()
+	if m.Net.Training() {
+		m.Net.Eval() // once: afterwards concurrent calls only read the model
+	}
 	p := &Predictions{Task: m.Task, Classes: m.Classes}
 	c := len(m.Classes)
 	for _, b := range l.Epoch(0) {

@@ -3,12 +3,14 @@ package modelfile
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fathom-ml/fathom/data"
@@ -216,4 +218,36 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("a %d-byte file built a model of %d parameters", len(b), n)
 		}
 	})
+}
+
+// A loaded model serves concurrent predictions (run with -race).
+func TestPredictConcurrently(t *testing.T) {
+	m, err := Load("testdata/tiny.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				p, err := m.PredictRows([]float32{0, 1, 1, 0}, 2)
+				if err == nil && !slices.Equal(p.Class, []int64{1, 0}) {
+					err = fmt.Errorf("classes %v", p.Class)
+				}
+				if err != nil {
+					errs[g] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for g, err := range errs {
+		if err != nil {
+			t.Errorf("goroutine %d: %v", g, err)
+		}
+	}
 }

@@ -52,9 +52,10 @@ func readColumns(f *data.Frame, featuresCol, labelCol, weightCol string, classes
 	return x, y, w, nil
 }
 
-// ErrOtherRank is returned on the ranks whose own data were fine when
-// another rank could not read its share (that rank returns the reason).
-var ErrOtherRank = errors.New("another rank could not read its data")
+// ErrOtherRank is ml.ErrOtherRank: returned on the ranks whose own data
+// were fine when another rank could not read its share (that rank returns
+// the reason).
+var ErrOtherRank = ml.ErrOtherRank
 
 // loadFitData reads the columns of this rank's frame and computes the
 // global statistics (all-reduces: a check that every rank read its data,
