@@ -17,11 +17,9 @@ import (
 	_ "github.com/fathom-ml/fathom/ml/feature" // StringIndexer, VectorAssembler, StandardScaler, ...
 	_ "github.com/fathom-ml/fathom/ml/glm"     // GeneralizedLinearRegression
 	_ "github.com/fathom-ml/fathom/ml/linear"  // LinearRegression, LogisticRegression, LinearSVC
+	_ "github.com/fathom-ml/fathom/ml/mlp"     // MultilayerPerceptronClassifier
 	_ "github.com/fathom-ml/fathom/ml/tune"    // CrossValidatorModel, TrainValidationSplitModel
 )
-
-// ml/mlp (MultilayerPerceptronClassifier) joins the import list above
-// when it is merged.
 
 func init() {
 	for _, typ := range eval.Types() {
