@@ -37,7 +37,7 @@ var benchMLRecipes = map[string]benchMLRecipe{
 	"linsvc": {"LinearSVC",
 		"{loss: squared_hinge, maxIter: 100, standardization: false, tol: 1e-12}",
 		"LinearSVC(C=1, squared hinge, one-vs-rest, max_iter=1000)", true},
-	"mlp": {"MultilayerPerceptronClassifier", "{layers: [784, 100, 10], maxIter: 100}",
+	"mlp": {"MultilayerPerceptronClassifier", "{layers: [784, 100, 10], maxIter: 100, precision: float32}",
 		"MLPClassifier(hidden_layer_sizes=(100,), solver='lbfgs', max_iter=100)", false},
 }
 
