@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fathom-ml/fathom/internal/yamltree"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/tune"
 )
@@ -111,12 +112,12 @@ func (p *Paths) checkKeys(n *yaml.Node, path string) *ConfigError {
 	if n.Kind == yaml.SequenceNode {
 		for _, e := range n.Content {
 			if e.Kind != yaml.ScalarNode {
-				return &ConfigError{Line: e.Line, Msg: fmt.Sprintf("%s: want a path, got %s", path, kindName(e))}
+				return &ConfigError{Line: e.Line, Msg: fmt.Sprintf("%s: want a path, got %s", path, yamltree.KindName(e))}
 			}
 		}
 		return nil
 	}
-	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a path or a list of paths, got %s", path, kindName(n))}
+	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a path or a list of paths, got %s", path, yamltree.KindName(n))}
 }
 
 // StageConfig is one pipeline stage: a registered type (ml.NewStage), an
@@ -151,7 +152,7 @@ func (p *Params) checkKeys(n *yaml.Node, path string) *ConfigError {
 	if n.Kind == yaml.MappingNode || n.Tag == "!!null" {
 		return nil
 	}
-	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of parameters, got %s", path, kindName(n))}
+	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of parameters, got %s", path, yamltree.KindName(n))}
 }
 
 // decodeInto decodes the params over target's values.
@@ -199,7 +200,7 @@ func (l *EvaluatorList) checkKeys(n *yaml.Node, path string) *ConfigError {
 	if n.Tag == "!!null" {
 		return nil
 	}
-	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an evaluator {type: ..., params: {...}} or a list of them, got %s", path, kindName(n))}
+	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an evaluator {type: ..., params: {...}} or a list of them, got %s", path, yamltree.KindName(n))}
 }
 
 // TuningConfig selects the best grid point with a CrossValidator or a
@@ -249,7 +250,7 @@ func (g *Grid) checkKeys(n *yaml.Node, path string) *ConfigError {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of \"stage.param\": [values...], got %s", path, kindName(n))}
+		return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of \"stage.param\": [values...], got %s", path, yamltree.KindName(n))}
 	}
 	_, err := gridEntries(n, path)
 	return err
@@ -275,14 +276,14 @@ func gridEntries(n *yaml.Node, path string) ([]gridEntry, *ConfigError) {
 				pk, pv := v.Content[j], v.Content[j+1]
 				key := k.Value + "." + pk.Value
 				if pv.Kind != yaml.SequenceNode || len(pv.Content) == 0 {
-					return nil, &ConfigError{Line: max(pv.Line, pk.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, key, kindName(pv))}
+					return nil, &ConfigError{Line: max(pv.Line, pk.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, key, yamltree.KindName(pv))}
 				}
 				out = append(out, gridEntry{key, max(pk.Line, k.Line), pv})
 			}
 			continue
 		}
 		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			return nil, &ConfigError{Line: max(v.Line, k.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, k.Value, kindName(v))}
+			return nil, &ConfigError{Line: max(v.Line, k.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, k.Value, yamltree.KindName(v))}
 		}
 		out = append(out, gridEntry{k.Value, k.Line, v})
 	}
@@ -358,7 +359,7 @@ func parseConfig(text []byte, name string, overrides []string) (*Config, error) 
 		return nil, &ConfigError{Line: root.Line, Msg: "the config must be a mapping of keys (data, pipeline, evaluator, tuning, output)"}
 	}
 	for _, o := range overrides {
-		if err := applyOverride(root, o); err != nil {
+		if err := yamltree.ApplyOverride(root, o); err != nil {
 			return nil, &ConfigError{Msg: fmt.Sprintf("--set %s: %v", o, err)}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fathom-ml/fathom/internal/yamltree"
 	"github.com/fathom-ml/fathom/ml"
 )
 
@@ -26,7 +27,7 @@ func DecodeParams(target any, text string) error {
 		if n.Tag == "!!null" {
 			return nil
 		}
-		return fmt.Errorf("params: want a mapping, got %s", kindName(n))
+		return fmt.Errorf("params: want a mapping, got %s", yamltree.KindName(n))
 	}
 	if err := checkAliases(n); err != nil {
 		return err
@@ -57,7 +58,7 @@ func SetParams(target any, kv []string) error {
 		if vdoc.Kind == yaml.DocumentNode && len(vdoc.Content) == 1 {
 			val = vdoc.Content[0]
 		}
-		clearLines(val)
+		yamltree.ClearLines(val)
 		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, val)
 	}
 	if err := decodeStrict(m, target, "params"); err != nil {

@@ -7,12 +7,12 @@ package mljob
 // it.
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/fathom-ml/fathom/internal/yamltree"
 	"gopkg.in/yaml.v3"
 )
 
@@ -92,41 +92,6 @@ func hasOpt(opts, opt string) bool {
 // expanded (a "billion laughs" would otherwise run for hours).
 const maxExpandedNodes = 100_000
 
-// checkAliases reports a tree whose alias-expanded size exceeds
-// maxExpandedNodes, in time linear in the text.
-func checkAliases(root *yaml.Node) *ConfigError {
-	sizes := map[*yaml.Node]int{}
-	var size func(n *yaml.Node) (int, *ConfigError)
-	size = func(n *yaml.Node) (int, *ConfigError) {
-		if s, ok := sizes[n]; ok {
-			if s < 0 {
-				return 0, &ConfigError{Line: n.Line, Msg: "an alias refers to a value that contains it"}
-			}
-			return s, nil
-		}
-		sizes[n] = -1
-		total := 1
-		kids := n.Content
-		if n.Kind == yaml.AliasNode && n.Alias != nil {
-			kids = []*yaml.Node{n.Alias}
-		}
-		for _, c := range kids {
-			s, err := size(c)
-			if err != nil {
-				return 0, err
-			}
-			total += s
-			if total > maxExpandedNodes {
-				return 0, &ConfigError{Line: max(c.Line, n.Line), Msg: fmt.Sprintf("too many aliases: the config expands past %d values", maxExpandedNodes)}
-			}
-		}
-		sizes[n] = total
-		return total, nil
-	}
-	_, err := size(root)
-	return err
-}
-
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
 // keyChecker lets a type check its own keys (a type that decodes itself
@@ -155,7 +120,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 			return nil
 		}
 		if n.Kind != yaml.MappingNode {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of keys, got %s", where(path), kindName(n))}
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of keys, got %s", where(path), yamltree.KindName(n))}
 		}
 		fields := map[string]reflect.StructField{}
 		var names []string
@@ -178,7 +143,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 			if reflect.PointerTo(t).Implements(unmarshalerType) {
 				return nil
 			}
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a list, got %s", where(path), kindName(n))}
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a list, got %s", where(path), yamltree.KindName(n))}
 		}
 		for i, e := range n.Content {
 			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -197,7 +162,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		// The YAML decoder would truncate a float into an integer field.
 		if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!float" {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), kindName(n))}
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), yamltree.KindName(n))}
 		}
 	case reflect.Interface:
 	default:
@@ -254,86 +219,11 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		return fmt.Sprintf("the value %q", n.Value)
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	}
-	return "nothing"
-}
-
-// applyOverride sets key path a.b.c (list items by index:
-// pipeline.2.params.regParam) in the YAML tree to a value parsed as YAML,
-// creating mappings as needed.
-func applyOverride(root *yaml.Node, o string) error {
-	key, val, ok := strings.Cut(o, "=")
-	if !ok || key == "" {
-		return errors.New("want key=value")
-	}
-	var vdoc yaml.Node
-	if err := yaml.Unmarshal([]byte(val), &vdoc); err != nil {
-		return fmt.Errorf("value: %v", err)
-	}
-	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
-	if vdoc.Kind == yaml.DocumentNode && len(vdoc.Content) == 1 {
-		value = vdoc.Content[0]
-	}
-	clearLines(value)
-	parts := strings.Split(key, ".")
-	n := root
-	for i, p := range parts {
-		last := i == len(parts)-1
-		switch {
-		case n.Kind == yaml.MappingNode:
-			var child *yaml.Node
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				if n.Content[j].Value == p {
-					child = n.Content[j+1]
-					if last {
-						n.Content[j+1] = value
-					}
-					break
-				}
-			}
-			if child == nil {
-				child = value
-				if !last {
-					child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-				}
-				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, child)
-			}
-			n = child
-		case n.Kind == yaml.SequenceNode:
-			idx, err := strconv.Atoi(p)
-			if err != nil || idx < 0 || idx >= len(n.Content) {
-				return fmt.Errorf("%q: %s is a list of %d items; use an index 0..%d", p, strings.Join(parts[:i], "."), len(n.Content), len(n.Content)-1)
-			}
-			if last {
-				n.Content[idx] = value
-			}
-			n = n.Content[idx]
-		case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
-			n.Kind, n.Tag, n.Value = yaml.MappingNode, "!!map", ""
-			child := value
-			if !last {
-				child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-			}
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, child)
-			n = child
-		default:
-			return fmt.Errorf("%s is a single value, it has no key %q", strings.Join(parts[:i], "."), p)
-		}
+// checkAliases bounds the config's alias-expanded size
+// (yamltree.CheckAliases), naming the line that crosses it.
+func checkAliases(root *yaml.Node) *ConfigError {
+	if e := yamltree.CheckAliases(root, maxExpandedNodes); e != nil {
+		return &ConfigError{Line: e.Line, Msg: e.Msg}
 	}
 	return nil
-}
-
-func clearLines(n *yaml.Node) {
-	n.Line, n.Column = 0, 0
-	for _, c := range n.Content {
-		clearLines(c)
-	}
 }

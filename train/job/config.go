@@ -8,13 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
+	"github.com/fathom-ml/fathom/internal/yamltree"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
@@ -434,7 +434,7 @@ func ParseConfig(text []byte, name string, overrides []string) (*Config, error) 
 		return nil, &ConfigError{File: name, Line: root.Line, Msg: "the config must be a mapping of keys (data, model, loss, ...)"}
 	}
 	for _, o := range overrides {
-		if err := applyOverride(root, o); err != nil {
+		if err := yamltree.ApplyOverride(root, o); err != nil {
 			return nil, &ConfigError{File: name, Msg: fmt.Sprintf("--set %s: %v", o, err)}
 		}
 	}
@@ -500,56 +500,6 @@ func yamlName(f reflect.StructField) string {
 // run for hours. Real configs expand to a few thousand nodes at most.
 const maxExpandedNodes = 100_000
 
-// checkAliases reports a tree whose alias-expanded size exceeds
-// maxExpandedNodes, naming the line of the alias that crosses the bound.
-// It visits each node once (sizes are memoized by node), so it takes time
-// linear in the text whatever the aliases expand to.
-func checkAliases(root *yaml.Node) *ConfigError {
-	sizes := map[*yaml.Node]int{}
-	var size func(n *yaml.Node) (int, *ConfigError)
-	size = func(n *yaml.Node) (int, *ConfigError) {
-		if s, ok := sizes[n]; ok {
-			if s < 0 {
-				return 0, &ConfigError{Line: n.Line, Msg: "an alias refers to a value that contains it"}
-			}
-			return s, nil
-		}
-		sizes[n] = -1 // in progress
-		total := 1
-		if n.Kind == yaml.AliasNode && n.Alias != nil {
-			s, err := size(n.Alias)
-			if err != nil {
-				return 0, err
-			}
-			total += s
-			if total > maxExpandedNodes {
-				return 0, &ConfigError{Line: n.Line, Msg: fmt.Sprintf("too many aliases: the alias *%s expands the config past %d values", n.Value, maxExpandedNodes)}
-			}
-		}
-		for _, c := range n.Content {
-			s, err := size(c)
-			if err != nil {
-				return 0, err
-			}
-			total += s
-			if total > maxExpandedNodes {
-				line, what := c.Line, "the aliases in this value expand"
-				if line == 0 {
-					line = n.Line
-				}
-				if c.Kind == yaml.AliasNode {
-					what = fmt.Sprintf("the alias *%s expands", c.Value)
-				}
-				return 0, &ConfigError{Line: line, Msg: fmt.Sprintf("too many aliases: %s the config past %d values", what, maxExpandedNodes)}
-			}
-		}
-		sizes[n] = total
-		return total, nil
-	}
-	_, err := size(root)
-	return err
-}
-
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
 // checkKeys walks node against Go type t and reports the first key that
@@ -575,7 +525,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 			}
 		}
 		if n.Kind != yaml.MappingNode {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of keys, got %s", where(path), kindName(n))}
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of keys, got %s", where(path), yamltree.KindName(n))}
 		}
 		fields := map[string]reflect.StructField{}
 		var names []string
@@ -603,7 +553,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 			if reflect.PointerTo(t).Implements(unmarshalerType) {
 				return nil
 			}
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a list, got %s", where(path), kindName(n))}
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a list, got %s", where(path), yamltree.KindName(n))}
 		}
 		for i, e := range n.Content {
 			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -623,10 +573,10 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 		// The YAML decoder truncates a float into an integer field
 		// (epochs: 5.7 would train 5 epochs).
 		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), kindName(n))}
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), yamltree.KindName(n))}
 		}
 		if n.Kind != yaml.ScalarNode {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), kindName(n))}
+			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), yamltree.KindName(n))}
 		}
 	default:
 		// Scalars (and types such as nn.IntPair that decode themselves):
@@ -649,7 +599,7 @@ func checkIntPair(n *yaml.Node, path string) *ConfigError {
 	if isInt(n) || n.Tag == "!!null" || (n.Kind == yaml.SequenceNode && len(n.Content) == 2 && isInt(n.Content[0]) && isInt(n.Content[1])) {
 		return nil
 	}
-	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer or [height, width], got %s", where(path), kindName(n))}
+	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer or [height, width], got %s", where(path), yamltree.KindName(n))}
 }
 
 // DecodeSpecYAML decodes a model spec (input and layers, as the JSON that
@@ -691,91 +641,6 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		return fmt.Sprintf("the value %q", n.Value)
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	}
-	return "nothing"
-}
-
-// applyOverride sets key path a.b.c (list items by index: model.0.out) in
-// the YAML tree to a value parsed as YAML, creating mappings as needed.
-func applyOverride(root *yaml.Node, o string) error {
-	key, val, ok := strings.Cut(o, "=")
-	if !ok || key == "" {
-		return errors.New("want key=value")
-	}
-	var vdoc yaml.Node
-	if err := yaml.Unmarshal([]byte(val), &vdoc); err != nil {
-		return fmt.Errorf("value: %v", err)
-	}
-	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
-	if vdoc.Kind == yaml.DocumentNode && len(vdoc.Content) == 1 {
-		value = vdoc.Content[0]
-	}
-	clearLines(value)
-	parts := strings.Split(key, ".")
-	n := root
-	for i, p := range parts {
-		last := i == len(parts)-1
-		switch n.Kind {
-		case yaml.MappingNode:
-			var child *yaml.Node
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				if n.Content[j].Value == p {
-					child = n.Content[j+1]
-					if last {
-						n.Content[j+1] = value
-					}
-					break
-				}
-			}
-			if child == nil {
-				child = value
-				if !last {
-					child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-				}
-				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, child)
-			}
-			n = child
-		case yaml.SequenceNode:
-			idx, err := strconv.Atoi(p)
-			if err != nil || idx < 0 || idx >= len(n.Content) {
-				return fmt.Errorf("%q: %s is a list of %d items; use an index 0..%d", p, strings.Join(parts[:i], "."), len(n.Content), len(n.Content)-1)
-			}
-			if last {
-				n.Content[idx] = value
-			}
-			n = n.Content[idx]
-		default:
-			if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-				n.Kind, n.Tag, n.Value = yaml.MappingNode, "!!map", ""
-				child := value
-				if !last {
-					child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-				}
-				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, child)
-				n = child
-				continue
-			}
-			return fmt.Errorf("%s is a single value, it has no key %q", strings.Join(parts[:i], "."), p)
-		}
-	}
-	return nil
-}
-
-func clearLines(n *yaml.Node) {
-	n.Line, n.Column = 0, 0
-	for _, c := range n.Content {
-		clearLines(c)
-	}
 }
 
 // task returns the task the loss implies.
@@ -1059,4 +924,13 @@ func (c *Config) buildModel(input []int, rng *tensor.RNG) (*nn.Sequential, []int
 		msg = fmt.Sprintf("%s (%s): %v", path, se.Type, se.Err)
 	}
 	return nil, nil, &ConfigError{File: c.file, Line: line, Msg: msg}
+}
+
+// checkAliases bounds the config's alias-expanded size
+// (yamltree.CheckAliases), naming the line that crosses it.
+func checkAliases(root *yaml.Node) *ConfigError {
+	if e := yamltree.CheckAliases(root, maxExpandedNodes); e != nil {
+		return &ConfigError{Line: e.Line, Msg: e.Msg}
+	}
+	return nil
 }
