@@ -554,3 +554,11 @@ func init() {
 	ml.RegisterStage("GeneralizedLinearRegression", func() ml.Stage { return NewGeneralizedLinearRegression() })
 	ml.RegisterModel("GeneralizedLinearRegressionModel", decodeModel)
 }
+
+// NumIterations is the number of IRLS iterations (ml.Iterative).
+func (m *GeneralizedLinearRegressionModel) NumIterations() int {
+	if m.Summary == nil {
+		return 0
+	}
+	return m.Summary.NumIterations
+}

@@ -33,3 +33,12 @@ func defaultParams() Params {
 	return Params{MaxIter: 100, Tol: 1e-6, FitIntercept: true, Standardization: true,
 		FeaturesCol: ml.FeaturesCol, LabelCol: ml.LabelCol}
 }
+
+// NumIterations is the iterative solver's iteration count (ml.Iterative).
+func (m *LinearRegressionModel) NumIterations() int { return m.Iterations }
+
+// NumIterations is the solver's iteration count (ml.Iterative).
+func (m *LogisticRegressionModel) NumIterations() int { return m.Iterations }
+
+// NumIterations is the solver's iteration count (ml.Iterative).
+func (m *LinearSVCModel) NumIterations() int { return m.Iterations }

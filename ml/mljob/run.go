@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
@@ -346,24 +345,14 @@ func Run(c *Config, o Options) (*Result, error) {
 }
 
 // Iterations returns the iteration count of m (or of the last stage of a
-// PipelineModel): NumIterations when the model implements ml.Iterative,
-// else its exported int field Iterations when it has one (the fitted
-// summary the iterative models of ml/linear keep), else 0.
+// PipelineModel) when it was fitted by an iterative solver (ml.Iterative),
+// else 0.
 func Iterations(m ml.Model) int {
 	if p, ok := m.(*ml.PipelineModel); ok && len(p.Stages) > 0 {
 		m = p.Stages[len(p.Stages)-1]
 	}
 	if it, ok := m.(ml.Iterative); ok {
 		return it.NumIterations()
-	}
-	v := reflect.ValueOf(m)
-	for v.Kind() == reflect.Pointer && !v.IsNil() {
-		v = v.Elem()
-	}
-	if v.Kind() == reflect.Struct {
-		if f := v.FieldByName("Iterations"); f.IsValid() && f.CanInt() {
-			return int(f.Int())
-		}
 	}
 	return 0
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/glm"
+	"github.com/fathom-ml/fathom/ml/linear"
+	"github.com/fathom-ml/fathom/ml/mlp"
 	"github.com/fathom-ml/fathom/ml/mltest"
 	"github.com/fathom-ml/fathom/ml/tune"
 )
@@ -444,5 +447,19 @@ func TestJoinFromEnvSingle(t *testing.T) {
 	}
 	if err := closeComm(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The iterative models report their iteration counts through ml.Iterative.
+func TestIterativeModels(t *testing.T) {
+	for _, m := range []ml.Iterative{&linear.LinearRegressionModel{Iterations: 3}, &linear.LogisticRegressionModel{Iterations: 4},
+		&linear.LinearSVCModel{Iterations: 5}, &mlp.MultilayerPerceptronClassificationModel{Iterations: 6},
+		&glm.GeneralizedLinearRegressionModel{Summary: &glm.Summary{NumIterations: 7}}, &glm.GeneralizedLinearRegressionModel{}} {
+		if got := Iterations(m.(ml.Model)); got != m.NumIterations() {
+			t.Errorf("%T: Iterations %d, NumIterations %d", m, got, m.NumIterations())
+		}
+	}
+	if got := Iterations(&ml.PipelineModel{Stages: []ml.Model{&linear.LinearSVCModel{Iterations: 9}}}); got != 9 {
+		t.Errorf("a pipeline's last stage: %d", got)
 	}
 }

@@ -181,3 +181,6 @@ func decodeModel(raw json.RawMessage, arrays map[string]ml.Array) (ml.Model, err
 	}
 	return m, nil
 }
+
+// NumIterations is the solver's iteration count (ml.Iterative).
+func (m *MultilayerPerceptronClassificationModel) NumIterations() int { return m.Iterations }
