@@ -1,6 +1,7 @@
 package yamltree
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -60,5 +61,43 @@ func TestCheckAliasesBound(t *testing.T) {
 	}
 	if err := CheckAliases(parse(t, "a: &x [1, 2]\nb: *x\n"), 100); err != nil {
 		t.Fatalf("a small alias: %v", err)
+	}
+}
+
+type shared struct {
+	Rate float64 `yaml:"rate"`
+}
+
+type keysConfig struct {
+	shared `yaml:",inline"`
+	Epochs int `yaml:"epochs"`
+	Layers []struct{ Out int }
+	Extra  map[string]any  `yaml:"extra"`
+	Hooked struct{ X int } `yaml:"hooked"`
+}
+
+func TestCheckKeys(t *testing.T) {
+	hook := func(n *yaml.Node, typ reflect.Type, path string) (*Error, bool) {
+		if path == "hooked" {
+			return nil, true // the hook accepts anything here
+		}
+		return nil, false
+	}
+	for _, c := range []struct{ text, want string }{
+		{"rate: 0.5\nepochs: 3\nlayers: [{out: 2}]\nextra: {a: {b: 1}}\nhooked: 7\n", ""},
+		{"epochs: 3\nbogus: 1\n", `line 2: unknown key "bogus" in the config (known keys: rate, epochs, layers, extra, hooked)`},
+		{"epochs: 2.5\n", "line 1: epochs: want an integer"},
+		{"layers: {out: 2}\n", "line 1: layers: want a list"},
+		{"layers: [{out: 2, in: 3}]\n", `unknown key "in" in layers[0]`},
+		{"rate: {a: 1}\n", "rate: want a single value, got a mapping"},
+	} {
+		err := CheckKeys(parse(t, c.text).Content[0], reflect.TypeFor[keysConfig](), "", hook)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", c.text, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.text, err, c.want)
+		}
 	}
 }

@@ -477,116 +477,11 @@ func ParseConfig(text []byte, name string, overrides []string) (*Config, error) 
 	return &c, nil
 }
 
-// yamlName returns the YAML key of a struct field, or "" for fields that
-// YAML skips.
-func yamlName(f reflect.StructField) string {
-	if !f.IsExported() {
-		return ""
-	}
-	tag := f.Tag.Get("yaml")
-	if tag == "-" {
-		return ""
-	}
-	name, _, _ := strings.Cut(tag, ",")
-	if name == "" {
-		name = strings.ToLower(f.Name)
-	}
-	return name
-}
-
 // maxExpandedNodes bounds the size of a YAML tree with every alias
 // expanded. checkKeys and decoding walk the expanded tree, so a few
 // hundred bytes of nested aliases (a "billion laughs") would otherwise
 // run for hours. Real configs expand to a few thousand nodes at most.
 const maxExpandedNodes = 100_000
-
-var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
-
-// checkKeys walks node against Go type t and reports the first key that
-// t has no field for, with its line and dotted path.
-func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if t == reflect.TypeFor[nn.IntPair]() {
-		return checkIntPair(n, path)
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind == yaml.ScalarNode {
-			if _, ok := t.FieldByName("Type"); ok && reflect.PointerTo(t).Implements(unmarshalerType) {
-				return nil // shorthand: "loss: mse"
-			}
-			if n.Tag == "!!null" {
-				return nil
-			}
-		}
-		if n.Kind != yaml.MappingNode {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a mapping of keys, got %s", where(path), yamltree.KindName(n))}
-		}
-		fields := map[string]reflect.StructField{}
-		var names []string
-		for i := range t.NumField() {
-			if name := yamlName(t.Field(i)); name != "" {
-				fields[name] = t.Field(i)
-				names = append(names, name)
-			}
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			f, ok := fields[k.Value]
-			if !ok {
-				return &ConfigError{Line: k.Line, Msg: fmt.Sprintf("unknown key %q in %s (known keys: %s)", k.Value, where(path), strings.Join(names, ", "))}
-			}
-			if err := checkKeys(v, f.Type, join(path, k.Value)); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 || n.Tag == "!!null" {
-			return nil
-		}
-		if n.Kind != yaml.SequenceNode {
-			if reflect.PointerTo(t).Implements(unmarshalerType) {
-				return nil
-			}
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a list, got %s", where(path), yamltree.KindName(n))}
-		}
-		for i, e := range n.Content {
-			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		if n.Kind == yaml.MappingNode {
-			for i := 1; i < len(n.Content); i += 2 {
-				if err := checkKeys(n.Content[i], t.Elem(), join(path, n.Content[i-1].Value)); err != nil {
-					return err
-				}
-			}
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		// The YAML decoder truncates a float into an integer field
-		// (epochs: 5.7 would train 5 epochs).
-		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), yamltree.KindName(n))}
-		}
-		if n.Kind != yaml.ScalarNode {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer, got %s", where(path), yamltree.KindName(n))}
-		}
-	default:
-		// Scalars (and types such as nn.IntPair that decode themselves):
-		// decoding reports type errors with their line.
-		if n.Kind == yaml.MappingNode && !reflect.PointerTo(t).Implements(unmarshalerType) {
-			return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want a single value, got a mapping", where(path))}
-		}
-	}
-	return nil
-}
 
 // checkIntPair checks a size given as one integer or [height, width], so
 // that a bad one is reported with its line (nn.IntPair decodes itself
@@ -599,7 +494,7 @@ func checkIntPair(n *yaml.Node, path string) *ConfigError {
 	if isInt(n) || n.Tag == "!!null" || (n.Kind == yaml.SequenceNode && len(n.Content) == 2 && isInt(n.Content[0]) && isInt(n.Content[1])) {
 		return nil
 	}
-	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer or [height, width], got %s", where(path), yamltree.KindName(n))}
+	return &ConfigError{Line: n.Line, Msg: fmt.Sprintf("%s: want an integer or [height, width], got %s", yamltree.Where(path), yamltree.KindName(n))}
 }
 
 // DecodeSpecYAML decodes a model spec (input and layers, as the JSON that
@@ -627,20 +522,6 @@ func DecodeSpecYAML(text []byte) (nn.Spec, error) {
 		return nn.Spec{}, fmt.Errorf("model spec: %w", err)
 	}
 	return s, nil
-}
-
-func where(path string) string {
-	if path == "" {
-		return "the config"
-	}
-	return path
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // task returns the task the loss implies.
@@ -933,4 +814,38 @@ func checkAliases(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: e.Line, Msg: e.Msg}
 	}
 	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+
+// checkKeys walks node against Go type t (yamltree.CheckKeys) and reports
+// the first key that t has no field for, with its line and dotted path.
+// Sizes (nn.IntPair) are one integer or two; a type with a Type field
+// that decodes itself may be given as its type alone ("loss: mse").
+func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
+	return configError(yamltree.CheckKeys(n, t, path, func(n *yaml.Node, t reflect.Type, path string) (*yamltree.Error, bool) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == reflect.TypeFor[nn.IntPair]() {
+			if e := checkIntPair(n, path); e != nil {
+				return &yamltree.Error{Line: e.Line, Msg: e.Msg}, true
+			}
+			return nil, true
+		}
+		if t.Kind() == reflect.Struct && n.Kind == yaml.ScalarNode {
+			if _, ok := t.FieldByName("Type"); ok && reflect.PointerTo(t).Implements(unmarshalerType) {
+				return nil, true // shorthand: "loss: mse"
+			}
+		}
+		return nil, false
+	}))
+}
+
+// configError turns a tree error into the config's error (nil for nil).
+func configError(e *yamltree.Error) *ConfigError {
+	if e == nil {
+		return nil
+	}
+	return &ConfigError{Line: e.Line, Msg: e.Msg}
 }
