@@ -193,3 +193,24 @@ func ScalarOut(name string, v []float64) data.Column { return data.NewColumn(nam
 func VectorOut(name string, width int, v []float64) data.Column {
 	return data.NewVectorColumn(name, width, v, nil, nil)
 }
+
+// TableFrame returns a dense data.Table as a frame for the ml stages: its
+// features as a float32 vector column FeaturesCol (a view of t.X, not a
+// copy) and its class labels (or numeric targets) as a float64 column
+// LabelCol.
+func TableFrame(t *data.Table) (*data.Frame, error) {
+	y := make([]float64, t.Rows)
+	switch {
+	case t.Labels != nil:
+		for i, l := range t.Labels {
+			y[i] = float64(l)
+		}
+	case t.Y != nil:
+		for i, v := range t.Y {
+			y[i] = float64(v)
+		}
+	default:
+		return nil, fmt.Errorf("table has neither class labels nor targets")
+	}
+	return data.NewFrame(data.NewVectorColumn32(FeaturesCol, t.Cols, t.X, nil, nil), data.NewColumn(LabelCol, y, nil))
+}

@@ -365,3 +365,29 @@ func TestClassesBadRankDoesNotHang(t *testing.T) {
 		}
 	}
 }
+
+func TestTableFrame(t *testing.T) {
+	tab := &data.Table{Rows: 2, Cols: 3, X: []float32{1, 2, 3, 4, 5, 6}, Labels: []int64{1, 0}, Classes: []string{"a", "b"}}
+	f, err := ml.TableFrame(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ml.Features(f, ml.FeaturesCol)
+	if err != nil || x.Rows != 2 || x.Cols != 3 || x.Data[5] != 6 {
+		t.Fatalf("features %+v, %v", x, err)
+	}
+	if y, _ := f.Float64s(ml.LabelCol); y[0] != 1 || y[1] != 0 {
+		t.Fatalf("labels %v", y)
+	}
+	tab.Labels, tab.Y = nil, []float32{0.5, -2}
+	if f, err = ml.TableFrame(tab); err != nil {
+		t.Fatal(err)
+	}
+	if y, _ := f.Float64s(ml.LabelCol); y[1] != -2 {
+		t.Fatalf("targets %v", y)
+	}
+	tab.Y = nil
+	if _, err := ml.TableFrame(tab); err == nil {
+		t.Fatal("a table without labels or targets accepted")
+	}
+}

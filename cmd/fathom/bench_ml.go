@@ -99,18 +99,14 @@ func benchMLHelp() string {
 	return b.String()
 }
 
-// fashionFrame returns a Fashion-MNIST table as a frame: a float32
-// "features" vector column and a float64 "label" column of class indices.
+// fashionFrame returns the first rows rows (all for 0) of a Fashion-MNIST
+// table as a frame (ml.TableFrame).
 func fashionFrame(t *data.Table, rows int) (*data.Frame, error) {
-	n := t.Rows
-	if rows > 0 && rows < n {
-		n = rows
+	f, err := ml.TableFrame(t)
+	if err != nil || rows <= 0 || rows >= f.Len() {
+		return f, err
 	}
-	y := make([]float64, n)
-	for i := range y {
-		y[i] = float64(t.Labels[i])
-	}
-	return data.NewFrame(data.NewVectorColumn32(ml.FeaturesCol, t.Cols, t.X[:n*t.Cols], nil, nil), data.NewColumn(ml.LabelCol, y, nil))
+	return f.Slice(0, rows), nil
 }
 
 func runBenchML(algo string, rows, threads int, sets []string) error {

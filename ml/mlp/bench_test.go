@@ -19,13 +19,7 @@ func fashionFrame(tb testing.TB, split string) *data.Frame {
 	if err != nil {
 		tb.Skipf("Fashion-MNIST not available: %v", err)
 	}
-	labels := make([]float64, t.Rows)
-	for i, l := range t.Labels {
-		labels[i] = float64(l)
-	}
-	f, err := data.NewFrame(
-		data.NewVectorColumn32(ml.FeaturesCol, t.Cols, t.X, nil, nil),
-		data.NewColumn(ml.LabelCol, labels, nil))
+	f, err := ml.TableFrame(t)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -123,4 +117,16 @@ func BenchmarkLossGrad(b *testing.B) {
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// FashionMNISTEstimator returns the classifier of the issue's speed case,
+// the settings `fathom bench ml mlp` (cmd/fathom) fits Fashion-MNIST
+// with: layers [0, 100, 0] (784 inputs and 10 classes from the data), 100
+// L-BFGS iterations, float32 passes.
+func FashionMNISTEstimator() *MultilayerPerceptronClassifier {
+	e := NewMultilayerPerceptronClassifier()
+	e.Layers = []int{0, 100, 0}
+	e.MaxIter = 100
+	e.Precision = Float32
+	return e
 }

@@ -438,15 +438,3 @@ func featureMajor[T float](x features) []T {
 	}
 	return transpose[T](x.f64, x.Rows, x.Cols)
 }
-
-// FashionMNISTEstimator returns the classifier of the issue's speed case,
-// the settings a benchmark (`fathom bench ml mlp`) fits Fashion-MNIST
-// with: layers [0, 100, 0] (784 inputs and 10 classes from the data), 100
-// L-BFGS iterations, float32 passes.
-func FashionMNISTEstimator() *MultilayerPerceptronClassifier {
-	e := NewMultilayerPerceptronClassifier()
-	e.Layers = []int{0, 100, 0}
-	e.MaxIter = 100
-	e.Precision = Float32
-	return e
-}
