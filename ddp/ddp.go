@@ -120,7 +120,33 @@ func minTime(a, b time.Time) time.Time {
 
 // Traces returns the timings of the last Options.Trace steps, oldest
 // first.
-func (d *DDP) Traces() []StepTrace { return slices.Clone(d.traces) }
+func (d *DDP) Traces() []StepTrace {
+	out := make([]StepTrace, 0, len(d.traces))
+	for i := range d.traces {
+		st := d.traces[(d.oldest+i)%len(d.traces)]
+		st.Buckets = slices.Clone(st.Buckets)
+		out = append(out, st)
+	}
+	return out
+}
+
+// keepTrace stores the step just synced in the ring of the last
+// Options.Trace steps, reusing the slots' bucket slices, and readies the
+// next step's record: tracing allocates nothing once the ring is full.
+func (d *DDP) keepTrace() {
+	var slot *StepTrace
+	if len(d.traces) < d.opts.Trace {
+		d.traces = append(d.traces, StepTrace{})
+		slot = &d.traces[len(d.traces)-1]
+	} else {
+		slot = &d.traces[d.oldest]
+		d.oldest = (d.oldest + 1) % len(d.traces)
+	}
+	buckets := append(slot.Buckets[:0], d.cur.Buckets...)
+	*slot = d.cur
+	slot.Buckets = buckets
+	d.cur = StepTrace{Buckets: d.cur.Buckets[:0]}
+}
 
 // Compression is how gradient buckets travel (Options.Compression).
 type Compression int
@@ -196,7 +222,8 @@ type DDP struct {
 	onLaunch func(bucket int) // test probe: a bucket's all-reduce was queued
 	stats    *statsReducer    // SyncBatchNorm's, nil without it
 	cur      StepTrace        // the step being traced (Options.Trace)
-	traces   []StepTrace
+	traces   []StepTrace      // a ring of the last steps, oldest at traces[oldest]
+	oldest   int
 }
 
 // statsReducer sums batch-norm statistics over the group for
@@ -532,7 +559,8 @@ func (d *DDP) launch(i int) {
 	}
 	if d.opts.Trace > 0 {
 		if len(d.cur.Buckets) < len(d.buckets) {
-			d.cur.Buckets = make([]BucketTrace, len(d.buckets))
+			// Every bucket launches every step, overwriting its slot.
+			d.cur.Buckets = slices.Grow(d.cur.Buckets[:0], len(d.buckets))[:len(d.buckets)]
 		}
 		d.cur.Buckets[i] = BucketTrace{Bytes: b.len() * b.dtype.Size(), Launch: time.Now()}
 		if b.bf != nil || b.fp != nil {
@@ -581,11 +609,7 @@ func (d *DDP) Sync() error {
 	d.next = 0
 	if d.opts.Trace > 0 {
 		d.cur.SyncEnd = time.Now()
-		if len(d.traces) == d.opts.Trace {
-			d.traces = append(d.traces[:0], d.traces[1:]...)
-		}
-		d.traces = append(d.traces, d.cur)
-		d.cur = StepTrace{}
+		d.keepTrace()
 	}
 	if d.stats != nil && d.stats.err != nil {
 		errs = append(errs, d.stats.err)
