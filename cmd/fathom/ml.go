@@ -64,6 +64,7 @@ With --json the last stdout line is {"metrics": {...}, "fit_seconds": ...,
 	mlCmd.AddCommand(fit)
 
 	var out string
+	var keep []string
 	predict := &cobra.Command{
 		Use:   "predict MODEL DATA... --out FILE",
 		Short: "Write a fitted model's predictions and probabilities for CSV or Parquet data",
@@ -71,14 +72,17 @@ With --json the last stdout line is {"metrics": {...}, "fit_seconds": ...,
 data files (CSV, or Parquet files or directories, read one after the other)
 and writes to --out, as CSV or Parquet by its extension: the prediction
 column, the class probabilities one column each (probability_0, ...) and any
-string column the model adds (a predicted label).`,
-		Example: `  fathom ml predict runs/iris-logreg/model.safetensors new.csv --out predictions.csv`,
-		Args:    cobra.MinimumNArgs(2),
+string column the model adds (a predicted label). --keep puts input
+columns (an id to join the predictions back on) first.`,
+		Example: `  fathom ml predict runs/iris-logreg/model.safetensors new.csv --out predictions.csv
+  fathom ml predict runs/iris-logreg/model.safetensors new.csv --keep id --out predictions.parquet`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMLPredict(args[0], args[1:], out)
+			return runMLPredict(args[0], args[1:], out, keep)
 		},
 	}
 	predict.Flags().StringVarP(&out, "out", "o", "", "output file (.csv or .parquet)")
+	predict.Flags().StringSliceVar(&keep, "keep", nil, "input columns to copy into the output, first (e.g. --keep id,date)")
 	mlCmd.AddCommand(predict)
 
 	var evType string
@@ -134,7 +138,7 @@ func runMLFit(cmd *cobra.Command, path string, sets []string, log io.Writer) err
 	return nil
 }
 
-func runMLPredict(modelPath string, paths []string, out string) error {
+func runMLPredict(modelPath string, paths []string, out string, keep []string) error {
 	if out == "" {
 		return fmt.Errorf("ml predict: --out FILE is required (.csv or .parquet)")
 	}
@@ -154,6 +158,12 @@ func runMLPredict(modelPath string, paths []string, out string) error {
 	if err != nil {
 		return err
 	}
+	for _, k := range keep {
+		if !f.Has(k) {
+			return fmt.Errorf("ml predict: --keep %s: no such input column (columns: %s)", k, strings.Join(f.Names(), ", "))
+		}
+	}
+	cols = append(slices.Clone(keep), cols...)
 	if err := mljob.WritePredictions(out, pred, cols); err != nil {
 		return err
 	}

@@ -269,6 +269,27 @@ tuning:
 		}
 	}
 
+	// --keep copies input columns (an id to join on) in front.
+	kept := filepath.Join(dir, "kept.csv")
+	if _, err := execute(t, "ml", "predict", model, filepath.Join(dir, "iris.csv"), "--keep", "sepal_width,sepal_length", "--out", kept); err != nil {
+		t.Fatalf("ml predict --keep: %v", err)
+	}
+	kf, err := data.ReadCSVFrame(kept, data.CSVFrameOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := kf.Names(); len(names) < 3 || names[0] != "sepal_width" || names[1] != "sepal_length" || names[2] != "prediction" {
+		t.Fatalf("--keep: columns %v", names)
+	}
+	in, err := data.ReadCSVFrame(filepath.Join(dir, "iris.csv"), data.CSVFrameOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := in.Float64s("sepal_length")
+	if got, _ := kf.Float64s("sepal_length"); !slices.Equal(got, want) {
+		t.Fatalf("--keep: sepal_length %v, input %v", got[:3], want[:3])
+	}
+
 	// eval, on all rows.
 	out, err = execute(t, "ml", "eval", model, filepath.Join(dir, "iris.csv"), "--evaluator", "cmdTestAccuracy", "--json")
 	if err != nil {
@@ -287,6 +308,7 @@ tuning:
 		{[]string{"ml", "fit", config, "--set", "pipeline.1.params.scal=1"}, `unknown key "scal" in pipeline[1].params (cmdTestCentroid)`},
 		{[]string{"ml", "predict", model, filepath.Join(dir, "iris.csv")}, "--out FILE is required"},
 		{[]string{"ml", "predict", model, filepath.Join(dir, "iris.csv"), "--out", filepath.Join(dir, "p.txt")}, "unknown output format"},
+		{[]string{"ml", "predict", model, filepath.Join(dir, "iris.csv"), "--keep", "nope", "--out", filepath.Join(dir, "p.csv")}, "--keep nope: no such input column"},
 		{[]string{"ml", "eval", model, filepath.Join(dir, "iris.csv"), "--evaluator", "cmdTestAccuracy", "--param", "metric=f1"}, `unknown key "metric"`},
 		{[]string{"ml", "eval", config, filepath.Join(dir, "iris.csv")}, "ml: load"},
 		{[]string{"bench", "ml", "kmeans"}, `unknown algorithm "kmeans" (want one of gnb, linsvc, logreg, mlp)`},
