@@ -519,6 +519,10 @@ func (d *DDP) gradReady(p *param) {
 // launch scales bucket i by this rank's weight and queues its all-reduce.
 func (d *DDP) launch(i int) {
 	b := d.buckets[i]
+	var queued time.Time // before the submission: the all-reduce may start at once
+	if d.opts.Trace > 0 {
+		queued = time.Now()
+	}
 	switch {
 	case d.scale == 0:
 		clear(b.f32)
@@ -562,7 +566,7 @@ func (d *DDP) launch(i int) {
 			// Every bucket launches every step, overwriting its slot.
 			d.cur.Buckets = slices.Grow(d.cur.Buckets[:0], len(d.buckets))[:len(d.buckets)]
 		}
-		d.cur.Buckets[i] = BucketTrace{Bytes: b.len() * b.dtype.Size(), Launch: time.Now()}
+		d.cur.Buckets[i] = BucketTrace{Bytes: b.len() * b.dtype.Size(), Launch: queued}
 		if b.bf != nil || b.fp != nil {
 			d.cur.Buckets[i].Bytes = 2 * b.len()
 		}
