@@ -67,7 +67,13 @@ func (m *Model) Save(path string) error {
 // Load reads a model file, rebuilds the network from its spec and
 // loads the weights. A file that is truncated, corrupted, not a model, or
 // whose weights do not fit its architecture gives an error naming it.
+//
+// Paths with an extension registered by RegisterFormat (".onnx" when
+// package onnx is linked in) are read by that format's loader.
 func Load(path string) (*Model, error) {
+	if load := formatLoader(path); load != nil {
+		return load(path)
+	}
 	a, f, err := ReadModel(path)
 	if err != nil {
 		return nil, err
