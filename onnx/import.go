@@ -375,7 +375,7 @@ func newImporter(g *GraphProto) (*importer, error) {
 	}
 	im.input, im.output, im.rank = in.Name, g.Output[0].Name, len(im.inputShape)
 	for i, np := range g.Node {
-		n := &node{NodeProto: np, index: i}
+		n := &node{NodeProto: np, index: len(im.nodes)}
 		if n.Name == "" {
 			n.Name = fmt.Sprintf("#%d", i)
 		}
@@ -495,13 +495,18 @@ func (im *importer) chain(x string, first *node, stop string) ([]*layer, error) 
 			y   string
 			err error
 		)
-		switch len(users) {
-		case 0:
+		act := false
+		if x != im.input && len(users) > 0 {
+			ls, y, act = im.activation(x, users)
+		}
+		switch {
+		case act:
+		case len(users) == 0:
 			return nil, fmt.Errorf("tensor %q is neither read by a node nor the graph output %q", x, im.output)
-		case 1:
+		case len(users) == 1:
 			ls, y, err = im.single(x, users[0])
 		default:
-			ls, y, err = im.multi(x, users)
+			ls, y, err = im.residual(x, users)
 		}
 		if err != nil {
 			return nil, err
@@ -614,8 +619,9 @@ func (im *importer) single(x string, n *node) ([]*layer, string, error) {
 // ImportedOps lists the ONNX ops Import maps to fathom layers (Add, Mul,
 // Div, Sub and Erf only in the patterns the package documentation names).
 var ImportedOps = []string{"Gemm", "MatMul", "Add", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Pad",
-	"BatchNormalization", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Softplus", "Erf",
-	"Softmax", "LogSoftmax", "Flatten", "Reshape", "Dropout", "Identity", "Constant"}
+	"BatchNormalization", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Softplus",
+	"Softmax", "LogSoftmax", "Flatten", "Reshape", "Dropout", "Identity", "Constant",
+	"Sub/Mul/Div (input standardization)", "Erf/Pow/Mul/Add/... (GELU, SiLU written out)"}
 
 func (im *importer) softmax(n *node, y string) ([]*layer, string, error) {
 	def := int64(-1)
@@ -1008,92 +1014,161 @@ func (im *importer) standardize(n *node, y string) ([]*layer, string, error) {
 	return nil, y, nil
 }
 
-// multi maps tensor x read by several nodes: a SiLU (x·sigmoid(x)), an
-// exact GELU (x·½(1+erf(x/√2)) as PyTorch exports it) or a residual
-// block (branches joined by an Add).
-func (im *importer) multi(x string, users []*node) ([]*layer, string, error) {
-	if len(users) == 2 {
-		if ls, y, ok := im.silu(x, users); ok {
-			return ls, y, nil
-		}
-		if ls, y, ok := im.gelu(x, users); ok {
-			return ls, y, nil
-		}
-	}
-	return im.residual(x, users)
+// elementwiseOps are the ops an activation written out may use, with
+// their float64 meaning.
+var elementwiseOps = map[string]func(a []float64) float64{
+	"Add":     func(a []float64) float64 { return a[0] + a[1] },
+	"Sub":     func(a []float64) float64 { return a[0] - a[1] },
+	"Mul":     func(a []float64) float64 { return a[0] * a[1] },
+	"Div":     func(a []float64) float64 { return a[0] / a[1] },
+	"Pow":     func(a []float64) float64 { return math.Pow(a[0], a[1]) },
+	"Tanh":    func(a []float64) float64 { return math.Tanh(a[0]) },
+	"Erf":     func(a []float64) float64 { return math.Erf(a[0]) },
+	"Sigmoid": func(a []float64) float64 { return 1 / (1 + math.Exp(-a[0])) },
+	"Exp":     func(a []float64) float64 { return math.Exp(a[0]) },
+	"Log":     func(a []float64) float64 { return math.Log(a[0]) },
+	"Sqrt":    func(a []float64) float64 { return math.Sqrt(a[0]) },
+	"Neg":     func(a []float64) float64 { return -a[0] },
+	"Softplus": func(a []float64) float64 {
+		return math.Log1p(math.Exp(a[0]))
+	},
 }
 
-// other returns the input of a two-input node that is not t.
-func other(n *node, t string) (string, bool) {
-	if len(n.Input) != 2 {
-		return "", false
-	}
-	switch t {
-	case n.Input[0]:
-		return n.Input[1], true
-	case n.Input[1]:
-		return n.Input[0], true
-	}
-	return "", false
+// activations are the candidates an elementwise region is compared with;
+// fit, if set, derives a parameter from the region's value at 0 and
+// returns the spec and function with it.
+var activations = []struct {
+	spec nn.LayerSpec
+	f    func(x float64) float64
+	fit  func(f0 float64) (nn.LayerSpec, func(x float64) float64)
+}{
+	{nn.LayerSpec{Type: "gelu"}, func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }, nil},
+	{nn.LayerSpec{Type: "gelu", Approximate: "tanh"}, func(x float64) float64 {
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	}, nil},
+	{nn.LayerSpec{Type: "silu"}, func(x float64) float64 { return x / (1 + math.Exp(-x)) }, nil},
+	// softplus with β: log(1+e^(βx))/β, whose value at 0 is ln 2/β
+	{fit: func(f0 float64) (nn.LayerSpec, func(x float64) float64) {
+		beta := float64(float32(math.Ln2 / f0))
+		return nn.LayerSpec{Type: "softplus", Beta: beta}, func(x float64) float64 { return math.Log1p(math.Exp(beta*x)) / beta }
+	}},
 }
 
-func (im *importer) silu(x string, users []*node) ([]*layer, string, bool) {
-	for i, s := range users {
-		m := users[1-i]
-		if s.OpType != "Sigmoid" || m.OpType != "Mul" || len(s.Output) != 1 {
+// activation finds the smallest run of elementwise nodes (in graph order)
+// that starts at x, reads nothing but x and scalar constants, takes all
+// of x's readers and ends in one tensor; if that function of x equals a
+// fathom activation at sample points, the run maps to it.
+func (im *importer) activation(x string, users []*node) ([]*layer, string, bool) {
+	start := slices.MinFunc(users, func(a, b *node) int { return a.index - b.index }).index
+	in := map[string]bool{x: true}
+	var region []*node
+	for _, n := range im.nodes[start:] {
+		if len(region) >= 32 {
+			break
+		}
+		if n.done || elementwiseOps[n.OpType] == nil || len(n.Output) != 1 {
 			continue
 		}
-		if o, ok := other(m, x); ok && o == s.Output[0] && im.only(o) == m {
-			im.take(s, m)
-			return []*layer{{spec: nn.LayerSpec{Type: "silu"}}}, m.Output[0], true
+		reads, ok := false, true
+		for _, t := range n.Input {
+			switch c := im.consts[t]; {
+			case in[t]:
+				reads = true
+			case c != nil && len(c.vals) == 1:
+			default:
+				ok = false
+			}
 		}
+		if !reads || !ok {
+			continue
+		}
+		region = append(region, n)
+		in[n.Output[0]] = true
+		if !im.closed(x, region, users) {
+			continue
+		}
+		y := n.Output[0]
+		for _, a := range activations {
+			spec, f := a.spec, a.f
+			if a.fit != nil {
+				f0, ok := im.eval(x, region, 0)
+				if !ok || !(f0 > 0) {
+					continue
+				}
+				spec, f = a.fit(f0)
+			}
+			if im.matches(x, region, f) {
+				im.take(region...)
+				return []*layer{{spec: spec}}, y, true
+			}
+		}
+		// Not yet an activation: the run may go on (x·β, Softplus, ÷β).
 	}
 	return nil, "", false
 }
 
-// near reports whether constant c is the scalar v (float32 rounding).
-func near(c *constant, v float64) bool {
-	return c != nil && len(c.vals) == 1 && math.Abs(c.vals[0]-v) <= 1e-6*math.Abs(v)
+// closed reports whether region takes all of x's readers and every
+// tensor it makes but the last is read only inside it.
+func (im *importer) closed(x string, region []*node, users []*node) bool {
+	inside := map[*node]bool{}
+	for _, n := range region {
+		inside[n] = true
+	}
+	for _, u := range users {
+		if !inside[u] {
+			return false
+		}
+	}
+	for _, n := range region[:len(region)-1] {
+		t := n.Output[0]
+		if t == im.output {
+			return false
+		}
+		for _, u := range im.users[t] {
+			if !inside[u] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
-func (im *importer) gelu(x string, users []*node) ([]*layer, string, bool) {
-	for i, d := range users {
-		m1 := users[1-i]
-		if len(d.Input) != 2 || d.Input[0] != x || len(d.Output) != 1 {
-			continue
+// eval computes the region's output for x = v.
+func (im *importer) eval(x string, region []*node, v float64) (float64, bool) {
+	vals := map[string]float64{x: v}
+	for _, n := range region {
+		args := make([]float64, len(n.Input))
+		for i, t := range n.Input {
+			if _, mine := vals[t]; !mine {
+				args[i] = im.consts[t].vals[0]
+				continue
+			}
+			args[i] = vals[t]
 		}
-		if !(d.OpType == "Div" && near(im.constIn(d, 1), math.Sqrt2)) && !(d.OpType == "Mul" && near(im.constIn(d, 1), 1/math.Sqrt2)) {
-			continue
+		binary := n.OpType == "Add" || n.OpType == "Sub" || n.OpType == "Mul" || n.OpType == "Div" || n.OpType == "Pow"
+		if len(args) == 0 || binary != (len(args) == 2) {
+			return 0, false
 		}
-		e := im.only(d.Output[0])
-		if e == nil || e.OpType != "Erf" || len(e.Output) != 1 {
-			continue
-		}
-		a := im.only(e.Output[0])
-		if a == nil || a.OpType != "Add" {
-			continue
-		}
-		if o, ok := other(a, e.Output[0]); !ok || !near(im.consts[o], 1) || len(a.Output) != 1 {
-			continue
-		}
-		// x·(1+erf) then ·½, or ½ first on either side: accept x·(1+erf)·½.
-		if m1.OpType != "Mul" || len(m1.Output) != 1 {
-			continue
-		}
-		if o, ok := other(m1, x); !ok || o != a.Output[0] {
-			continue
-		}
-		h := im.only(m1.Output[0])
-		if h == nil || h.OpType != "Mul" || len(h.Output) != 1 {
-			continue
-		}
-		if o, ok := other(h, m1.Output[0]); !ok || !near(im.consts[o], 0.5) {
-			continue
-		}
-		im.take(d, e, a, m1, h)
-		return []*layer{{spec: nn.LayerSpec{Type: "gelu"}}}, h.Output[0], true
+		vals[n.Output[0]] = elementwiseOps[n.OpType](args)
 	}
-	return nil, "", false
+	return vals[region[len(region)-1].Output[0]], true
+}
+
+// matches evaluates the region at sample points and compares it with f.
+func (im *importer) matches(x string, region []*node, f func(float64) float64) bool {
+	for k := -40; k <= 40; k++ {
+		v := float64(k) * 0.15
+		got, ok := im.eval(x, region, v)
+		if !ok {
+			return false
+		}
+		want := f(v)
+		// float32 constants (√2, 0.044715, ...) limit the agreement.
+		if math.IsNaN(got) || math.Abs(got-want) > 1e-5*(1+math.Abs(want)) {
+			return false
+		}
+	}
+	return true
 }
 
 // residual maps a block whose branches from x are joined by an Add.
@@ -1135,15 +1210,19 @@ func (im *importer) residual(x string, users []*node) ([]*layer, string, error) 
 			return nil, x, nil
 		}
 		var end string
+		r := reach(first)
 		for _, in := range join.Input {
-			if r := reach(first); in == x || producedIn(in, r) {
+			if in != x && producedIn(in, r) {
 				end = in
 			}
+		}
+		if end == "" {
+			return nil, "", unsupported(join, "cannot follow the branch from %q to this Add", x)
 		}
 		ls, err := im.chain(x, first, end)
 		return ls, end, err
 	}
-	a, _, err := branch(users[0])
+	a, endA, err := branch(users[0])
 	if err != nil {
 		return nil, "", err
 	}
@@ -1153,7 +1232,12 @@ func (im *importer) residual(x string, users []*node) ([]*layer, string, error) 
 		return nil, "", err
 	}
 	rankB := im.rank
-	if len(a) < len(b) || (len(a) == len(b) && users[0] == join) {
+	// b is to be the shortcut: the empty branch, else the one projection-
+	// like layer; between two such (Linear + Linear: the sum is the same
+	// either way) the one feeding the Add's second input, as Export writes.
+	isProj := func(ls []*layer) bool { return len(ls) == 1 && projectionLike(ls[0]) }
+	swap := len(a) == 0 || (isProj(a) && !isProj(b)) || (isProj(a) && isProj(b) && endA == join.Input[1])
+	if swap {
 		a, b, rankA, rankB = b, a, rankB, rankA
 	}
 	if rankA != rankB {
