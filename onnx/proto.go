@@ -251,6 +251,9 @@ func (t *TensorProto) marshal() []byte {
 	if t.RawData != nil {
 		b = appendBytesField(b, 9, t.RawData)
 	}
+	if t.External {
+		b = appendVarintField(b, 14, 1)
+	}
 	return b
 }
 
