@@ -346,6 +346,8 @@ func (e *exporter) layer(l nn.Layer, name, x string, probe *tensor.Tensor) (stri
 	case *nn.Sequential:
 		y, _, err := e.layers(l.Layers(), name+".", x, probe)
 		return y, err
+	case *nn.TransformerEncoderLayer:
+		return e.encoder(l, name, x, probe)
 	case *nn.Residual:
 		body, _, err := e.layers(bodyLayers(l.Body), name+".body.", x, probe)
 		if err != nil {
@@ -365,7 +367,7 @@ func (e *exporter) layer(l nn.Layer, name, x string, probe *tensor.Tensor) (stri
 // ExportedLayers lists the spec layer types Export writes.
 var ExportedLayers = []string{"linear", "conv2d", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "batchnorm1d", "batchnorm2d",
 	"layernorm", "relu", "sigmoid", "tanh", "leakyrelu", "elu", "softplus", "silu", "gelu", "softmax", "logsoftmax",
-	"flatten", "dropout", "identity", "residual"}
+	"flatten", "dropout", "identity", "residual", "transformerencoderlayer"}
 
 // bodyLayers returns a residual body's layers (a Sequential's, or the one layer).
 func bodyLayers(l nn.Layer) []nn.Layer {
@@ -380,4 +382,111 @@ func boolInt(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// ints adds an int64 initializer (a shape) and returns its name.
+func (e *exporter) ints(name string, vals ...int64) string {
+	e.g.Initializer = append(e.g.Initializer, intTensor(name, vals, len(vals)))
+	return name
+}
+
+// encoder emits a batch-first transformer encoder layer on x [B, L, E]:
+// self-attention written out (MatMul, Reshape, Transpose, Softmax),
+// dropout omitted (inference), layer norms as LayerNormalization.
+func (e *exporter) encoder(t *nn.TransformerEncoderLayer, name, x string, probe *tensor.Tensor) (string, error) {
+	s := probe.Shape()
+	if len(s) != 3 {
+		return "", fmt.Errorf("encoder input %v, want [batch, L, E]", s)
+	}
+	if e.opset < 17 {
+		return "", fmt.Errorf("LayerNormalization needs opset 17 or later (asked for %d)", e.opset)
+	}
+	sa := t.SelfAttn
+	if !sa.BatchFirst {
+		return "", fmt.Errorf("only batch-first attention is exported")
+	}
+	l, em, h := s[1], sa.EmbedDim, sa.Heads
+	d := em / h
+	p := name + ".self_attn"
+	node := func(op, suffix string, in []string, attrs ...*AttributeProto) string {
+		return e.node(op, p+"/"+op+"_"+suffix, in, attrs...)
+	}
+	w := sa.InProjWeight.Contiguous().Float32s()
+	var bias []float32
+	if sa.InProjBias != nil {
+		bias = sa.InProjBias.Contiguous().Float32s()
+	}
+	heads := e.ints(p+".heads_shape", 0, int64(l), int64(h), int64(d))
+	attn := func(in string) (string, error) {
+		var proj [3]string
+		for i, part := range []string{"q", "k", "v"} {
+			// Wᵢᵀ as an [E, E] initializer: x·Wᵢᵀ.
+			wt := make([]float32, em*em)
+			for r := range em {
+				for c := range em {
+					wt[c*em+r] = w[(i*em+r)*em+c]
+				}
+			}
+			y := node("MatMul", part, []string{in, e.init(p+".in_proj_weight_t."+part, wt, em, em)})
+			if bias != nil {
+				y = node("Add", part, []string{y, e.init(p+".in_proj_bias."+part, bias[i*em:(i+1)*em], em)})
+			}
+			y = node("Reshape", part, []string{y, heads})
+			perm := attrInts("perm", 0, 2, 1, 3)
+			if part == "k" {
+				perm = attrInts("perm", 0, 2, 3, 1) // Kᵀ: [B, H, D, L]
+			}
+			proj[i] = node("Transpose", part, []string{y}, perm)
+		}
+		q := node("Mul", "scale", []string{proj[0], e.scalar(p+".scale", 1/math.Sqrt(float64(d)))})
+		sc := node("MatMul", "scores", []string{q, proj[1]})
+		a := node("Softmax", "weights", []string{sc}, attrInt("axis", -1))
+		ctx := node("MatMul", "context", []string{a, proj[2]})
+		ctx = node("Transpose", "context", []string{ctx}, attrInts("perm", 0, 2, 1, 3))
+		ctx = node("Reshape", "context", []string{ctx, e.ints(p+".context_shape", 0, int64(l), int64(em))})
+		return e.layer(sa.OutProj, p+".out_proj", ctx, probe)
+	}
+	ff := func(in string) (string, error) {
+		y, err := e.layer(t.Linear1, name+".linear1", in, probe)
+		if err != nil {
+			return "", err
+		}
+		hidden := t.Linear1.Forward(probe)
+		if y, err = e.layer(t.Activation, name+".activation", y, hidden); err != nil {
+			return "", err
+		}
+		return e.layer(t.Linear2, name+".linear2", y, hidden)
+	}
+	norm := func(m *nn.LayerNorm, suffix, in string) (string, error) {
+		return e.layer(m, name+"."+suffix, in, probe)
+	}
+	add := func(suffix, a, b string) string { return e.node("Add", name+"/Add_"+suffix, []string{a, b}) }
+	var err error
+	var y string
+	if t.NormFirst {
+		if y, err = norm(t.Norm1, "norm1", x); err == nil {
+			y, err = attn(y)
+		}
+		if err != nil {
+			return "", err
+		}
+		x = add("attention", x, y)
+		if y, err = norm(t.Norm2, "norm2", x); err == nil {
+			y, err = ff(y)
+		}
+		if err != nil {
+			return "", err
+		}
+		return add("feedforward", x, y), nil
+	}
+	if y, err = attn(x); err != nil {
+		return "", err
+	}
+	if x, err = norm(t.Norm1, "norm1", add("attention", x, y)); err != nil {
+		return "", err
+	}
+	if y, err = ff(x); err != nil {
+		return "", err
+	}
+	return norm(t.Norm2, "norm2", add("feedforward", x, y))
 }

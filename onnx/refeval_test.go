@@ -322,6 +322,18 @@ func refOp(n *NodeProto, in []*refTensor) (*refTensor, error) {
 		}
 		return y, nil
 	case "MatMul":
+		if b := in[1]; len(b.shape) > 2 {
+			// batched: [..., M, K] × [..., K, N] with equal batch dims
+			r := len(x.shape)
+			m, k, n := x.shape[r-2], x.shape[r-1], b.shape[r-1]
+			batch := x.size() / (m * k)
+			y := &refTensor{shape: append(slices.Clone(x.shape[:r-1]), n), v: make([]float64, batch*m*n)}
+			for i := range batch {
+				p := matmul2(&refTensor{shape: []int{m, k}, v: x.v[i*m*k : (i+1)*m*k]}, &refTensor{shape: []int{k, n}, v: b.v[i*k*n : (i+1)*k*n]}, false)
+				copy(y.v[i*m*n:], p.v)
+			}
+			return y, nil
+		}
 		// [..., K] × [K, N]
 		k := x.shape[len(x.shape)-1]
 		flat := &refTensor{shape: []int{x.size() / k, k}, v: x.v}
@@ -329,11 +341,25 @@ func refOp(n *NodeProto, in []*refTensor) (*refTensor, error) {
 		y.shape = append(slices.Clone(x.shape[:len(x.shape)-1]), in[1].shape[1])
 		return y, nil
 	case "Transpose":
-		y := &refTensor{shape: []int{x.shape[1], x.shape[0]}, v: make([]float64, len(x.v))}
-		for i := range x.shape[0] {
-			for j := range x.shape[1] {
-				y.v[j*x.shape[0]+i] = x.v[i*x.shape[1]+j]
+		perm := ints(n, "perm")
+		r := len(x.shape)
+		if perm == nil {
+			for i := range r {
+				perm = append(perm, r-1-i)
 			}
+		}
+		shape := make([]int, r)
+		for i, p := range perm {
+			shape[i] = x.shape[p]
+		}
+		y := &refTensor{shape: shape, v: make([]float64, len(x.v))}
+		sx, sy := strides(x.shape), strides(shape)
+		for i := range y.v {
+			src := 0
+			for dim := range r {
+				src += (i / sy[dim]) % shape[dim] * sx[perm[dim]]
+			}
+			y.v[i] = x.v[src]
 		}
 		return y, nil
 	case "Conv":
