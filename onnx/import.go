@@ -199,7 +199,7 @@ func describeModel(m *modelfile.Model, im *importer, out []int, arch *modelfile.
 		if columns == nil {
 			columns = arch.Columns
 		}
-		m.Label, m.Info = arch.Label, arch.Info
+		m.Label, m.Info, m.TrainedOn = arch.Label, arch.Info, arch.TrainedOn
 		if arch.Impute != nil {
 			m.Impute = arch.Impute.Mean
 		}
