@@ -60,7 +60,7 @@ var exportCases = []struct {
 
 // testModel builds a case's model with random weights and batch-norm
 // statistics (as after training) and a standardization.
-func testModel(t *testing.T, i int) *modelfile.Model {
+func testModel(t testing.TB, i int) *modelfile.Model {
 	t.Helper()
 	c := exportCases[i]
 	spec, err := nn.DecodeSpecJSON([]byte(c.spec))
