@@ -32,6 +32,7 @@ var exportCases = []struct {
 		{"type": "leakyrelu", "slope": 0.2}, {"type": "elu", "alpha": 0.5}, {"type": "softplus"},
 		{"type": "softplus", "beta": 2}, {"type": "silu"}, {"type": "sigmoid"}, {"type": "tanh"}, {"type": "identity"},
 		{"type": "residual", "layers": [{"type": "linear", "out": 8}, {"type": "relu"}]},
+		{"type": "residual", "layers": [{"type": "gelu"}, {"type": "linear", "out": 8}, {"type": "silu"}]},
 		{"type": "residual", "layers": [{"type": "linear", "out": 5}], "proj": true},
 		{"type": "linear", "out": 3}, {"type": "logsoftmax"}]}`,
 		metrics.Classification, []string{"a", "b", "c"}, true},

@@ -478,15 +478,15 @@ func (im *importer) take(ns ...*node) {
 // chain maps the nodes from tensor x until the graph output or the
 // tensor stop (a residual's join input). first, if set, is the node at x
 // to start with (x's other readers belong to another branch).
-func (im *importer) chain(x string, first *node, stop string) ([]*layer, error) {
+func (im *importer) chain(x string, first []*node, stop string) ([]*layer, error) {
 	var out []*layer
 	for steps := 0; x != im.output && x != stop; steps++ {
 		if steps > len(im.nodes) {
 			return nil, errors.New("the graph has a cycle")
 		}
-		var users []*node
+		users := first
 		if first != nil {
-			users, first = []*node{first}, nil
+			first = nil
 		} else {
 			users = im.liveUsers(x)
 		}
@@ -1171,11 +1171,11 @@ func (im *importer) matches(x string, region []*node, f func(float64) float64) b
 	return true
 }
 
-// residual maps a block whose branches from x are joined by an Add.
+// residual maps a block whose branches from x are joined by an Add: the
+// join is the first node every reader of x leads to; the readers split
+// into the two branches by the Add input they lead to (the Add itself
+// reading x is the identity shortcut).
 func (im *importer) residual(x string, users []*node) ([]*layer, string, error) {
-	if len(users) != 2 {
-		return nil, "", unsupported(users[0], "tensor %q is read by %d nodes; only two branches joined by an Add (a residual block) are supported", x, len(users))
-	}
 	reach := func(start *node) map[*node]bool {
 		seen := map[*node]bool{start: true}
 		stack := []*node{start}
@@ -1193,51 +1193,73 @@ func (im *importer) residual(x string, users []*node) ([]*layer, string, error) 
 		}
 		return seen
 	}
-	r0, r1 := reach(users[0]), reach(users[1])
+	reaches := make([]map[*node]bool, len(users))
+	for i, u := range users {
+		reaches[i] = reach(u)
+	}
 	var join *node
-	for n := range r0 {
-		if r1[n] && (join == nil || n.index < join.index) {
+	for n := range reaches[0] {
+		all := true
+		for _, r := range reaches[1:] {
+			all = all && r[n]
+		}
+		if all && (join == nil || n.index < join.index) {
 			join = n
 		}
 	}
 	if join == nil || join.OpType != "Add" || len(join.Input) != 2 || im.consts[join.Input[0]] != nil || im.consts[join.Input[1]] != nil || len(join.Output) != 1 {
-		return nil, "", unsupported(users[0], "tensor %q is read by two nodes whose branches are not joined by an Add of the two (a residual block)", x)
+		return nil, "", unsupported(users[0], "tensor %q is read by %d nodes whose branches are not joined by an Add of the two (a residual block)", x, len(users))
 	}
-	rank := im.rank
-	branch := func(first *node) ([]*layer, string, error) {
-		im.rank = rank
-		if first == join {
-			return nil, x, nil
+	// Group the readers by the join input they lead to.
+	var groups [2][]*node
+	identity := -1
+	for i, u := range users {
+		if u == join {
+			identity = slices.Index(join.Input, x)
+			continue
 		}
-		var end string
-		r := reach(first)
-		for _, in := range join.Input {
-			if in != x && producedIn(in, r) {
-				end = in
+		k := -1
+		for j, in := range join.Input {
+			if in != x && producedIn(in, reaches[i]) {
+				if k >= 0 {
+					return nil, "", unsupported(u, "a node after %q feeds both inputs of the Add %q", x, join.Name)
+				}
+				k = j
 			}
 		}
-		if end == "" {
+		if k < 0 {
 			return nil, "", unsupported(join, "cannot follow the branch from %q to this Add", x)
 		}
-		ls, err := im.chain(x, first, end)
-		return ls, end, err
+		groups[k] = append(groups[k], u)
 	}
-	a, endA, err := branch(users[0])
+	rank := im.rank
+	branch := func(k int) ([]*layer, int, error) {
+		im.rank = rank
+		if k == identity {
+			if len(groups[k]) > 0 {
+				return nil, 0, unsupported(join, "both inputs of the Add come from %q", x)
+			}
+			return nil, rank, nil
+		}
+		if len(groups[k]) == 0 {
+			return nil, 0, unsupported(join, "cannot follow the branch from %q to this Add", x)
+		}
+		ls, err := im.chain(x, groups[k], join.Input[k])
+		return ls, im.rank, err
+	}
+	a, rankA, err := branch(0)
 	if err != nil {
 		return nil, "", err
 	}
-	rankA := im.rank
-	b, _, err := branch(users[1])
+	b, rankB, err := branch(1)
 	if err != nil {
 		return nil, "", err
 	}
-	rankB := im.rank
 	// b is to be the shortcut: the empty branch, else the one projection-
 	// like layer; between two such (Linear + Linear: the sum is the same
 	// either way) the one feeding the Add's second input, as Export writes.
 	isProj := func(ls []*layer) bool { return len(ls) == 1 && projectionLike(ls[0]) }
-	swap := len(a) == 0 || (isProj(a) && !isProj(b)) || (isProj(a) && isProj(b) && endA == join.Input[1])
-	if swap {
+	if len(a) == 0 || (isProj(a) && !isProj(b)) {
 		a, b, rankA, rankB = b, a, rankB, rankA
 	}
 	if rankA != rankB {

@@ -135,19 +135,16 @@ func TestMalformedBytes(t *testing.T) {
 
 // FuzzUnmarshal: any bytes decode or fail with ErrFormat, decoded models
 // re-encode stably, and importing them fails cleanly or builds a model.
-// Seeds: PyTorch's files, fathom's exports of every test model, small
-// messages.
+// Seeds: PyTorch's files, fathom's export of a small CNN, small messages.
 // Run briefly with: go test ./onnx -run '^$' -fuzz FuzzUnmarshal -fuzztime 20s
 func FuzzUnmarshal(f *testing.F) {
 	f.Add(readTestdata(f, "torch_mlp.onnx"))
 	f.Add(readTestdata(f, "torch_cnn.onnx"))
-	for i := range exportCases {
-		mp, err := Export(testModel(f, i), ExportOptions{})
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(mp.Marshal())
+	mp, err := Export(testModel(f, 2), ExportOptions{}) // the small CNN: keeps the fuzzer fast
+	if err != nil {
+		f.Fatal(err)
 	}
+	f.Add(mp.Marshal())
 	f.Add([]byte{})
 	f.Add([]byte{0x3a, 0x02, 0x0a, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
