@@ -241,13 +241,36 @@ func describeModel(m *modelfile.Model, im *importer, out []int, arch *modelfile.
 	}
 	m.Columns = columns
 	if im.mean != nil {
-		s := &data.Standardizer{Mean: im.mean, Std: im.std}
-		m.Scaler = s
+		m.Scaler = &data.Standardizer{Mean: im.mean, Std: im.std}
+		// The graph holds float32 means and inverse deviations; when they
+		// are the file's recorded standardization rounded, take the exact
+		// float64 values, so that a round trip predicts bit for bit alike.
+		if arch != nil && arch.Standardize != nil && sameScaling(arch.Standardize, im.mean, im.std) {
+			m.Scaler = &data.Standardizer{Mean: arch.Standardize.Mean, Std: arch.Standardize.Std}
+		}
 	}
 	if m.Impute != nil && len(m.Impute) != numelInts(im.inputShape) {
 		m.Impute = nil
 	}
 	return nil
+}
+
+// sameScaling reports whether the graph's standardization (mean, std from
+// float32 constants) is s rounded to float32 as Export writes it.
+func sameScaling(s *modelfile.Standardization, mean, std []float64) bool {
+	if len(s.Mean) != len(mean) || len(s.Std) != len(std) {
+		return false
+	}
+	for j := range mean {
+		inv := 1.0
+		if s.Std[j] > 0 {
+			inv = 1 / s.Std[j]
+		}
+		if float32(s.Mean[j]) != float32(mean[j]) || float32(inv) != float32(1/std[j]) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkOpset checks the default-domain opset and that every node is in it.
@@ -561,10 +584,10 @@ func (im *importer) single(x string, n *node) ([]*layer, string, error) {
 	case "Relu", "Sigmoid", "Tanh", "Softplus":
 		return one(nn.LayerSpec{Type: strings.ToLower(n.OpType)})
 	case "LeakyRelu":
-		s := n.floatAttr("alpha", 0.01)
+		s := roundF32(n.floatAttr("alpha", 0.01))
 		return one(nn.LayerSpec{Type: "leakyrelu", Slope: &s})
 	case "Elu":
-		return one(nn.LayerSpec{Type: "elu", Alpha: n.floatAttr("alpha", 1)})
+		return one(nn.LayerSpec{Type: "elu", Alpha: roundF32(n.floatAttr("alpha", 1))})
 	case "Softmax", "LogSoftmax":
 		return im.softmax(n, y)
 	case "Gemm":
@@ -606,6 +629,7 @@ func (im *importer) single(x string, n *node) ([]*layer, string, error) {
 				return nil, "", unsupported(n, "training_mode must be a constant false")
 			}
 		}
+		p = roundF32(p)
 		return one(nn.LayerSpec{Type: "dropout", P: &p})
 	case "Sub", "Mul", "Div":
 		if x == im.input {
