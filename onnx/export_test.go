@@ -1,7 +1,7 @@
 package onnx
 
 import (
-	"errors"
+	"cmp"
 	"math"
 	"os"
 	"os/exec"
@@ -219,15 +219,6 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			back, err := modelfile.Load(path)
-			if c.name == "transformer" {
-				// Attention is exported but not imported (see docs/onnx.md).
-				var ue *UnsupportedError
-				if !errors.As(err, &ue) {
-					t.Fatalf("import of attention: %v, want an UnsupportedError", err)
-				}
-				t.Log(err)
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,6 +247,11 @@ func TestRoundTrip(t *testing.T) {
 			// An identity maps to no layer; adaptive pooling to [3, 1] of 6×3
 			// is exported as an AveragePool.
 			want1 := slices.DeleteFunc(layerTypes(m), func(s string) bool { return s == "identity" })
+			for j, s := range want1 {
+				if s == "transformer" {
+					want1[j] = "transformerencoderlayer"
+				}
+			}
 			got1 := layerTypes(back)
 			if c.name == "cnn-pool" {
 				want1[1] = "avgpool2d"
@@ -265,6 +261,16 @@ func TestRoundTrip(t *testing.T) {
 			}
 			if !slices.Equal(want1, got1) {
 				t.Errorf("layers %v, want %v", got1, want1)
+			}
+			for j, l := range back.Spec.Layers {
+				if l.Type != "transformerencoderlayer" {
+					continue
+				}
+				o := m.Spec.Layers[j]
+				act, eps := cmp.Or(o.Activation, "relu"), cmp.Or(o.Eps, 1e-5)
+				if l.Heads != o.Heads || l.FF != o.FF || l.NormFirst != o.NormFirst || l.Activation != act || l.Eps != eps {
+					t.Errorf("layer %d: %+v, want %+v", j, l, o)
+				}
 			}
 			p1, err := m.PredictRows(x, rows)
 			if err != nil {

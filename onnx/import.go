@@ -115,6 +115,9 @@ func Import(mp *ModelProto, o ImportOptions) (*modelfile.Model, error) {
 	if len(layers) == 0 {
 		return nil, errors.New("the ONNX graph has no layers fathom can run")
 	}
+	if layers, err = foldEncoders(layers); err != nil {
+		return nil, err
+	}
 	if im.used < len(im.nodes) {
 		for _, n := range im.nodes {
 			if !n.done {
@@ -413,6 +416,14 @@ func newImporter(g *GraphProto) (*importer, error) {
 			im.consts[n.Output[0]] = c
 			continue
 		}
+		// A Transpose of a constant matrix (a Linear's weight, as Export
+		// writes it for inputs of higher rank) is folded.
+		if c := im.consts[firstInput(n)]; n.OpType == "Transpose" && c != nil && len(c.shape) == 2 && len(n.Output) == 1 {
+			if p := n.intsAttr("perm"); p == nil || slices.Equal(p, []int64{1, 0}) {
+				im.consts[n.Output[0]] = transpose2(c)
+				continue
+			}
+		}
 		im.nodes = append(im.nodes, n)
 		for _, x := range n.Input {
 			if x != "" {
@@ -421,6 +432,14 @@ func newImporter(g *GraphProto) (*importer, error) {
 		}
 	}
 	return im, nil
+}
+
+// firstInput returns n's first input name, or "".
+func firstInput(n *node) string {
+	if len(n.Input) == 0 {
+		return ""
+	}
+	return n.Input[0]
 }
 
 func toInt64(s []int) []int64 {
@@ -521,6 +540,9 @@ func (im *importer) chain(x string, first []*node, stop string) ([]*layer, error
 		act := false
 		if x != im.input && len(users) > 0 {
 			ls, y, act = im.activation(x, users)
+		}
+		if !act && len(users) == 3 {
+			ls, y, act = im.attention(x, users)
 		}
 		switch {
 		case act:
