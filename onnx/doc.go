@@ -40,7 +40,10 @@
 // joined by an Add are a residual block, the shortcut being the identity
 // or one Linear or 1×1 convolution (fathom's projection). Sub and Mul or
 // Div by per-feature constants at the input become the model's
-// standardization. Anything else is an [UnsupportedError] naming the op
+// standardization. Self-attention written out with constant shapes (as
+// Export writes it) is recognized and folded, with the layer norms,
+// residual Adds and feed-forward linears around it, into a transformer
+// encoder layer. Anything else is an [UnsupportedError] naming the op
 // and its node.
 //
 // What the model predicts comes from, in order: [ImportOptions], the

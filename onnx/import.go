@@ -667,7 +667,8 @@ func (im *importer) single(x string, n *node) ([]*layer, string, error) {
 var ImportedOps = []string{"Gemm", "MatMul", "Add", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Pad",
 	"BatchNormalization", "LayerNormalization", "Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Softplus",
 	"Softmax", "LogSoftmax", "Flatten", "Reshape", "Dropout", "Identity", "Constant",
-	"Sub/Mul/Div (input standardization)", "Erf/Pow/Mul/Add/... (GELU, SiLU written out)"}
+	"Sub/Mul/Div (input standardization)", "Erf/Pow/Mul/Add/... (GELU, SiLU written out)",
+	"Transpose (of constants)", "MatMul/Reshape/Transpose/Softmax (self-attention in a transformer encoder layer)"}
 
 func (im *importer) softmax(n *node, y string) ([]*layer, string, error) {
 	def := int64(-1)
