@@ -73,7 +73,7 @@ func (im *importer) attention(x string, users []*node) ([]*layer, string, bool) 
 	type proj struct {
 		w, b *constant
 		out  string // after the Transpose into heads
-		perm []int
+		perm []int64
 	}
 	var projs []proj
 	heads := 0
@@ -101,7 +101,7 @@ func (im *importer) attention(x string, users []*node) ([]*layer, string, bool) 
 			return nil, "", false
 		}
 		taken = append(taken, r, tr)
-		projs = append(projs, proj{w: w, b: b, out: tr.Output[0], perm: ints(tr.NodeProto, "perm")})
+		projs = append(projs, proj{w: w, b: b, out: tr.Output[0], perm: tr.intsAttr("perm")})
 	}
 	e := projs[0].w.shape[0]
 	if e%heads != 0 {
@@ -114,9 +114,9 @@ func (im *importer) attention(x string, users []*node) ([]*layer, string, bool) 
 	var scale, scores *node
 	for i, p := range projs {
 		switch {
-		case slices.Equal(p.perm, []int{0, 2, 3, 1}):
+		case slices.Equal(p.perm, []int64{0, 2, 3, 1}):
 			k = i
-		case slices.Equal(p.perm, []int{0, 2, 1, 3}):
+		case slices.Equal(p.perm, []int64{0, 2, 1, 3}):
 			if s := im.only(p.out); s != nil && s.OpType == "Mul" {
 				if o, ok := other(s, p.out); ok && near(im.consts[o], 1/math.Sqrt(float64(d))) {
 					q, scale = i, s
@@ -141,7 +141,7 @@ func (im *importer) attention(x string, users []*node) ([]*layer, string, bool) 
 		return nil, "", false
 	}
 	tr := im.follow(ctx.Output[0], "Transpose")
-	if tr == nil || !slices.Equal(ints(tr.NodeProto, "perm"), []int{0, 2, 1, 3}) {
+	if tr == nil || !slices.Equal(tr.intsAttr("perm"), []int64{0, 2, 1, 3}) {
 		return nil, "", false
 	}
 	rs := im.follow(tr.Output[0], "Reshape")
