@@ -34,6 +34,10 @@ type RunOptions struct {
 	// progress to rank 0's Dashboard (its workers table) through the job's
 	// rendezvous store; set it on every rank.
 	DashboardWorkers bool
+	// Local runs the job in this process alone even when the environment
+	// names a distributed job (WORLD_SIZE > 1): `fathom tune` under
+	// `fathom run -n N` runs whole trials on every rank.
+	Local bool
 }
 
 // Result is the outcome of Run.
@@ -91,9 +95,11 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dist, err := joinDistributed(ctx, c) // nil for one process
-	if err != nil {
-		return nil, err
+	var dist *distributed // nil for one process
+	if !ro.Local {
+		if dist, err = joinDistributed(ctx, c); err != nil {
+			return nil, err
+		}
 	}
 	defer dist.close()
 	var stepReport func(train.BatchEvent) // each worker's progress for the dashboard
