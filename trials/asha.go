@@ -88,6 +88,9 @@ func (a *ASHA) Continue(ctx context.Context, epoch int, value float64) (bool, er
 // good as the (1 − 1/eta) quantile of vals (the 1/eta quantile when
 // smaller is better), linearly interpolated between order statistics.
 func Promote(vals []float64, value float64, eta int, largerBetter bool) bool {
+	if math.IsNaN(value) || (largerBetter && math.IsInf(value, -1)) || (!largerBetter && math.IsInf(value, 1)) {
+		return false // a trial with no metric goes no further
+	}
 	s := slices.Clone(vals)
 	slices.Sort(s)
 	q := 1 - 1/float64(eta)

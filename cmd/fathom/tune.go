@@ -475,7 +475,10 @@ func trialLine(r trials.Result, metric string, n, procs int) string {
 	case trials.Failed:
 		s += ": " + r.Error
 	default:
-		s += fmt.Sprintf(": %s %.4g after %d epoch(s)", metric, r.Metric, r.Epochs)
+		s += fmt.Sprintf(": %s %.4g", metric, r.Metric)
+		if r.Epochs > 0 {
+			s += fmt.Sprintf(" after %d epoch(s)", r.Epochs)
+		}
 	}
 	s += fmt.Sprintf(" (%s) %.2f s", strings.Join(ps, " "), r.Seconds)
 	if procs > 1 {
