@@ -87,9 +87,10 @@ func (r Result) Row(metricName string) ([]byte, error) {
 		Seconds    float64             `json:"seconds"`
 		Rank       int                 `json:"rank"`
 		Model      string              `json:"model,omitempty"`
+		Weights    string              `json:"weights_sha256,omitempty"`
 		Extra      map[string]*float64 `json:"extra,omitempty"`
 		Error      string              `json:"error,omitempty"`
-	}{metricName, finite(r.Metric), r.Epochs, r.Status, r.Seconds, r.Rank, r.Model, nil, r.Error}
+	}{metricName, finite(r.Metric), r.Epochs, r.Status, r.Seconds, r.Rank, r.Model, r.Weights, nil, r.Error}
 	if len(r.Extra) > 0 {
 		rest.Extra = map[string]*float64{}
 		for k, v := range r.Extra {
@@ -116,6 +117,7 @@ type wire struct {
 	Rank    int                `json:"rank"`
 	Model   string             `json:"model"`
 	Extra   map[string]float64 `json:"extra"`
+	Weights string             `json:"weights"`
 	Error   string             `json:"error"`
 }
 
@@ -126,7 +128,7 @@ func encodeResult(r Result) ([]byte, error) {
 			extra[k] = v
 		}
 	}
-	return json.Marshal(wire{r.ID, r.Params, finite(r.Metric), r.Epochs, r.Status, r.Seconds, r.Rank, r.Model, extra, r.Error})
+	return json.Marshal(wire{r.ID, r.Params, finite(r.Metric), r.Epochs, r.Status, r.Seconds, r.Rank, r.Model, extra, r.Weights, r.Error})
 }
 
 func decodeResult(b []byte) (Result, error) {
@@ -135,7 +137,7 @@ func decodeResult(b []byte) (Result, error) {
 		return Result{}, err
 	}
 	r := Result{ID: w.ID, Params: w.Params, Metric: math.NaN(), Epochs: w.Epochs, Status: w.Status, Seconds: w.Seconds,
-		Rank: w.Rank, Model: w.Model, Extra: w.Extra, Error: w.Error}
+		Rank: w.Rank, Model: w.Model, Extra: w.Extra, Weights: w.Weights, Error: w.Error}
 	if w.Metric != nil {
 		r.Metric = *w.Metric
 	}

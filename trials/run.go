@@ -37,6 +37,9 @@ type Result struct {
 	Model string
 	// Extra holds other figures of the trial (the test metric, ...).
 	Extra map[string]float64
+	// Weights fingerprints the trained weights (train configs: job's
+	// WeightsSHA256), to check a trial against the same config run alone.
+	Weights string
 	// Error is the error of a failed trial.
 	Error string
 }
@@ -48,6 +51,7 @@ type Outcome struct {
 	Stopped bool
 	Model   string
 	Extra   map[string]float64
+	Weights string
 }
 
 // Report is given to an Objective: it calls it with its metric after
@@ -215,10 +219,10 @@ func runOne(ctx context.Context, o Options, t Trial) Result {
 	}
 	out, err := o.Objective(ctx, t, report)
 	r := Result{ID: t.ID, Params: t.Params, Metric: out.Metric, Epochs: out.Epochs, Status: Done,
-		Seconds: time.Since(start).Seconds(), Rank: o.Rank, Model: out.Model, Extra: out.Extra}
+		Seconds: time.Since(start).Seconds(), Rank: o.Rank, Model: out.Model, Extra: out.Extra, Weights: out.Weights}
 	switch {
 	case err != nil:
-		r.Status, r.Error, r.Metric, r.Model = Failed, err.Error(), math.NaN(), ""
+		r.Status, r.Error, r.Metric, r.Model, r.Weights = Failed, err.Error(), math.NaN(), "", ""
 	case out.Stopped:
 		r.Status, r.Model = Stopped, ""
 	}

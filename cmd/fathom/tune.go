@@ -227,7 +227,7 @@ func trainTarget(path string, f tuneFlags) (*tuneTarget, error) {
 		if err != nil {
 			return out, err
 		}
-		out.Model = res.ModelPath
+		out.Model, out.Weights = res.ModelPath, res.WeightsSHA256
 		out.Extra = map[string]float64{"test_" + task.Headline(): metricOf(res.Test.Get(task.Headline())), "test_loss": res.Test.Loss}
 		return out, nil
 	}

@@ -31,6 +31,7 @@ type tuneRow struct {
 	Model  string             `json:"model"`
 	Extra  map[string]float64 `json:"extra"`
 	Error  string             `json:"error"`
+	SHA    string             `json:"weights_sha256"`
 }
 
 func readTuneRows(t *testing.T, dir string) []tuneRow {
@@ -117,8 +118,8 @@ func checkTuneIris(t *testing.T, dir, what string, shas []string, accs []float64
 			t.Errorf("%s: trial %d: %+v, want done after 8 epochs with accuracy %v (alone)", what, i, r, accs[i])
 			continue
 		}
-		if got := modelSHA(t, r.Model); got != shas[i] {
-			t.Errorf("%s: trial %d (%v): weights %s, alone %s", what, i, r.Params, got, shas[i])
+		if got := modelSHA(t, r.Model); got != shas[i] || r.SHA != got {
+			t.Errorf("%s: trial %d (%v): weights %s (reported %s), alone %s", what, i, r.Params, got, r.SHA, shas[i])
 		}
 	}
 	s := readTuneSummary(t, dir)
