@@ -151,3 +151,15 @@ func (s *storeRungs) Record(ctx context.Context, rung int, value float64) ([]flo
 	vals := s.seen[rung][:n]
 	return append([]float64(nil), vals...), nil
 }
+
+// Result returns trial id's result if it is in the store by the end of
+// ctx (a short deadline polls): rank 0's dashboard shows the other
+// processes' trials as they finish.
+func (q *StoreQueue) Result(ctx context.Context, id int) (Result, bool) {
+	b, err := q.st.Get(ctx, q.resultKey(id))
+	if err != nil {
+		return Result{}, false
+	}
+	r, err := decodeResult(b)
+	return r, err == nil && r.ID == id
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/comm/store"
+	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/ml"
@@ -319,7 +320,70 @@ func (j *tuneJob) close() {
 	}
 }
 
+// runTune is `fathom tune`, with the dashboard the flags ask for.
 func runTune(ctx context.Context, path string, f tuneFlags, stdout, stderr io.Writer) error {
+	srv, err := f.dash.start(stderr)
+	if err != nil {
+		return err
+	}
+	if srv == nil {
+		return runTuneOn(ctx, path, f, nil, stdout, stderr)
+	}
+	err = runTuneOn(ctx, path, f, srv.Board(), stdout, stderr)
+	srv.Board().Finish(err)
+	f.dash.finish(ctx, srv, stderr)
+	return err
+}
+
+// boardTrial is a trial's row on the dashboard.
+func boardTrial(r trials.Result) dashboard.Trial {
+	t := dashboard.Trial{ID: r.ID, Status: string(r.Status), Epochs: r.Epochs, Seconds: r.Seconds, Rank: r.Rank, Error: r.Error}
+	for _, p := range r.Params {
+		t.Params = append(t.Params, dashboard.TrialParam{Key: p.Key, Value: p.Value})
+	}
+	if m := r.Metric; !math.IsNaN(m) && !math.IsInf(m, 0) {
+		t.Metric = &m
+	}
+	return t
+}
+
+// pollTrials shows on rank 0's board the trials other processes finish,
+// read from the job's store on a client of its own, until stop is closed.
+func pollTrials(env distenv.Env, n int, prefix string, board *dashboard.Board, stop <-chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	st, err := store.Dial(ctx, net.JoinHostPort(env.MasterAddr, strconv.Itoa(env.MasterPort)), []byte(env.JobToken), env.Rank)
+	cancel()
+	if err != nil {
+		return // best effort: the table fills at the end
+	}
+	defer st.Close()
+	q := trials.NewStoreQueue(st, prefix, n)
+	seen := make([]bool, n)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		for id := range n {
+			if seen[id] {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			r, ok := q.Result(ctx, id)
+			cancel()
+			if ok {
+				seen[id] = true
+				board.SetTrial(boardTrial(r))
+			}
+		}
+	}
+}
+
+// runTuneOn runs the search, reporting to board (nil for none) on rank 0.
+func runTuneOn(ctx context.Context, path string, f tuneFlags, board *dashboard.Board, stdout, stderr io.Writer) error {
 	kind, err := configKind(path)
 	if err != nil {
 		return err
@@ -388,13 +452,45 @@ func runTune(ctx context.Context, path string, f tuneFlags, stdout, stderr io.Wr
 
 	o := trials.Options{Trials: list, Objective: target.objective, Parallel: par, Rank: rank}
 	var sq *trials.StoreQueue
+	prefix := "tune/"
 	if j != nil {
-		prefix := "tune/"
 		if env.RestartCount > 0 {
 			prefix = fmt.Sprintf("tune/g%d/", env.RestartCount)
 		}
 		sq = trials.NewStoreQueue(j.st, prefix, len(list))
 		o.Queue = sq
+	}
+	if rank != 0 {
+		board = nil
+	}
+	if board != nil {
+		cfgText, _ := os.ReadFile(path)
+		search := "fathom tune " + path
+		for _, g := range f.grid {
+			search += " --grid " + g
+		}
+		for _, r := range f.random {
+			search += " --random " + r
+		}
+		if f.n > 0 {
+			search += fmt.Sprintf(" --trials %d --seed %d", f.n, f.seed)
+		}
+		for _, s := range f.sets {
+			search += " --set " + s
+		}
+		board.SetInfo(dashboard.RunInfo{Title: "tune " + filepath.Base(path), Kind: "tune", Config: "# " + search + "\n" + string(cfgText),
+			Headline: target.metric, Mode: mode, Trials: len(list), Epochs: target.epochs, WorldSize: procs, Machine: dashboard.LocalMachine()})
+		for _, t := range list { // every trial, queued
+			board.SetTrial(boardTrial(trials.Result{ID: t.ID, Params: t.Params, Metric: math.NaN(), Status: "queued", Rank: -1}))
+		}
+		o.Started = func(t trials.Trial) {
+			board.SetTrial(boardTrial(trials.Result{ID: t.ID, Params: t.Params, Metric: math.NaN(), Status: "running", Rank: rank}))
+		}
+		if sq != nil {
+			stop := make(chan struct{})
+			defer close(stop)
+			go pollTrials(env, len(list), prefix, board, stop)
+		}
 	}
 	if f.asha {
 		o.ASHA = &trials.ASHA{MinEpochs: f.ashaMin, Eta: f.ashaEta, MaxEpochs: target.epochs, LargerBetter: target.largerBetter}
@@ -402,8 +498,11 @@ func runTune(ctx context.Context, path string, f tuneFlags, stdout, stderr io.Wr
 			o.ASHA.Rungs = sq.Rungs()
 		}
 	}
-	if !f.quiet {
-		o.Finished = func(r trials.Result) {
+	o.Finished = func(r trials.Result) {
+		if board != nil {
+			board.SetTrial(boardTrial(r))
+		}
+		if !f.quiet {
 			fmt.Fprintln(stderr, trialLine(r, target.metric, len(list), procs))
 		}
 	}
@@ -417,6 +516,17 @@ func runTune(ctx context.Context, path string, f tuneFlags, stdout, stderr io.Wr
 		return err
 	}
 	if sq != nil {
+		if board != nil {
+			defer func() { // every trial, as collected
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				if all, err := sq.Collect(cctx); err == nil {
+					for _, r := range all {
+						board.SetTrial(boardTrial(r))
+					}
+				}
+			}()
+		}
 		return finishDistributed(ctx, sq, rank, results, f, target, kind, procs, par, start, stdout, stderr)
 	}
 	return writeTuneResults(results, nil, f, target, kind, procs, par, start, stdout, stderr)
