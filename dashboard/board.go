@@ -221,8 +221,8 @@ func (b *Board) workerList() []Worker {
 // cursor is what one event stream has sent so far.
 type cursor struct {
 	infoVer, epochs, workersVer, trialsVer int
-	lastStep                    int
-	done                        bool
+	lastStep                               int
+	done                                   bool
 }
 
 func newCursor() cursor { return cursor{lastStep: -1} }
