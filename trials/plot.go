@@ -10,7 +10,8 @@ import (
 // WritePlot draws the results into a PNG: the metric of every trial
 // against its ID (done and stopped trials apart), then one panel of the
 // metric against each numeric searched key (on a log10 axis when its
-// values span two orders of magnitude or more, all positive) — a scatter
+// values span an order of magnitude or more, all positive and not all
+// whole numbers) — a scatter
 // per key, the readable form of parallel coordinates for a few keys.
 func WritePlot(path string, rs []Result, metricName string) error {
 	byStatus := func(x func(Result) (float64, bool)) []runlog.ScatterSeries {
@@ -35,7 +36,7 @@ func WritePlot(path string, rs []Result, metricName string) error {
 		Series: byStatus(func(r Result) (float64, bool) { return float64(r.ID), true })}}
 	for _, key := range paramKeys(rs) {
 		vals := map[int]float64{}
-		lo, hi, numeric := math.Inf(1), math.Inf(-1), true
+		lo, hi, numeric, whole := math.Inf(1), math.Inf(-1), true, true
 		for _, r := range rs {
 			for _, p := range r.Params {
 				if p.Key != key {
@@ -47,13 +48,14 @@ func WritePlot(path string, rs []Result, metricName string) error {
 					continue
 				}
 				vals[r.ID] = v
+				whole = whole && v == math.Trunc(v)
 				lo, hi = min(lo, v), max(hi, v)
 			}
 		}
 		if !numeric || len(vals) == 0 {
 			continue
 		}
-		log := lo > 0 && hi/lo >= 100
+		log := lo > 0 && hi/lo >= 10 && !whole // a learning rate, not a seed or a width
 		label := key
 		if log {
 			label = "log10 " + key
