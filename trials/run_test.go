@@ -307,3 +307,24 @@ func TestWriteResults(t *testing.T) {
 		t.Errorf("plot %d pixels wide, want two panels", w)
 	}
 }
+
+// TestRunCancel: a search cancelled after two trials returns the trials
+// that finished, the context's error, and starts no more.
+func TestRunCancel(t *testing.T) {
+	ts := gridTrials(t, "1", "2", "3", "4", "5", "6", "7", "8")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var finished atomic.Int32
+	rs, err := Run(ctx, Options{Trials: ts, Objective: fakeObjective(3, nil, nil), Parallel: 1,
+		Finished: func(Result) {
+			if finished.Add(1) == 2 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if len(rs) != 2 || rs[0].ID != 0 || rs[1].ID != 1 {
+		t.Errorf("cancelled after two: results %+v", rs)
+	}
+}

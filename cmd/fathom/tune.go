@@ -113,21 +113,24 @@ last stdout line with --json.`,
 
 // tuneSummary is summary.json and the last `--json` line.
 type tuneSummary struct {
-	Kind      string         `json:"kind"` // train or ml
-	Metric    string         `json:"metric"`
-	Mode      string         `json:"mode"`
-	Trials    int            `json:"trials"`
-	Done      int            `json:"done"`
-	Stopped   int            `json:"stopped"`
-	Failed    int            `json:"failed"`
-	Processes int            `json:"processes"`
-	Parallel  int            `json:"parallel"`
-	Seconds   float64        `json:"seconds"`
-	Best      map[string]any `json:"best"`
-	BestModel string         `json:"best_model,omitempty"`
-	CSV       string         `json:"csv"`
-	JSONL     string         `json:"jsonl"`
-	Plot      string         `json:"plot"`
+	Kind   string `json:"kind"` // train or ml
+	Metric string `json:"metric"`
+	Mode   string `json:"mode"`
+	Trials int    `json:"trials"`
+	// Interrupted says the search was stopped (Ctrl-C) before every
+	// planned trial ran: the table holds those that finished.
+	Interrupted bool           `json:"interrupted,omitempty"`
+	Done        int            `json:"done"`
+	Stopped     int            `json:"stopped"`
+	Failed      int            `json:"failed"`
+	Processes   int            `json:"processes"`
+	Parallel    int            `json:"parallel"`
+	Seconds     float64        `json:"seconds"`
+	Best        map[string]any `json:"best"`
+	BestModel   string         `json:"best_model,omitempty"`
+	CSV         string         `json:"csv"`
+	JSONL       string         `json:"jsonl"`
+	Plot        string         `json:"plot"`
 }
 
 // configKind tells a fathom train config (model:) from a fathom ml fit
@@ -513,6 +516,13 @@ func runTuneOn(ctx context.Context, path string, f tuneFlags, board *dashboard.B
 	start := time.Now()
 	results, err := trials.Run(ctx, o)
 	if err != nil {
+		if ctx.Err() != nil && sq == nil && len(results) > 0 {
+			// Interrupted: the trials that finished are written.
+			if werr := writeTuneResults(results, nil, f, target, kind, procs, par, start, len(list), stdout); werr != nil {
+				return errors.Join(err, werr)
+			}
+			fmt.Fprintf(stderr, "tune: interrupted; the %d finished trials are in %s\n", len(results), f.out)
+		}
 		return err
 	}
 	if sq != nil {
@@ -529,7 +539,7 @@ func runTuneOn(ctx context.Context, path string, f tuneFlags, board *dashboard.B
 		}
 		return finishDistributed(ctx, sq, rank, results, f, target, kind, procs, par, start, stdout, stderr)
 	}
-	return writeTuneResults(results, nil, f, target, kind, procs, par, start, stdout, stderr)
+	return writeTuneResults(results, nil, f, target, kind, procs, par, start, len(list), stdout)
 }
 
 // finishDistributed gathers the results at rank 0 and brings it the best
@@ -571,7 +581,7 @@ func finishDistributed(ctx context.Context, sq *trials.StoreQueue, rank int, min
 			return err
 		}
 	}
-	return writeTuneResults(all, model, f, target, kind, procs, par, start, stdout, stderr)
+	return writeTuneResults(all, model, f, target, kind, procs, par, start, len(all), stdout)
 }
 
 // trialLine is the progress line of a finished trial.
@@ -600,10 +610,10 @@ func trialLine(r trials.Result, metric string, n, procs int) string {
 // writeTuneResults writes the table, the plot, the best model (model: its
 // bytes when another process trained it) and the summary.
 func writeTuneResults(rs []trials.Result, model []byte, f tuneFlags, target *tuneTarget, kind string, procs, par int,
-	start time.Time, stdout, stderr io.Writer) error {
+	start time.Time, planned int, stdout io.Writer) error {
 	trials.SortByID(rs)
 	sum := tuneSummary{Kind: kind, Metric: target.metric, Mode: map[bool]string{true: "max", false: "min"}[target.largerBetter],
-		Trials: len(rs), Processes: procs, Parallel: par, Seconds: time.Since(start).Seconds(),
+		Trials: len(rs), Interrupted: len(rs) < planned, Processes: procs, Parallel: par, Seconds: time.Since(start).Seconds(),
 		CSV: filepath.Join(f.out, "trials.csv"), JSONL: filepath.Join(f.out, "trials.jsonl"), Plot: filepath.Join(f.out, "trials.png")}
 	for _, r := range rs {
 		switch r.Status {
