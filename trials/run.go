@@ -90,6 +90,9 @@ type Options struct {
 	// (from the worker goroutines).
 	Started  func(t Trial)
 	Finished func(r Result)
+	// Progress, if set, is called with a running trial's metric after
+	// each epoch it reports (from the worker goroutines).
+	Progress func(t Trial, epoch int, value float64)
 }
 
 // LocalQueue is the Queue of one process: trials in order, results kept.
@@ -212,6 +215,9 @@ func runOne(ctx context.Context, o Options, t Trial) Result {
 	}
 	start := time.Now()
 	report := func(epoch int, v float64) (bool, error) {
+		if o.Progress != nil {
+			o.Progress(t, epoch, v)
+		}
 		if o.ASHA == nil {
 			return true, nil
 		}

@@ -71,14 +71,17 @@ func gridTrials(t *testing.T, values ...string) []Trial {
 func TestRunPool(t *testing.T) {
 	ts := gridTrials(t, "1", "4", "fail", "2", "8", "3", "0.5")
 	var running, peak atomic.Int32
-	var finished atomic.Int32
+	var finished, progress atomic.Int32
 	rs, err := Run(context.Background(), Options{Trials: ts, Objective: fakeObjective(5, &running, &peak), Parallel: 3,
-		Finished: func(Result) { finished.Add(1) }})
+		Finished: func(Result) { finished.Add(1) }, Progress: func(Trial, int, float64) { progress.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rs) != len(ts) || int(finished.Load()) != len(ts) {
 		t.Fatalf("%d results, %d finished callbacks; want %d", len(rs), finished.Load(), len(ts))
+	}
+	if p := progress.Load(); p != 6*4 { // 6 trials report epochs 1-4
+		t.Errorf("%d progress reports, want 24", p)
 	}
 	if p := peak.Load(); p < 2 || p > 3 {
 		t.Errorf("at most %d trials ran at once with Parallel 3", p)

@@ -489,6 +489,9 @@ func runTuneOn(ctx context.Context, path string, f tuneFlags, board *dashboard.B
 		o.Started = func(t trials.Trial) {
 			board.SetTrial(boardTrial(trials.Result{ID: t.ID, Params: t.Params, Metric: math.NaN(), Status: "running", Rank: rank}))
 		}
+		o.Progress = func(t trials.Trial, epoch int, v float64) {
+			board.SetTrial(boardTrial(trials.Result{ID: t.ID, Params: t.Params, Metric: v, Epochs: epoch, Status: "running", Rank: rank}))
+		}
 		if sq != nil {
 			stop := make(chan struct{})
 			defer close(stop)
