@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-
 // trainRuns trains short Iris runs into fresh directories, one per
 // learning rate, and returns the directories.
 func trainRuns(t *testing.T, epochs string, lrs ...string) []string {
