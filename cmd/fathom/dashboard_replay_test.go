@@ -5,11 +5,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/fathom-ml/fathom/dashboard"
+	"github.com/fathom-ml/fathom/ml/mljob"
 )
 
 // trainRuns trains short Iris runs into fresh directories, one per
@@ -123,5 +127,46 @@ func TestReplayInBrowser(t *testing.T) {
 	status, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('status').textContent`))
 	if err != nil || status != "finished" {
 		t.Errorf("run page status %q, %v", status, err)
+	}
+}
+
+// TestMLFitDashboardInBrowser: the page of a `fathom ml fit` shows the
+// solver's iterations (the tiles say so) and the fit's metrics.
+func TestMLFitDashboardInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	exe := chromium()
+	if exe == "" {
+		t.Skip("dashboard browser test skipped: no Chromium on PATH (apt-get install chromium)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := dashboard.Listen(dashboard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg, err := mljob.LoadConfig("../../examples/ml/iris-logreg.yaml", []string{"output.dir=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := mljob.Run(cfg, mljob.Options{Dashboard: srv.Board()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bctx := startBrowser(t, ctx, exe)
+	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL())); err != nil {
+		t.Fatal(err)
+	}
+	pollPage(t, bctx, "fathomDashboard.done && fathomDashboard.epochs === 1")
+	got, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[document.getElementById('t-step').previousElementSibling.textContent,
+		document.getElementById('t-step').textContent, document.getElementById('model').textContent, String(fathomDashboard.points)]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "iteration" || got[1] != strconv.Itoa(res.Iterations) || !strings.Contains(got[2], "LogisticRegression") ||
+		got[3] != strconv.Itoa(res.Iterations) {
+		t.Errorf("page: label %q, iterations %q, model %q, %s points; want %d iterations", got[0], got[1], got[2], got[3], res.Iterations)
 	}
 }
