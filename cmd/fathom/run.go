@@ -7,8 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/fathom-ml/fathom/launch"

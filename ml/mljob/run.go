@@ -14,10 +14,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/internal/distenv"
-	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/tune"
 )
