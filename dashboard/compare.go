@@ -68,5 +68,6 @@ func RunsHandler(runs []Run, o HandlerOptions) http.Handler {
 		files.ServeHTTP(w, r2)
 	})
 	mux.Handle("/", files)
+	mux.HandleFunc("/favicon.ico", noIcon)
 	return guard(mux, o)
 }

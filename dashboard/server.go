@@ -165,6 +165,7 @@ func boardMux(b *Board, o *HandlerOptions) *http.ServeMux {
 	static, _ := fs.Sub(assets, "assets")
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServerFS(static))
+	mux.HandleFunc("/favicon.ico", noIcon)
 	mux.HandleFunc("/api/state", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
@@ -181,6 +182,11 @@ func boardMux(b *Board, o *HandlerOptions) *http.ServeMux {
 	})
 	return mux
 }
+
+// noIcon answers a browser's request for /favicon.ico (made for pages
+// without an icon link, such as an error page) with no content rather
+// than a 404 in its console.
+func noIcon(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }
 
 // guard wraps a dashboard handler in what every request passes: GET or
 // HEAD only, a loopback Host on loopback, the token when one is set, and
