@@ -337,8 +337,19 @@
     });
   }
 
+  // kindLabels names the tiles after the kind of job: a classic-ML fit
+  // ("ml") counts solver iterations of its pipeline's stages, and its loss
+  // is the solver's objective.
+  function kindLabels(kind) {
+    var ml = kind === 'ml';
+    [['t-epoch', ml ? 'stage' : 'epoch'], ['t-step', ml ? 'iteration' : 'step'], ['t-loss', ml ? 'objective' : 'train loss']].forEach(function (r) {
+      $(r[0]).previousElementSibling.textContent = r[1];
+    });
+  }
+
   function drawInfo() {
     var info = st.info || {};
+    kindLabels(info.kind);
     relabel(info.eval_split || 'eval');
     $('title').textContent = info.title || 'dashboard';
     document.title = (info.title ? info.title + ' · ' : '') + 'fathom';
