@@ -36,6 +36,7 @@ var floors = map[string]int{
 	"train":     5,
 	"train/job": 6,
 	"onnx":      5, // ONNX export and import: on modelfile and nn, registered as a modelfile format
+	"trials":    5, // fathom tune's search: trials, queue (in process or over the job store), ASHA, results table and plot
 	"dashboard": 4, // the live page of a job: plain events, no trainer (train/job feeds it)
 	"cmd/":      7, "examples/": 7, "deploy": 7,
 }
