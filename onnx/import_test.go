@@ -159,3 +159,30 @@ func TestImportUnsupported(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// BenchmarkImport decodes and imports fathom's exports of the test models
+// and PyTorch's CNN.
+func BenchmarkImport(b *testing.B) {
+	files := map[string][]byte{"torch_cnn": readTestdata(b, "torch_cnn.onnx")}
+	for i, c := range exportCases {
+		mp, err := Export(testModel(b, i), ExportOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		files[c.name] = mp.Marshal()
+	}
+	for name, raw := range files {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				m, err := Unmarshal(raw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := Import(m, ImportOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
