@@ -214,3 +214,15 @@ func (e *ServerLostError) Error() string {
 }
 
 func (e *ServerLostError) Unwrap() error { return e.Err }
+
+// Abort closes the connections without telling the servers this worker
+// finished: a synchronous server then fails naming it, an asynchronous one
+// carries on without it.
+func (c *Client) Abort() {
+	for _, sc := range c.conns {
+		if sc != nil {
+			sc.c.Close()
+		}
+	}
+	c.conns = nil
+}

@@ -87,7 +87,9 @@ func (s *ParameterServer) AfterBackward(params []*tensor.Tensor) error {
 }
 
 // ReduceMetrics sums the metric accumulators of all workers.
-func (s *ParameterServer) ReduceMetrics(sums *metrics.Accumulator) error { return s.dp.ReduceMetrics(sums) }
+func (s *ParameterServer) ReduceMetrics(sums *metrics.Accumulator) error {
+	return s.dp.ReduceMetrics(sums)
+}
 
 // IsMain reports whether this is worker 0.
 func (s *ParameterServer) IsMain() bool { return s.dp.IsMain() }

@@ -31,6 +31,7 @@ import (
 type distributed struct {
 	g  *comm.Group
 	dp *train.DataParallel
+	ps *psRole // strategy ps; nil otherwise
 }
 
 // joinDistributed joins the job's process group when the environment
@@ -43,6 +44,9 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 	}
 	if e.WorldSize <= 1 {
 		return nil, nil
+	}
+	if c.Distributed.Strategy == "ps" {
+		return joinPS(ctx, c, e.WorldSize)
 	}
 	if c.BatchSize%e.WorldSize != 0 {
 		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf(
@@ -60,6 +64,9 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 func (d *distributed) strategy() train.Strategy {
 	if d == nil {
 		return nil
+	}
+	if d.ps != nil {
+		return d.ps.strat
 	}
 	return d.dp
 }
@@ -94,6 +101,7 @@ func (d *distributed) main() bool { return d == nil || d.g.Rank() == 0 }
 
 func (d *distributed) close() {
 	if d != nil {
+		d.ps.abort()
 		d.g.Close()
 	}
 }

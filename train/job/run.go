@@ -121,6 +121,9 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dist.isServer() {
+		return dist.serve(ctx, c, net)
+	}
 	m := &modelfile.Model{Net: net, Spec: spec, Task: task, Classes: splits.Train.Classes, Columns: splits.Train.Columns,
 		Label: splits.Train.LabelName, Scaler: splits.Scaler, Impute: splits.ImputeMeans, TrainedOn: splits.TrainedOn}
 	if err := m.CheckOutput(out); err != nil {
@@ -240,6 +243,12 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		// gradient buckets, bound when the data-parallel strategy starts.
 		opt = ddp.NewShardedOptimizer(c.newOptimizer)
 	}
+	if dist.isPSWorker() {
+		// The optimizer runs on the servers; this one pushes and pulls.
+		if opt, err = dist.psOptimizer(ctx, net, opt); err != nil {
+			return nil, err
+		}
+	}
 	res.OptimizerStateBytes = func() int64 { return ddp.StateBytes(opt) }
 	sched, err := c.newSchedule(opt)
 	if err != nil {
@@ -283,6 +292,9 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		}
 	}
 	hist, err := tr.Fit(ctx)
+	if err == nil {
+		err = dist.psDone()
+	}
 	res.Epochs, res.Stopped = hist, tr.Stopped()
 	return hist, err
 }
