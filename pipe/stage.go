@@ -86,7 +86,7 @@ func (st *Stage) Stages() int { return st.g.Size() }
 // IsLast reports whether this stage computes the loss.
 func (st *Stage) IsLast() bool { return st.g.Rank() == st.g.Size()-1 }
 
-// Stats returns the statistics of the last Step.
+// Stats returns the statistics of the last Step (Forward keeps them).
 func (st *Stage) Stats() Stats { return st.last }
 
 // Parameters returns the parameters of the stage's layers.
@@ -243,7 +243,9 @@ func (st *Stage) run(x *tensor.Tensor, rows int, loss LossFunc, train bool, sink
 	if err := errors.Join(errs...); err != nil {
 		return 0, fmt.Errorf("pipe: stage %d: sending: %w", s, err)
 	}
-	st.last = Stats{Wall: time.Since(start), Busy: busy, PeakActivationBytes: peak, Micro: M}
+	if train {
+		st.last = Stats{Wall: time.Since(start), Busy: busy, PeakActivationBytes: peak, Micro: M}
+	}
 	return lossSum, nil
 }
 

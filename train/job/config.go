@@ -277,6 +277,20 @@ type DistributedConfig struct {
 	// Staleness makes a parameter server asynchronous with this bound in
 	// steps (stale-synchronous parallel); unset: synchronous.
 	Staleness *int `yaml:"staleness"`
+	// Stages, MicroBatches, Schedule and Split are the pipeline's
+	// (strategy pipeline; see pipeline.go): the number of stages (one
+	// rank each; default the number of ranks), of micro-batches per batch
+	// (default 1: naive model parallelism), "gpipe" (default) or "1f1b",
+	// and the indices of the layers that begin stages 1..K-1 (default:
+	// balanced by measured cost).
+	Stages       int    `yaml:"stages"`
+	MicroBatches int    `yaml:"micro_batches"`
+	Schedule     string `yaml:"schedule"`
+	Split        []int  `yaml:"split"`
+	// MemoryLimitMB bounds the training state one rank may hold (MiB):
+	// parameters, gradients, optimizer state and, for a pipeline stage,
+	// activations. 0: no limit.
+	MemoryLimitMB float64 `yaml:"memory_limit_mb"`
 }
 
 // microShards returns train.Options.MicroShards: 0 unless deterministic.

@@ -31,7 +31,8 @@ import (
 type distributed struct {
 	g  *comm.Group
 	dp *train.DataParallel
-	ps *psRole // strategy ps; nil otherwise
+	ps       *psRole // strategy ps; nil otherwise
+	pipeline bool    // strategy pipeline: rank s is stage s
 }
 
 // joinDistributed joins the job's process group when the environment
@@ -47,6 +48,9 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 	}
 	if c.Distributed.Strategy == "ps" {
 		return joinPS(ctx, c, e.WorldSize)
+	}
+	if c.Distributed.Strategy == "pipeline" {
+		return joinPipeline(ctx, c, e.WorldSize)
 	}
 	if c.BatchSize%e.WorldSize != 0 {
 		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf(
@@ -74,7 +78,7 @@ func (d *distributed) strategy() train.Strategy {
 // evaluate scores net on l as modelfile.Evaluate does; in a distributed
 // job each worker scores its shard and the sums are reduced.
 func (d *distributed) evaluate(net nn.Layer, l *data.Loader, task metrics.Task, loss modelfile.LossFunc) (metrics.Metrics, error) {
-	if d == nil {
+	if d == nil || d.pipeline { // a pipeline's rank 0 holds the gathered model
 		return modelfile.Evaluate(net, l, task, loss)
 	}
 	if err := modelfile.CheckTargets(l.Dataset(), task); err != nil {
@@ -182,7 +186,7 @@ func (d *distributed) sameFile(path string) error {
 // the DDP's traced steps and draws the last few of them into timeline
 // (when set). One process, or deterministic training (no DDP): nothing.
 func (d *distributed) reportOverlap(res *Result, timeline string) error {
-	if d == nil || d.dp.DDP() == nil {
+	if d == nil || d.dp == nil || d.dp.DDP() == nil {
 		return nil
 	}
 	steps := d.dp.DDP().Traces()

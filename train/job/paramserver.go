@@ -53,8 +53,14 @@ type psRole struct {
 func (c *Config) validateStrategy(root *yaml.Node) *ConfigError {
 	d := &c.Distributed
 	line := func(key string) int { return valueLine(root, "distributed", key) }
+	if err := c.validatePipeline(root); err != nil {
+		return err
+	}
+	if d.MemoryLimitMB < 0 {
+		return &ConfigError{Line: line("memory_limit_mb"), Msg: fmt.Sprintf("distributed.memory_limit_mb: want a positive size, got %g", d.MemoryLimitMB)}
+	}
 	switch d.Strategy {
-	case "", "ddp":
+	case "", "ddp", "pipeline":
 		for key, set := range map[string]bool{"servers": d.Servers != 0, "server_ranks": d.ServerRanks != nil, "staleness": d.Staleness != nil} {
 			if set {
 				return &ConfigError{Line: line(key), Msg: fmt.Sprintf("distributed.%s applies only with distributed.strategy: ps", key)}
@@ -63,7 +69,7 @@ func (c *Config) validateStrategy(root *yaml.Node) *ConfigError {
 		return nil
 	case "ps":
 	default:
-		return &ConfigError{Line: line("strategy"), Msg: fmt.Sprintf("distributed.strategy: want ddp or ps, got %q", d.Strategy)}
+		return &ConfigError{Line: line("strategy"), Msg: fmt.Sprintf("distributed.strategy: want ddp, ps or pipeline, got %q", d.Strategy)}
 	}
 	switch {
 	case d.Servers < 0:

@@ -15,7 +15,7 @@ func TestPSConfig(t *testing.T) {
 		t.Fatalf("parsed %+v", d)
 	}
 	for _, test := range []struct{ section, want string }{
-		{"  strategy: mesh\n", "want ddp or ps"},
+		{"  strategy: mesh\n", "want ddp, ps or pipeline"},
 		{"  servers: 2\n", "applies only with distributed.strategy: ps"},
 		{"  strategy: ps\n  staleness: -1\n", "want 0 or more"},
 		{"  strategy: ps\n  staleness: 1\n  deterministic: true\n", "do not go together"},

@@ -212,6 +212,17 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		return nil
 	}
 	var hist []runlog.Epoch
+	if dist.isPipeline() {
+		if hist, err = c.fitPipeline(ctx, dist, net, task, trainL, evalL, hooks, logf); err != nil || !dist.main() {
+			res.Epochs, res.Main = hist, dist.main()
+			return res, err
+		}
+		res.Epochs = hist
+		return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
+	}
+	if err := c.checkMemory("the model (one rank)", net.Parameters(), 0); err != nil {
+		return nil, &ConfigError{File: c.file, Msg: err.Error()}
+	}
 	if kind, _ := c.optimizerKind(); kind == "lbfgs" {
 		if dist != nil {
 			return nil, &ConfigError{File: c.file, Msg: "optimizer lbfgs trains full-batch in one process; run it without fathom run -n N"}
