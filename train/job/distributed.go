@@ -29,8 +29,8 @@ import (
 // train one model together, data parallel, and rank 0 writes the files.
 // A nil *distributed is the single-process job.
 type distributed struct {
-	g  *comm.Group
-	dp *train.DataParallel
+	g        *comm.Group
+	dp       *train.DataParallel
 	ps       *psRole // strategy ps; nil otherwise
 	pipeline bool    // strategy pipeline: rank s is stage s
 }
