@@ -15,8 +15,9 @@ import (
 )
 
 // TestTrainPipeline: examples/iris-pipeline.yaml is over its memory limit
-// in one process and trains as two pipeline stages (`fathom run -n 2`); the
-// stages, with either schedule and any number of micro-batches, train the
+// in one process and trains as two pipeline stages (`fathom run -n 2`, or
+// `-n 4`: 2 stages × 2 data-parallel replicas); the stages, with either
+// schedule and any number of micro-batches, train the
 // weights one process trains without the limit, within float32 rounding
 // of the micro-batch sums: 1e-4 relative plus 1e-5 (1% of the learning
 // rate) absolute after 2 epochs of Adam, which turns the rounding of a
@@ -66,14 +67,19 @@ func TestTrainPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, sets := range [][]string{
-		nil, // 1f1b, 4 micro-batches, split at layer 4
-		{"distributed.schedule=gpipe", "distributed.micro_batches=1"},
-		{"distributed.schedule=gpipe", "distributed.micro_batches=16", "distributed.split=null"},
+	for _, c := range []struct {
+		n    string
+		sets []string
+	}{
+		{"2", nil}, // 1f1b, 4 micro-batches, split at layer 4
+		{"2", []string{"distributed.schedule=gpipe", "distributed.micro_batches=1"}},
+		{"2", []string{"distributed.schedule=gpipe", "distributed.micro_batches=16", "distributed.split=null"}},
+		{"4", []string{"distributed.stages=2"}}, // 2 stages × 2 data-parallel replicas
 	} {
-		got, dir, err := run("2", sets...)
+		sets := c.sets
+		got, dir, err := run(c.n, sets...)
 		if err != nil {
-			t.Fatalf("fathom run -n 2 with %v: %v\n%s", sets, err, dir)
+			t.Fatalf("fathom run -n %s with %v: %v\n%s", c.n, sets, err, dir)
 		}
 		m, err := modelfile.Load(filepath.Join(dir, "model.safetensors"))
 		if err != nil {

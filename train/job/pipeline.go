@@ -19,7 +19,12 @@ import (
 )
 
 // Pipeline jobs (distributed.strategy: pipeline). Under `fathom run -n K`
-// rank s runs stage s of K: the model's layer list cut at
+// rank s runs stage s of K; under `fathom run -n K·D` ranks d·K .. d·K+K−1
+// are replica d of the pipeline (K stages × D data-parallel replicas):
+// replica d takes the d-th of D parts of every global batch, and after the
+// batch's passes each stage sums its gradients, weighted by the replica's
+// share, with the same stage of the other replicas (an all-reduce). Stage
+// s of replica d is stage s of the model: the model's layer list cut at
 // distributed.split (the indices of the layers that begin stages 1..K−1)
 // or, without it, where rank 0's timing of every layer's forward and
 // backward pass on the first batch balances the stages (pipe.Balance).
@@ -77,8 +82,15 @@ func (c *Config) validatePipeline(root *yaml.Node) *ConfigError {
 }
 
 func joinPipeline(ctx context.Context, c *Config, world int) (*distributed, error) {
-	if k := c.Distributed.Stages; k != 0 && k != world {
-		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf("distributed.stages is %d but the job has %d ranks: run it with fathom run -n %d", k, world, k)}
+	k := c.Distributed.Stages
+	if k == 0 {
+		k = world
+	}
+	if world%k != 0 {
+		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf("distributed.stages is %d but the job has %d ranks, not a multiple: run it with fathom run -n %d (or a multiple, for data-parallel replicas of the pipeline)", k, world, k)}
+	}
+	if d := world / k; c.BatchSize%d != 0 {
+		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf("batch_size %d is the global batch of %d pipeline replicas and must be a multiple of their number", c.BatchSize, d)}
 	}
 	g, err := comm.NewFromEnv(ctx)
 	if err != nil {
@@ -194,7 +206,12 @@ func layerCosts(layers []nn.Layer, x *tensor.Tensor) []float64 {
 func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader,
 	hooks train.Hooks, logf func(string, ...any)) ([]runlog.Epoch, error) {
 	g := d.g
-	K, s := g.Size(), g.Rank()
+	K := c.Distributed.Stages
+	if K == 0 {
+		K = g.Size()
+	}
+	D := g.Size() / K
+	replica, s := g.Rank()/K, g.Rank()%K
 	layers := net.Layers()
 	first, ok := firstBatch(trainL)
 	if !ok {
@@ -206,7 +223,25 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 	}
 	sched, _ := pipe.ParseSchedule(c.Distributed.Schedule)
 	M := max(c.Distributed.MicroBatches, 1)
-	st, err := pipe.NewStage(g, layers[cut[s]:cut[s+1]], sched, M)
+	// The replica's stages, and the same stage of every replica.
+	pipeRanks, dpRanks := make([]int, K), make([]int, D)
+	for i := range pipeRanks {
+		pipeRanks[i] = replica*K + i
+	}
+	for i := range dpRanks {
+		dpRanks[i] = i*K + s
+	}
+	pg, err := g.Subgroup(pipeRanks)
+	if err != nil {
+		return nil, err
+	}
+	var dp *comm.Group
+	if D > 1 {
+		if dp, err = g.Subgroup(dpRanks); err != nil {
+			return nil, err
+		}
+	}
+	st, err := pipe.NewStage(pg, layers[cut[s]:cut[s+1]], sched, M)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +250,15 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 	if err := c.checkMemory(what, params, 0); err != nil {
 		return nil, err
 	}
-	logf("pipeline: %d stages at layers %v, %d micro-batches, %v schedule", K, cut, M, sched)
+	logf("pipeline: %d stages at layers %v × %d replicas, %d micro-batches, %v schedule", K, cut, D, M, sched)
+	var flat []float32 // the stage's gradients, for the replicas' all-reduce
+	if D > 1 {
+		n := 0
+		for _, p := range params {
+			n += p.Numel()
+		}
+		flat = make([]float32, n)
+	}
 	var opt interface {
 		ZeroGrad()
 		Step() error
@@ -254,14 +297,22 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 			if opt != nil {
 				opt.ZeroGrad()
 			}
+			part := rowsOf(b, b.Size*replica/D, b.Size*(replica+1)/D)
 			loss := func(out *tensor.Tensor, lo, hi int) *tensor.Tensor {
-				sub := rowsOf(b, lo, hi)
+				sub := rowsOf(part, lo, hi)
 				l := lossFn(out, sub)
 				modelfile.AddBatch(&tr, l.Item(), out, sub)
 				return l
 			}
-			if _, err := st.Step(b.X, b.Size, loss); err != nil {
-				return hist, fmt.Errorf("epoch %d, batch %d: %w", epoch+1, k+1, err)
+			if part.Size > 0 {
+				if _, err := st.Step(part.X, part.Size, loss); err != nil {
+					return hist, fmt.Errorf("epoch %d, batch %d: %w", epoch+1, k+1, err)
+				}
+			}
+			if D > 1 {
+				if err := sumReplicas(dp, params, flat, float32(part.Size)/float32(b.Size)); err != nil {
+					return hist, fmt.Errorf("epoch %d, batch %d: %w", epoch+1, k+1, err)
+				}
 			}
 			if steps == 0 {
 				if err := c.checkMemory(what, params, st.Stats().PeakActivationBytes); err != nil {
@@ -279,7 +330,7 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 		net.SetTraining(false)
 		ev := metrics.Accumulator{Task: task}
 		es := time.Now()
-		if evalL != nil {
+		if evalL != nil && replica == 0 { // replica 0 scores the evaluation data
 			for _, b := range evalL.Epoch(0) {
 				sink := func(out *tensor.Tensor, lo, hi int) {
 					sub := rowsOf(b, lo, hi)
@@ -290,8 +341,10 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 				}
 			}
 		}
+		// Only last stages hold sums (the others' are zero): the training
+		// sums of every replica, the evaluation sums of replica 0.
 		sums := []float64{tr.LossSum, tr.SqErr, float64(tr.Correct), float64(tr.N), ev.LossSum, ev.SqErr, float64(ev.Correct), float64(ev.N)}
-		if err := comm.Broadcast(g, sums, K-1); err != nil {
+		if err := comm.AllReduce(g, sums, comm.Sum); err != nil {
 			return hist, fmt.Errorf("pipeline: epoch %d's metrics: %w", epoch+1, err)
 		}
 		tr = metrics.Accumulator{Task: task, LossSum: sums[0], SqErr: sums[1], Correct: int(sums[2]), N: int(sums[3])}
@@ -314,7 +367,40 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 	stats := st.Stats()
 	logf("pipeline: stage %d, last step: bubble %.0f%% (ideal %.0f%%), peak activations %.1f KiB",
 		s, 100*stats.Bubble(), 100*pipe.IdealBubble(K, stats.Micro), float64(stats.PeakActivationBytes)/1024)
-	return hist, gatherStages(g, layers, cut)
+	if replica != 0 {
+		return hist, nil
+	}
+	return hist, gatherStages(pg, layers, cut)
+}
+
+// sumReplicas weights the stage's gradients by the replica's share of the
+// batch and sums them over the replicas (dp: the same stage of each).
+func sumReplicas(dp *comm.Group, params []*tensor.Tensor, flat []float32, share float32) error {
+	off := 0
+	for _, p := range params {
+		n := p.Numel()
+		if g := p.Grad(); g != nil {
+			for i, v := range g.Float32s() {
+				flat[off+i] = v * share
+			}
+		} else {
+			clear(flat[off : off+n])
+		}
+		off += n
+	}
+	if err := comm.AllReduce(dp, flat, comm.Sum); err != nil {
+		return fmt.Errorf("pipeline: summing the replicas' gradients: %w", err)
+	}
+	off = 0
+	for _, p := range params {
+		n := p.Numel()
+		if p.Grad() == nil {
+			p.SetGrad(tensor.Zeros(tensor.Float32, p.Shape()...))
+		}
+		copy(p.Grad().Float32s(), flat[off:off+n])
+		off += n
+	}
+	return nil
 }
 
 // gatherStages sends every stage's parameters to rank 0's copy of the
