@@ -91,7 +91,7 @@ func save(p *plot.Plot, path string) error {
 		return err
 	}
 	tmp := path + ".tmp.png"
-	if err := p.Save(7*vg.Inch, 4.2*vg.Inch, tmp); err != nil {
+	if err := p.Save(7.5*vg.Inch, 5*vg.Inch, tmp); err != nil {
 		return err
 	}
 	fmt.Println("written", path)
@@ -161,7 +161,7 @@ func staleness(root string) error {
 	p.Title.Text = "Fashion-MNIST MLP, 4 workers + 1 server: staleness"
 	p.X.Label.Text = "epoch"
 	p.Y.Label.Text = "test accuracy"
-	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.Top, p.Legend.Left = true, true
 	for i, m := range order {
 		line, dots, err := plotter.NewLinePoints(series[m])
 		if err != nil {
@@ -187,17 +187,17 @@ func bubble(root string) error {
 		return err
 	}
 	type key struct {
-		sched string
-		k     int
+		passes, sched string
+		k             int
 	}
 	series := map[key]plotter.XYs{}
 	ideal := map[int]plotter.XYs{}
 	for _, r := range rows {
 		k := int(num(r, "stages"))
 		m := num(r, "micro")
-		kk := key{r["schedule"], k}
+		kk := key{r["passes"], r["schedule"], k}
 		series[kk] = append(series[kk], plotter.XY{X: m, Y: num(r, "measured_bubble")})
-		if r["schedule"] == "gpipe" {
+		if r["schedule"] == "gpipe" && r["passes"] == "sleep" {
 			ideal[k] = append(ideal[k], plotter.XY{X: m, Y: num(r, "ideal_bubble")})
 		}
 	}
@@ -206,28 +206,39 @@ func bubble(root string) error {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].k != keys[j].k {
-			return keys[i].k < keys[j].k
+		a, b := keys[i], keys[j]
+		if a.passes != b.passes {
+			return a.passes > b.passes
 		}
-		return keys[i].sched > keys[j].sched
+		if a.k != b.k {
+			return a.k < b.k
+		}
+		return a.sched > b.sched
 	})
 	p := plot.New()
-	p.Title.Text = "Pipeline bubble: measured against (K-1)/(M+K-1)"
+	p.Title.Text = "Pipeline bubble against (K-1)/(M+K-1)"
 	p.X.Label.Text = "micro-batches M"
 	p.Y.Label.Text = "bubble (idle fraction of a step)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 1, Label: "1"}, {Value: 2, Label: "2"}, {Value: 4, Label: "4"}, {Value: 8, Label: "8"}, {Value: 16, Label: "16"}})
-	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Min, p.Y.Max = 0, 1.6 // room for the legend above the curves
+	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"}, {Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}})
+	p.Legend.Top = true
 	for i, k := range keys {
 		line, dots, err := plotter.NewLinePoints(series[k])
 		if err != nil {
 			return err
 		}
-		c := palette[i%len(palette)]
+		c := palette[i%4]
 		line.Color, dots.Color = c, c
-		line.Width = vg.Points(2)
+		line.Width = vg.Points(1.5)
+		what := "fixed-time passes"
+		if k.passes == "compute" {
+			what = "real MLP passes, 2 busy cores"
+			line.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+		}
 		p.Add(line, dots)
-		p.Legend.Add(fmt.Sprintf("%s, K=%d (measured)", k.sched, k.k), line, dots)
+		p.Legend.Add(fmt.Sprintf("%s K=%d, %s", k.sched, k.k, what), line, dots)
 	}
 	for _, k := range []int{2, 4} {
 		xy, ok := ideal[k]
@@ -238,8 +249,8 @@ func bubble(root string) error {
 		if err != nil {
 			return err
 		}
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		l.Color = color.Gray{Y: 90}
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		l.Color = color.Black
 		p.Add(l)
 		p.Legend.Add(fmt.Sprintf("(K-1)/(M+K-1), K=%d", k), l)
 	}
