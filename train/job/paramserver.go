@@ -28,7 +28,7 @@ import (
 // batch (batch_size must be a multiple of the number of workers).
 // distributed.staleness makes the servers asynchronous with that SSP
 // bound. A server that dies stops the job with an error naming it; its
-// shard is not checkpointed, so output.resume is refused.
+// shard is not checkpointed, so checkpoints and output.resume are refused.
 
 // addrWords is the size, in int64 words, of an address in the all-gather.
 const addrWords = 8
@@ -86,8 +86,8 @@ func (c *Config) validateStrategy(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps does not go together with shard_optimizer, sync_batchnorm or compression (data-parallel options)"}
 	case c.Optimizer.ClipGradNorm > 0 || c.Optimizer.ClipGradValue > 0:
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps: gradient clipping is not supported (a worker holds only its part of the gradient)"}
-	case c.Output.Resume:
-		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps: output.resume is not supported (the servers' optimizer state is not checkpointed)"}
+	case c.Output.Resume || c.Output.CheckpointEvery > 0:
+		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps: checkpoints are not supported (the servers' optimizer state is not checkpointed)"}
 	}
 	for _, r := range d.ServerRanks {
 		if r < 0 {
