@@ -54,7 +54,9 @@ func TestParameterServerSameBits(t *testing.T) {
 			serveErrs := make([]error, servers)
 			for i := range servers {
 				srv, err := ps.NewServer(ps.ServerOptions{Index: i, Workers: 2, Segments: plan[i], Token: token, Timeout: 20 * time.Second,
-					NewOptimizer: func(p []*tensor.Tensor) (optim.Optimizer, error) { return optim.NewAdam(p, optim.AdamOptions{LR: 0.01}) }})
+					NewOptimizer: func(p []*tensor.Tensor) (optim.Optimizer, error) {
+						return optim.NewAdam(p, optim.AdamOptions{LR: 0.01})
+					}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -122,7 +124,9 @@ func TestParameterServerAsync(t *testing.T) {
 	}
 	token := []byte(commtest.Token)
 	srv, err := ps.NewServer(ps.ServerOptions{Workers: 2, Segments: plan[0], Async: true, Staleness: 1, Token: token, Timeout: 20 * time.Second,
-		NewOptimizer: func(p []*tensor.Tensor) (optim.Optimizer, error) { return optim.NewAdam(p, optim.AdamOptions{LR: 0.01}) }})
+		NewOptimizer: func(p []*tensor.Tensor) (optim.Optimizer, error) {
+			return optim.NewAdam(p, optim.AdamOptions{LR: 0.01})
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
