@@ -86,8 +86,14 @@ func (s *ParameterServer) AfterBackward(params []*tensor.Tensor) error {
 	return nil
 }
 
-// ReduceMetrics sums the metric accumulators of all workers.
+// ReduceMetrics sums the metric accumulators of all workers
+// (synchronous). An asynchronous worker keeps its own: after setup it
+// talks to the servers only, so that a lost worker does not stop the
+// others (the metrics worker 0 reports are those of its part of the data).
 func (s *ParameterServer) ReduceMetrics(sums *metrics.Accumulator) error {
+	if s.async {
+		return nil
+	}
 	return s.dp.ReduceMetrics(sums)
 }
 

@@ -78,7 +78,7 @@ func (d *distributed) strategy() train.Strategy {
 // evaluate scores net on l as modelfile.Evaluate does; in a distributed
 // job each worker scores its shard and the sums are reduced.
 func (d *distributed) evaluate(net nn.Layer, l *data.Loader, task metrics.Task, loss modelfile.LossFunc) (metrics.Metrics, error) {
-	if d == nil || d.pipeline { // a pipeline's rank 0 holds the gathered model
+	if d == nil || d.pipeline || (d.ps != nil && d.ps.async) { // a pipeline's rank 0 holds the gathered model; asynchronous workers do not wait for each other
 		return modelfile.Evaluate(net, l, task, loss)
 	}
 	if err := modelfile.CheckTargets(l.Dataset(), task); err != nil {

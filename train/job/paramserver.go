@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -221,7 +222,7 @@ func (d *distributed) serve(ctx context.Context, c *Config, net nn.Layer) (*Resu
 		return nil, err
 	}
 	srv, err := ps.NewServer(ps.ServerOptions{Index: r.server, Workers: d.g.Size() - len(r.servers), Segments: plan[r.server],
-		Async: r.async, Staleness: stalenessOf(c), Token: d.g.Options().Token, Timeout: d.g.Options().Timeout,
+		Async: r.async, Staleness: stalenessOf(c), Token: d.g.Options().Token, Timeout: d.g.Options().Timeout, Logger: slog.Default(),
 		NewOptimizer: func(p []*tensor.Tensor) (optim.Optimizer, error) { return c.newOptimizer(p) }})
 	if err != nil {
 		return nil, err
