@@ -142,8 +142,7 @@ func (st *Stage) run(x *tensor.Tensor, rows int, loss LossFunc, train bool, sink
 		}
 	}
 	state := make([]inflight, M)
-	var works []*comm.Work
-	var keep [][]float32 // send buffers, alive until their Work is done
+	var works []*comm.Work // sends, waited for at the end of the step
 	var live, peak int64
 	var busy time.Duration
 	start := time.Now()
@@ -195,7 +194,6 @@ func (st *Stage) run(x *tensor.Tensor, rows int, loss LossFunc, train bool, sink
 					h[i+1] = int64(d)
 				}
 				data := out.Contiguous().Float32s()
-				keep = append(keep, data)
 				works = append(works, comm.SendAsync(st.fwd, h, s+1, 2*m), comm.SendAsync(st.fwd, data, s+1, 2*m+1))
 			} else if sink != nil {
 				sink(out, lo, hi)
@@ -227,7 +225,6 @@ func (st *Stage) run(x *tensor.Tensor, rows int, loss LossFunc, train bool, sink
 				return 0, fmt.Errorf("pipe: stage %d: micro-batch %d's input got no gradient", s, m)
 			}
 			data := gin.Contiguous().Float32s()
-			keep = append(keep, data)
 			works = append(works, comm.SendAsync(st.bwd, data, s-1, m))
 		}
 		live -= f.bytes
@@ -239,7 +236,6 @@ func (st *Stage) run(x *tensor.Tensor, rows int, loss LossFunc, train bool, sink
 			errs = append(errs, err)
 		}
 	}
-	_ = keep
 	if err := errors.Join(errs...); err != nil {
 		return 0, fmt.Errorf("pipe: stage %d: sending: %w", s, err)
 	}

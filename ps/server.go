@@ -191,6 +191,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Stats, error) {
 				s.handle(w, c)
 			}()
 		}
+		ln.Close() // every worker is here: nobody else may connect
 		acceptDone <- nil
 	}()
 	// Wake waiters regularly so that they see deadlines and ctx.
