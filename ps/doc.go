@@ -46,7 +46,6 @@
 // step, fails, and tells the waiting workers which worker it lost. A
 // server that dies takes its shard with it: the workers' next exchange
 // fails with a *ServerLostError naming it, and the job stops (the shards
-// are not checkpointed, so a restarted job starts again from the start or
-// from the workers' last checkpoint of the parameters). Every wait is
+// are not checkpointed: a restarted job starts over). Every wait is
 // bounded by a timeout.
 package ps
