@@ -23,6 +23,8 @@ type Board struct {
 	epochs     []Epoch
 	workers    map[int]Worker
 	workersVer int
+	trials     map[int]Trial
+	trialsVer  int
 	status     Status
 	changed    chan struct{} // closed on the next change; nil when nobody waits
 }
@@ -33,7 +35,7 @@ func NewBoard(maxSteps int) *Board {
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	return &Board{start: time.Now(), steps: newStepStore(maxSteps), workers: map[int]Worker{}}
+	return &Board{start: time.Now(), steps: newStepStore(maxSteps), workers: map[int]Worker{}, trials: map[int]Trial{}}
 }
 
 // since returns the seconds from the start of the run to now.
@@ -121,6 +123,29 @@ func (b *Board) SetWorker(w Worker) {
 	b.notify()
 }
 
+// SetTrial records (or updates) a trial of a hyperparameter search; a
+// non-finite Metric is dropped.
+func (b *Board) SetTrial(t Trial) {
+	if t.Metric != nil && (math.IsNaN(*t.Metric) || math.IsInf(*t.Metric, 0)) {
+		t.Metric = nil
+	}
+	t.Params = append([]TrialParam(nil), t.Params...)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.trials[t.ID] = t
+	b.trialsVer++
+	b.notify()
+}
+
+func (b *Board) trialList() []Trial {
+	ts := make([]Trial, 0, len(b.trials))
+	for _, t := range b.trials {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].ID < ts[j].ID })
+	return ts
+}
+
 // Finish records the end of the run: err nil for success.
 func (b *Board) Finish(err error) {
 	b.mu.Lock()
@@ -153,6 +178,7 @@ type State struct {
 	Epochs  []Epoch  `json:"epochs"`
 	Steps   []Step   `json:"-"` // served as columns
 	Workers []Worker `json:"workers"`
+	Trials  []Trial  `json:"trials,omitempty"`
 	Status  Status   `json:"status"`
 }
 
@@ -174,6 +200,9 @@ func (b *Board) Snapshot() State {
 	defer b.mu.Unlock()
 	s := State{Info: b.info, Epochs: append([]Epoch{}, b.epochs...), Steps: append([]Step{}, b.steps.after(-1)...),
 		Workers: b.workerList(), Status: b.status}
+	if len(b.trials) > 0 {
+		s.Trials = b.trialList()
+	}
 	if s.Info.Started.IsZero() {
 		s.Info.Started = b.start
 	}
@@ -191,9 +220,9 @@ func (b *Board) workerList() []Worker {
 
 // cursor is what one event stream has sent so far.
 type cursor struct {
-	infoVer, epochs, workersVer int
-	lastStep                    int
-	done                        bool
+	infoVer, epochs, workersVer, trialsVer int
+	lastStep                               int
+	done                                   bool
 }
 
 func newCursor() cursor { return cursor{lastStep: -1} }
@@ -240,6 +269,10 @@ func (b *Board) news(c *cursor) []event {
 	if c.workersVer != b.workersVer {
 		add("workers", b.workerList())
 		c.workersVer = b.workersVer
+	}
+	if c.trialsVer != b.trialsVer {
+		add("trials", b.trialList())
+		c.trialsVer = b.trialsVer
 	}
 	if b.status.Done && !c.done {
 		add("done", b.status)

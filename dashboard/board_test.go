@@ -105,3 +105,32 @@ func TestFinishWithError(t *testing.T) {
 		t.Errorf("the end sent twice: %q", evs)
 	}
 }
+
+// TestBoardTrials checks that trials are sent as one sorted list when
+// they change, updates replace a trial, and non-finite metrics are
+// dropped.
+func TestBoardTrials(t *testing.T) {
+	b := NewBoard(0)
+	c := newCursor()
+	b.news(&c)
+	acc := 0.9
+	nan := math.NaN()
+	b.SetTrial(Trial{ID: 2, Params: []TrialParam{{"lr", "0.1"}}, Status: "running"})
+	b.SetTrial(Trial{ID: 0, Params: []TrialParam{{"lr", "0.01"}}, Status: "done", Metric: &acc, Epochs: 5})
+	b.SetTrial(Trial{ID: 2, Params: []TrialParam{{"lr", "0.1"}}, Status: "failed", Metric: &nan, Error: "boom"})
+	evs := b.news(&c)
+	if len(evs) != 1 || evs[0].name != "trials" {
+		t.Fatalf("events %v, want one trials event", evs)
+	}
+	want := `[{"id":0,"params":[{"key":"lr","value":"0.01"}],"status":"done","metric":0.9,"epochs":5,"seconds":0,"rank":0},` +
+		`{"id":2,"params":[{"key":"lr","value":"0.1"}],"status":"failed","metric":null,"epochs":0,"seconds":0,"rank":0,"error":"boom"}]`
+	if string(evs[0].data) != want {
+		t.Errorf("trials event\n%s\nwant\n%s", evs[0].data, want)
+	}
+	if evs := b.news(&c); len(evs) != 0 {
+		t.Errorf("no change, yet events %v", evs)
+	}
+	if s := b.Snapshot(); len(s.Trials) != 2 || s.Trials[1].Status != "failed" {
+		t.Errorf("snapshot trials %+v", s.Trials)
+	}
+}

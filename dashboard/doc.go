@@ -4,7 +4,9 @@
 //
 // A Board holds what a job has reported so far: one RunInfo, every Epoch,
 // the Step points (downsampled to a bounded number, see Options.MaxSteps),
-// the Worker of each rank, and how the run ended. Its methods are safe for
+// the Worker of each rank, the Trial rows of a hyperparameter search
+// (`fathom tune`: a table and a scatter of the metric by trial on the
+// page), and how the run ended. Its methods are safe for
 // concurrent use and cheap enough to call from a training loop's hooks.
 // A Server binds a Board to an address:
 //

@@ -40,6 +40,11 @@ type RunInfo struct {
 	// Started is when the job started; the zero time means when the
 	// Board was made.
 	Started time.Time `json:"started"`
+	// Trials is the number of trials of a hyperparameter search (Kind
+	// "tune"), Mode "max" or "min": the direction of its metric, which
+	// Headline names.
+	Trials int    `json:"trials,omitempty"`
+	Mode   string `json:"mode,omitempty"`
 }
 
 // Machine describes the computer a job runs on.
@@ -140,4 +145,26 @@ type Status struct {
 	Done  bool    `json:"done"`
 	Error string  `json:"error,omitempty"`
 	T     float64 `json:"t,omitempty"` // seconds since the start
+}
+
+// Trial is one trial of a hyperparameter search (`fathom tune`).
+type Trial struct {
+	ID     int          `json:"id"`
+	Params []TrialParam `json:"params"`
+	// Status is "running", "done", "stopped" (early, by ASHA) or
+	// "failed".
+	Status string `json:"status"`
+	// Metric is the searched metric (the run's Headline) when known.
+	Metric  *float64 `json:"metric"`
+	Epochs  int      `json:"epochs"`
+	Seconds float64  `json:"seconds"`
+	// Rank is the process that runs the trial.
+	Rank  int    `json:"rank"`
+	Error string `json:"error,omitempty"`
+}
+
+// TrialParam is one searched key of a trial and its value (YAML text).
+type TrialParam struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }

@@ -54,6 +54,25 @@ type Server struct {
 // Listen binds the address of o and serves a board on it in the
 // background.
 func Listen(o Options) (*Server, error) {
+	b := o.Board
+	if b == nil {
+		b = NewBoard(o.MaxSteps)
+	}
+	return listen(o, b, func(ho HandlerOptions) http.Handler { return Handler(b, ho) })
+}
+
+// ListenRuns serves finished runs for replay (`fathom dashboard`): one
+// run's page at / as a live job's; several runs overlaid on a page that
+// compares them at /, each run's own page at /runs/N/.
+func ListenRuns(o Options, runs []Run) (*Server, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("dashboard: no runs to serve")
+	}
+	return listen(o, runs[0].Board, func(ho HandlerOptions) http.Handler { return RunsHandler(runs, ho) })
+}
+
+// listen binds o's address and serves the handler h makes on it.
+func listen(o Options, b *Board, h func(HandlerOptions) http.Handler) (*Server, error) {
 	addr := o.Addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -68,14 +87,10 @@ func Listen(o Options) (*Server, error) {
 		ln.Close()
 		return nil, fmt.Errorf("%w (%s)", ErrNoToken, addr)
 	}
-	b := o.Board
-	if b == nil {
-		b = NewBoard(o.MaxSteps)
-	}
 	s := &Server{board: b, ln: ln, closing: make(chan struct{})}
 	s.url = "http://" + net.JoinHostPort(urlHost(ta.IP), fmt.Sprint(ta.Port)) + "/"
-	h := Handler(b, HandlerOptions{Token: o.Token, Loopback: loopback, closing: s.closing})
-	s.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	s.http = &http.Server{Handler: h(HandlerOptions{Token: o.Token, Loopback: loopback, closing: s.closing}),
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	go s.http.Serve(ln)
 	return s, nil
 }
@@ -134,6 +149,12 @@ type HandlerOptions struct {
 // Handler returns the dashboard's HTTP handler for b: read-only (GET and
 // HEAD), with the token check of o.
 func Handler(b *Board, o HandlerOptions) http.Handler {
+	return guard(boardMux(b, &o), o)
+}
+
+// boardMux serves one board: the page, /api/state and /events. It sets
+// o's defaults.
+func boardMux(b *Board, o *HandlerOptions) *http.ServeMux {
 	if o.Throttle <= 0 {
 		o.Throttle = 100 * time.Millisecond
 	}
@@ -144,6 +165,7 @@ func Handler(b *Board, o HandlerOptions) http.Handler {
 	static, _ := fs.Sub(assets, "assets")
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServerFS(static))
+	mux.HandleFunc("/favicon.ico", noIcon)
 	mux.HandleFunc("/api/state", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
@@ -153,11 +175,23 @@ func Handler(b *Board, o HandlerOptions) http.Handler {
 		select {
 		case streams <- struct{}{}:
 			defer func() { <-streams }()
-			serveEvents(w, r, b, o)
+			serveEvents(w, r, b, *o)
 		default:
 			http.Error(w, "too many event streams", http.StatusServiceUnavailable)
 		}
 	})
+	return mux
+}
+
+// noIcon answers a browser's request for /favicon.ico (made for pages
+// without an icon link, such as an error page) with no content rather
+// than a 404 in its console.
+func noIcon(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }
+
+// guard wraps a dashboard handler in what every request passes: GET or
+// HEAD only, a loopback Host on loopback, the token when one is set, and
+// headers that keep the page from being framed or sniffed.
+func guard(next http.Handler, o HandlerOptions) http.Handler {
 	var want [32]byte
 	if o.Token != "" {
 		want = sha256.Sum256([]byte(o.Token))
@@ -190,7 +224,7 @@ func Handler(b *Board, o HandlerOptions) http.Handler {
 					SameSite: http.SameSiteStrictMode})
 			}
 		}
-		mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 

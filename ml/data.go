@@ -15,6 +15,30 @@ type Data struct {
 	Frame *data.Frame
 	// Comm joins the ranks; nil means Single (the Frame is all the data).
 	Comm Comm
+	// Progress, if set, is told the fit's progress: each iteration of an
+	// iterative solver with its objective (the same on every rank), through
+	// Report. A Pipeline names the stage. It must return quickly.
+	Progress func(Progress)
+}
+
+// Progress is one report of a fit in progress.
+type Progress struct {
+	// Stage is the index of the pipeline stage being fitted (from 0) and
+	// StageType its type; both are zero outside a pipeline.
+	Stage     int
+	StageType string
+	// Iteration counts the solver's iterations from 1; Loss is its
+	// objective after the iteration (for a GLM, the deviance).
+	Iteration int
+	Loss      float64
+}
+
+// Report tells d.Progress, if set, that iteration iter ended with
+// objective loss.
+func (d Data) Report(iter int, loss float64) {
+	if d.Progress != nil {
+		d.Progress(Progress{Iteration: iter, Loss: loss})
+	}
 }
 
 // Local is the whole data set in this process.

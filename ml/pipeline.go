@@ -56,7 +56,12 @@ func (p *Pipeline) Fit(d Data) (Model, error) {
 		var m Model
 		if e, ok := s.(Estimator); ok {
 			var err error
-			if m, err = e.Fit(cur); err != nil {
+			fit := cur
+			if report := d.Progress; report != nil {
+				stage, typ := i, s.Type()
+				fit.Progress = func(p Progress) { p.Stage, p.StageType = stage, typ; report(p) }
+			}
+			if m, err = e.Fit(fit); err != nil {
 				return nil, fmt.Errorf("ml: Pipeline: stage %d (%s): %w", i+1, s.Type(), err)
 			}
 		} else {

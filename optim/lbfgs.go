@@ -87,6 +87,7 @@ type lbfgsConfig struct {
 	lsTol            float64 // line search: stop when the bracket is this narrow
 	history          int
 	lineSearch       LineSearch
+	onIter           func(iter int, loss float64) // after each iteration (MinimizeOptions.Iteration)
 }
 
 // torchConfig returns the configuration PyTorch's LBFGS options describe.
@@ -182,6 +183,9 @@ func (st *lbfgsState) run(obj objective, loss float64, g []float64, cfg lbfgsCon
 		}
 		currentEvals += lsEvals
 		st.evals += lsEvals
+		if cfg.onIter != nil {
+			cfg.onIter(st.nIter, loss)
+		}
 
 		switch {
 		case it == cfg.maxIter:

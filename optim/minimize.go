@@ -23,6 +23,11 @@ type MinimizeOptions struct {
 	// (as PyTorch's LBFGS without line_search_fn); 0 uses the strong-Wolfe
 	// line search.
 	FixedStep float64
+	// Iteration, if set, is called after each iteration with its number
+	// (from 1) and the objective's value at the new point (as far as the
+	// iteration evaluated it): a progress report, which must not keep the
+	// minimizer waiting.
+	Iteration func(iter int, f float64)
 }
 
 func (o MinimizeOptions) withDefaults() MinimizeOptions {
@@ -93,7 +98,8 @@ func MinimizeLBFGS(f func(x, grad []float64) float64, x0 []float64, opt Minimize
 	// function-change test relative, so that accuracy does not depend on
 	// the scale of f.
 	cfg := lbfgsConfig{lr: 1, maxIter: opt.MaxIter, maxEval: opt.MaxEval, tolGrad: opt.GradTol,
-		tolStep: opt.StepTol, relTol: opt.FuncTol, lsTol: opt.StepTol, history: opt.History, lineSearch: StrongWolfe}
+		tolStep: opt.StepTol, relTol: opt.FuncTol, lsTol: opt.StepTol, history: opt.History, lineSearch: StrongWolfe,
+		onIter: opt.Iteration}
 	if opt.FixedStep > 0 {
 		cfg.lr, cfg.lineSearch = opt.FixedStep, NoLineSearch
 	}

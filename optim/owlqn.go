@@ -180,6 +180,9 @@ func MinimizeOWLQN(f func(x, grad []float64) float64, x0, l1 []float64, opt Mini
 		copy(x, xt)
 		copy(g, gt)
 		fx, F = ft, Ft
+		if opt.Iteration != nil {
+			opt.Iteration(iter, F)
+		}
 		pseudoGradient(pg, x, g, l1)
 		if maxAbs(pg) <= opt.GradTol {
 			reason = StopGradient

@@ -34,6 +34,7 @@ type series struct {
 	name  string
 	color color.RGBA
 	x, y  []float64
+	dots  bool // markers only, no line (a scatter)
 }
 
 // A panel is one of the two plots: a title, the y axis's title and its
@@ -41,6 +42,10 @@ type series struct {
 type panel struct {
 	title, ylabel string
 	series        []series
+	// xlabel names the x axis ("" is "epoch", whole numbers); xreal
+	// allows ticks between whole numbers.
+	xlabel string
+	xreal  bool
 }
 
 // curvesImage is the drawn image with the plot area of each panel, for
@@ -162,7 +167,9 @@ func drawPanel(img *image.RGBA, area image.Rectangle, p panel, xlo, xhi float64)
 
 	// The epoch axis: whole epochs, labels apart by at least two letters.
 	xstep, _ := niceTicks(xlo, xhi, 6)
-	xstep = max(xstep, 1)
+	if !p.xreal {
+		xstep = max(xstep, 1)
+	}
 	var xticks []float64
 	var xlabels []string
 	for {
@@ -197,10 +204,10 @@ func drawPanel(img *image.RGBA, area image.Rectangle, p panel, xlo, xhi float64)
 		m := newMask(plot)
 		for i := range s.x {
 			x, y := px(s.x[i]), py(s.y[i])
-			if i > 0 {
+			if i > 0 && !s.dots {
 				m.capsule(px(s.x[i-1]), py(s.y[i-1]), x, y, lineR)
 			}
-			if len(s.x) <= maxMarkers {
+			if len(s.x) <= maxMarkers || s.dots {
 				m.capsule(x, y, x, y, markerR)
 			}
 		}
@@ -228,7 +235,12 @@ func drawPanel(img *image.RGBA, area image.Rectangle, p panel, xlo, xhi float64)
 	midX, midY := (plot.Min.X+plot.Max.X)/2, (plot.Min.Y+plot.Max.Y)/2
 	title := fitText(p.title, area.Dx()-2*padOuter)
 	drawText(img, max(area.Min.X+padOuter, midX-textWidth(title)/2), area.Min.Y+padOuter, title, inkColor, false)
-	drawText(img, midX-textWidth("epoch")/2, plot.Max.Y+1+tickLen+tickGap+textHeight+labelGap, "epoch", inkColor, false)
+	xlabel := p.xlabel
+	if xlabel == "" {
+		xlabel = "epoch"
+	}
+	xlabel = fitText(xlabel, plot.Dx())
+	drawText(img, midX-textWidth(xlabel)/2, plot.Max.Y+1+tickLen+tickGap+textHeight+labelGap, xlabel, inkColor, false)
 	ylabel := fitText(p.ylabel, plot.Dy())
 	drawText(img, area.Min.X+padOuter, midY+textWidth(ylabel)/2, ylabel, inkColor, true)
 
@@ -269,8 +281,10 @@ func drawLegend(img *image.RGBA, plot image.Rectangle, ink *mask, ss []series) {
 		y := float64(top) + textHeight/2.0
 		x0, x1 := float64(box.Min.X+legendPad), float64(box.Min.X+legendPad+sampleLen)
 		m := newMask(image.Rect(int(x0)-markerR-1, top, int(x1)+markerR+1, top+textHeight))
-		m.capsule(x0, y, x1, y, lineR)
-		if len(s.x) <= maxMarkers {
+		if !s.dots {
+			m.capsule(x0, y, x1, y, lineR)
+		}
+		if len(s.x) <= maxMarkers || s.dots {
 			m.capsule((x0+x1)/2, y, (x0+x1)/2, y, markerR)
 		}
 		m.paint(img, s.color)

@@ -19,6 +19,10 @@ import (
 // dashboard's token when it serves beyond loopback (else the job token).
 const dashboardTokenEnv = "FATHOM_DASHBOARD_TOKEN"
 
+// dashboardEnv names the environment variable through which `fathom run
+// --dashboard` gives its workers their --dashboard address.
+const dashboardEnv = "FATHOM_DASHBOARD"
+
 // dashboardAuto is --dashboard given with no address: loopback, a free port.
 const dashboardAuto = "127.0.0.1:0"
 
@@ -31,7 +35,7 @@ type dashboardFlags struct {
 
 func (f *dashboardFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "dashboard", "", "serve a live web page of the job on `ADDR` (host:port; with no value, 127.0.0.1 on a free port); beyond loopback a token is required")
+	fl.StringVar(&f.addr, "dashboard", os.Getenv(dashboardEnv), "serve a live web page of the job on `ADDR` (host:port; with no value, 127.0.0.1 on a free port); beyond loopback a token is required")
 	fl.Lookup("dashboard").NoOptDefVal = dashboardAuto
 	fl.StringVar(&f.tokenFile, "dashboard-token-file", "", "file holding the dashboard's token (default: $"+dashboardTokenEnv+", else $"+distenv.JobToken+")")
 	fl.BoolVar(&f.keep, "dashboard-keep", false, "keep serving the final page after the job ends, until interrupted")

@@ -44,13 +44,27 @@ func (s *syncBuffer) String() string {
 // with their last step; where Chromium is installed the page's table shows
 // two rows.
 func TestDashboardWorkersDistributed(t *testing.T) {
+	testDashboardWorkers(t, nil, []string{"--dashboard", "--dashboard-keep"}, "[0] dashboard: ")
+}
+
+// TestRunDashboard is TestDashboardWorkersDistributed with the page asked
+// of the launcher: `fathom run --dashboard -n 2 -- fathom train ...`
+// prints the address before the workers start and they take it from
+// their environment.
+func TestRunDashboard(t *testing.T) {
+	testDashboardWorkers(t, []string{"--dashboard"}, []string{"--dashboard-keep"}, "dashboard: ")
+}
+
+func testDashboardWorkers(t *testing.T, runFlags, trainFlags []string, prefix string) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts processes")
 	}
 	exe := buildFathom(t)
-	cmd := exec.Command(exe, "run", "-n", "2", "--", exe, "train", "../../examples/iris.yaml", "--quiet",
-		"--set", "epochs=20", "--set", "output.dir="+t.TempDir(), "--dashboard", "--dashboard-keep")
-	cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=")
+	args := append([]string{"run"}, runFlags...)
+	args = append(args, "-n", "2", "--", exe, "train", "../../examples/iris.yaml", "--quiet",
+		"--set", "epochs=20", "--set", "output.dir="+t.TempDir())
+	cmd := exec.Command(exe, append(args, trainFlags...)...)
+	cmd.Env = append(os.Environ(), "MASTER_ADDR=", "FATHOM_JOB_TOKEN=", dashboardEnv+"=")
 	cmd.Stdout = io.Discard
 	errPipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -67,7 +81,8 @@ func TestDashboardWorkersDistributed(t *testing.T) {
 		for sc.Scan() {
 			line := sc.Text()
 			stderr.WriteString(line + "\n")
-			if _, u, ok := strings.Cut(line, "[0] dashboard: "); ok && strings.HasPrefix(u, "http://") {
+			if u, ok := strings.CutPrefix(line, prefix); ok && strings.HasPrefix(u, "http://") {
+				u, _, _ = strings.Cut(u, " (served by rank 0)")
 				select {
 				case urls <- u:
 				default:

@@ -5,11 +5,14 @@ import (
 	"io"
 	"maps"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/mljob"
 )
@@ -29,6 +32,7 @@ func init() {
 
 	var sets []string
 	var quiet bool
+	var dash dashboardFlags
 	fit := &cobra.Command{
 		Use:   "fit CONFIG.yaml",
 		Short: "Fit the pipeline a YAML config describes (with optional grid search)",
@@ -46,7 +50,11 @@ Unknown keys, stage params included, are errors naming the key and its line.
 --set pipeline.2.params.regParam=0.1). Under fathom run -n N each rank reads
 its share of the rows and every fit is distributed; rank 0 writes the files.
 With --json the last stdout line is {"metrics": {...}, "fit_seconds": ...,
-"model_path": ...} (and rows, ranks, iterations, tuning).`,
+"model_path": ...} (and rows, ranks, iterations, tuning).
+
+--dashboard serves a web page of the fit (each solver iteration's objective,
+then the metrics); every fit also writes dashboard.json into output.dir for
+fathom dashboard to replay.`,
 		Example: `  fathom ml fit examples/ml/iris-logreg.yaml
   fathom ml fit examples/ml/iris-cv.yaml --set tuning.crossValidator.parallelism=2 --json
   fathom run -n 2 -- fathom ml fit examples/ml/iris-logreg.yaml`,
@@ -56,9 +64,10 @@ With --json the last stdout line is {"metrics": {...}, "fit_seconds": ...,
 			if quiet {
 				log = nil
 			}
-			return runMLFit(cmd, args[0], sets, log)
+			return runMLFit(cmd, args[0], sets, log, dash)
 		},
 	}
+	dash.register(fit)
 	fit.Flags().StringArrayVar(&sets, "set", nil, "override a config key: key.path=value (repeatable)")
 	fit.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")
 	mlCmd.AddCommand(fit)
@@ -106,10 +115,21 @@ Prints "metric: value", or with --json {"metrics": {metric: value}, "rows": n}.`
 	mlCmd.AddCommand(eval)
 }
 
-func runMLFit(cmd *cobra.Command, path string, sets []string, log io.Writer) error {
+func runMLFit(cmd *cobra.Command, path string, sets []string, log io.Writer, dash dashboardFlags) error {
 	cfg, err := mljob.LoadConfig(path, sets)
 	if err != nil {
 		return err
+	}
+	srv, err := dash.start(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	var board *dashboard.Board
+	if srv != nil {
+		board = srv.Board()
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		defer dash.finish(ctx, srv, cmd.ErrOrStderr())
 	}
 	c, closeComm, err := mljob.JoinFromEnv(cmd.Context())
 	if err != nil {
@@ -119,7 +139,7 @@ func runMLFit(cmd *cobra.Command, path string, sets []string, log io.Writer) err
 	if c.Rank() != 0 {
 		log = nil
 	}
-	res, err := mljob.Run(cfg, mljob.Options{Comm: c, Log: log})
+	res, err := mljob.Run(cfg, mljob.Options{Comm: c, Log: log, Dashboard: board})
 	if err != nil {
 		return err
 	}

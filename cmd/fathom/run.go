@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/fathom-ml/fathom/launch"
@@ -40,8 +44,13 @@ not count against --max-restarts. FATHOM_JOB_TOKEN must be set on every node.`,
 	RunE: runWorkers,
 }
 
+// runDashboard is the --dashboard flag of `fathom run`.
+var runDashboard string
+
 func init() {
 	runCfg.AddFlags(runCmd.Flags())
+	runCmd.Flags().StringVar(&runDashboard, "dashboard", "", "serve the job's live web page on `ADDR` (with no value, 127.0.0.1 on a free port): rank 0 serves it, every rank reports to it (the command must take --dashboard: fathom train, ml fit)")
+	runCmd.Flags().Lookup("dashboard").NoOptDefVal = dashboardAuto
 	// Flags after the command name belong to the command.
 	runCmd.Flags().SetInterspersed(false)
 	rootCmd.AddCommand(runCmd)
@@ -78,6 +87,13 @@ type runWorkerJSON struct {
 func runWorkers(cmd *cobra.Command, args []string) error {
 	cfg := runCfg
 	cfg.Command = args
+	if runDashboard != "" {
+		addr, err := launchDashboard(&cfg, runDashboard, cmd.ErrOrStderr())
+		if err != nil {
+			return errors.New("run: --dashboard: " + err.Error())
+		}
+		runDashboard = addr
+	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -102,6 +118,42 @@ func runWorkers(cmd *cobra.Command, args []string) error {
 		return errors.New("run: " + err.Error())
 	}
 	return nil
+}
+
+// launchDashboard has the workers of cfg serve (rank 0) and report to
+// (every rank) a dashboard on addr: $FATHOM_DASHBOARD in their
+// environment, which the commands take as their --dashboard. A free
+// loopback port is chosen here, so the address is known (and printed)
+// before the workers start and stays the same across restarts.
+func launchDashboard(cfg *launch.Config, addr string, stderr io.Writer) (string, error) {
+	if addr == dashboardAuto {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return "", err
+		}
+		addr = ln.Addr().String()
+		ln.Close()
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" || port == "0" {
+		return "", fmt.Errorf("want host:port with a port, got %q", addr)
+	}
+	env := cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cfg.Env = append(slices.Clip(env), dashboardEnv+"="+addr)
+	if cfg.NodeRank == 0 {
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "127.0.0.1"
+		}
+		note := ""
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			note = " (token required: the job token, or $" + dashboardTokenEnv + ")"
+		}
+		fmt.Fprintf(stderr, "dashboard: http://%s/%s (served by rank 0)\n", net.JoinHostPort(host, port), note)
+	}
+	return addr, nil
 }
 
 func runJSON(res launch.Result, err error) runResultJSON {

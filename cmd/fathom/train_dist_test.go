@@ -142,7 +142,7 @@ func TestTrainDataParallel(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if want := []string{"curves.png", "metrics.csv", "model.safetensors"}; !slices.Equal(names, want) {
+	if want := []string{"curves.png", "dashboard.json", "metrics.csv", "model.safetensors"}; !slices.Equal(names, want) {
 		t.Errorf("output files %v, want %v", names, want)
 	}
 }

@@ -10,13 +10,13 @@
 
   var st;
   function reset() {
-    st = { info: null, steps: {}, epochs: [], workers: [], status: null };
+    st = { info: null, steps: {}, epochs: [], workers: [], trials: [], status: null };
     COLS.forEach(function (c) { st.steps[c] = []; });
   }
   reset();
 
   // What a test (or a curious person in the console) can read.
-  var probe = window.fathomDashboard = { connected: false, epochs: 0, steps: 0, points: 0, done: false, errors: [] };
+  var probe = window.fathomDashboard = { connected: false, epochs: 0, steps: 0, points: 0, trials: 0, trialsFinished: 0, done: false, errors: [] };
   window.addEventListener('error', function (e) { probe.errors.push(String(e.message || e)); });
   // The longest task that kept the page from answering (ms), where the
   // browser tells (Chromium's Long Tasks API).
@@ -139,6 +139,15 @@
       { label: 'communication', stroke: palette.comm, width: 1 },
       { label: 'data', stroke: palette.data, width: 1 }
     ], 'step');
+    // The trials of a search: the metric of each by trial number, one
+    // series of points per status (no lines).
+    var dots = function (color) {
+      return { stroke: color, fill: color, width: 0, paths: function () { return null; }, points: { show: true, size: 8, fill: color, stroke: color } };
+    };
+    charts.trials = makeChart('c-trials', [
+      Object.assign({ label: 'done' }, dots(palette.train)),
+      Object.assign({ label: 'stopped' }, dots(palette.sps))
+    ], 'trial', { cursor: { drag: { x: true, y: false }, points: { show: false } } });
     window.addEventListener('resize', function () {
       Object.keys(charts).forEach(function (k) {
         var el = charts[k].root.parentNode;
@@ -202,6 +211,7 @@
     if (timed) charts.timing.setData([s.step, ms(s.compute), ms(s.comm), ms(s.data)]);
     drawTiles();
     drawWorkers();
+    drawTrials();
     probe.epochs = st.epochs.length;
     probe.points = s.step.length;
     probe.steps = s.step.length ? s.step[s.step.length - 1] : 0;
@@ -261,6 +271,64 @@
       (ws > 1 ? ws + ' workers; this page shows rank 0' : 'one process');
   }
 
+  // drawTrials fills the trials table (a column per searched key) and the
+  // scatter of the metric by trial; the best finished trial is marked.
+  function drawTrials() {
+    var ts = st.trials, info = st.info || {};
+    var tune = info.kind === 'tune' || ts.length > 0;
+    // A trial's status: queued, running, done, stopped (by ASHA), failed.
+    var sec = $('tune');
+    if (tune && sec.hidden) {
+      sec.hidden = false;
+      document.querySelector('.tiles').hidden = true;
+      document.querySelector('.charts').hidden = true;
+      charts.trials.setSize({ width: chartWidth(charts.trials.root.parentNode), height: 240 });
+    }
+    if (!tune) return;
+    var metric = info.headline || 'metric', larger = info.mode !== 'min';
+    $('c-trials-caption').textContent = metric + ' by trial';
+    var keys = [];
+    ts.forEach(function (t) { t.params.forEach(function (p) { if (keys.indexOf(p.key) < 0) keys.push(p.key); }); });
+    var head = $('trials').tHead.rows[0];
+    head.textContent = '';
+    ['trial'].concat(keys, [metric, 'epochs', 'status', 'seconds', 'rank']).forEach(function (h) {
+      var th = document.createElement('th'); th.textContent = h; head.appendChild(th);
+    });
+    var best = null, finished = 0;
+    ts.forEach(function (t) {
+      if (t.status === 'done' || t.status === 'stopped' || t.status === 'failed') finished++;
+      if (t.status !== 'done' || t.metric === null) return;
+      if (best === null || (larger ? t.metric > best.metric : t.metric < best.metric)) best = t;
+    });
+    var body = $('trials').tBodies[0];
+    body.textContent = '';
+    ts.forEach(function (t) {
+      var tr = document.createElement('tr'), vals = {};
+      t.params.forEach(function (p) { vals[p.key] = p.value; });
+      var cells = [t.id].concat(keys.map(function (k) { return vals[k] === undefined ? '' : vals[k]; }),
+        [t.metric === null ? '—' : fmt(t.metric), t.epochs || '', t.status + (t.error ? ': ' + t.error : ''),
+         t.seconds ? t.seconds.toFixed(2) : '', t.rank >= 0 ? t.rank : '']);
+      cells.forEach(function (v, i) {
+        var td = document.createElement('td'); td.textContent = String(v);
+        if (best === t && i === keys.length + 1) td.className = 'best';
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+    $('trials-note').textContent = (finished + ' of ' + (info.trials || ts.length) + ' finished') +
+      (best ? ' · best: trial ' + best.id + ' (' + metric + ' ' + fmt(best.metric) + ')' : '');
+    var x = [], done = [], stopped = [];
+    ts.forEach(function (t) {
+      x.push(t.id);
+      done.push(t.status === 'done' ? t.metric : null);
+      stopped.push(t.status === 'stopped' ? t.metric : null);
+    });
+    charts.trials.setData([x, done, stopped]);
+    probe.trials = ts.length;
+    probe.trialsFinished = finished;
+    document.body.dataset.trials = String(finished);
+  }
+
   // relabel names the evaluation series after the split ("test", "val").
   function relabel(split) {
     [['loss', 3, split + ' (epoch)'], ['metric', 2, split]].forEach(function (r) {
@@ -269,8 +337,19 @@
     });
   }
 
+  // kindLabels names the tiles after the kind of job: a classic-ML fit
+  // ("ml") counts solver iterations of its pipeline's stages, and its loss
+  // is the solver's objective.
+  function kindLabels(kind) {
+    var ml = kind === 'ml';
+    [['t-epoch', ml ? 'stage' : 'epoch'], ['t-step', ml ? 'iteration' : 'step'], ['t-loss', ml ? 'objective' : 'train loss']].forEach(function (r) {
+      $(r[0]).previousElementSibling.textContent = r[1];
+    });
+  }
+
   function drawInfo() {
     var info = st.info || {};
+    kindLabels(info.kind);
     relabel(info.eval_split || 'eval');
     $('title').textContent = info.title || 'dashboard';
     document.title = (info.title ? info.title + ' · ' : '') + 'fathom';
@@ -316,6 +395,7 @@
     src.addEventListener('steps', function (e) { var v = parse(e); if (v) { addSteps(v); schedule(); } });
     src.addEventListener('epoch', function (e) { var v = parse(e); if (v) { st.epochs.push(v); schedule(); } });
     src.addEventListener('workers', function (e) { var v = parse(e); if (v) { st.workers = v; schedule(); } });
+    src.addEventListener('trials', function (e) { var v = parse(e); if (v) { st.trials = v; schedule(); } });
     src.addEventListener('done', function (e) {
       var v = parse(e);
       if (!v) return;

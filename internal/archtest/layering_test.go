@@ -37,6 +37,7 @@ var floors = map[string]int{
 	"serve":     5, // the inference server: on modelfile, never the training job
 	"train":     5,
 	"train/job": 6,
+	"trials":    5, // fathom tune's search: trials, queue (in process or over the job store), ASHA, results table and plot
 	"dashboard": 4, // the live page of a job: plain events, no trainer (train/job feeds it)
 	"cmd/":      7, "examples/": 7, "deploy": 7,
 }

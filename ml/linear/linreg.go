@@ -117,7 +117,7 @@ func (e *LinearRegression) Fit(d ml.Data) (ml.Model, error) {
 			}
 		}
 		if !solved {
-			sol, err := solve(fd, problem{loss: SquaredError, k: 1, intercept: e.FitIntercept,
+			sol, err := solve(fd, problem{report: d.Report, loss: SquaredError, k: 1, intercept: e.FitIntercept,
 				standardize: e.Standardization, regParam: e.RegParam, elasticNet: e.ElasticNetParam,
 				maxIter: e.MaxIter, tol: e.Tol})
 			if err != nil {

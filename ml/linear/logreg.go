@@ -160,7 +160,7 @@ func (e *LogisticRegression) Fit(d ml.Data) (ml.Model, error) {
 	if multi {
 		loss = Softmax
 	}
-	sol, err := solve(fd, problem{loss: loss, k: k, intercept: e.FitIntercept, standardize: e.Standardization,
+	sol, err := solve(fd, problem{report: d.Report, loss: loss, k: k, intercept: e.FitIntercept, standardize: e.Standardization,
 		regParam: e.RegParam, elasticNet: e.ElasticNetParam, maxIter: e.MaxIter, tol: e.Tol, x0: x0})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

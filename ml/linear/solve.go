@@ -142,6 +142,7 @@ func loadFitData(d ml.Data, name, featuresCol, labelCol, weightCol string, class
 
 // problem is a regularized linear fit: k outputs over d features.
 type problem struct {
+	report      func(iter int, loss float64) // progress (ml.Data.Report); nil for none
 	loss        Loss
 	k           int
 	intercept   bool
@@ -188,7 +189,8 @@ func solve(fd *fitData, p problem) (solution, error) {
 	if x0 == nil {
 		x0 = make([]float64, np)
 	}
-	opt := optim.MinimizeOptions{MaxIter: p.maxIter, FuncTol: p.tol, GradTol: min(1e-9, p.tol), MaxEval: 4 * p.maxIter}
+	opt := optim.MinimizeOptions{MaxIter: p.maxIter, FuncTol: p.tol, GradTol: min(1e-9, p.tol), MaxEval: 4 * p.maxIter,
+		Iteration: p.report}
 	var res optim.Result
 	var err error
 	switch {

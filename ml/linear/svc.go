@@ -91,7 +91,7 @@ func (e *LinearSVC) Fit(d ml.Data) (ml.Model, error) {
 	if nc > 2 {
 		k = nc
 	}
-	sol, err := solve(fd, problem{loss: loss, k: k, intercept: e.FitIntercept, standardize: e.Standardization,
+	sol, err := solve(fd, problem{report: d.Report, loss: loss, k: k, intercept: e.FitIntercept, standardize: e.Standardization,
 		regParam: e.RegParam, elasticNet: e.ElasticNetParam, maxIter: e.MaxIter, tol: e.Tol})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

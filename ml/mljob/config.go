@@ -47,6 +47,7 @@ type Config struct {
 
 	file   string
 	dir    string
+	text   []byte // the config as run (overrides applied), for the dashboard
 	tuning string // "", "crossValidator" or "trainValidationSplit"
 	axes   []gridAxis
 }
@@ -381,6 +382,7 @@ func parseConfig(text []byte, name string, overrides []string) (*Config, error) 
 	if err := c.validate(root); err != nil {
 		return nil, err
 	}
+	c.text, _ = yaml.Marshal(root)
 	return c, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/internal/distenv"
@@ -101,6 +102,11 @@ type Options struct {
 	NoSave bool
 	// Log, if set, receives progress lines.
 	Log io.Writer
+	// Dashboard, if set, is told the job (config, data sizes, machine),
+	// every solver iteration of the fit with its objective as a step, the
+	// metrics as one epoch at the end, and the end (rank 0's board; the
+	// other ranks may pass nil).
+	Dashboard *dashboard.Board
 }
 
 // JoinFromEnv joins the job's process group when the environment names
@@ -233,7 +239,30 @@ func (c *Config) OutputDir() string { return c.Output.Dir }
 // the pipeline (or searches the grid and refits the best point),
 // evaluates on the held-out rows and, on rank 0, writes
 // <output.dir>/model.safetensors and metrics.json.
+//
+// Rank 0 also writes the run's dashboard board to dashboard.json there
+// (what `fathom dashboard` replays), with or without a live page.
 func Run(c *Config, o Options) (*Result, error) {
+	cm := o.Comm
+	if cm == nil {
+		cm = ml.Single
+	}
+	if o.Dashboard == nil && cm.Rank() == 0 && !o.NoSave {
+		o.Dashboard = dashboard.NewBoard(0)
+	}
+	res, err := run(c, o)
+	if o.Dashboard != nil && cm.Rank() == 0 {
+		o.Dashboard.Finish(err)
+		if !o.NoSave && err == nil {
+			if werr := dashboard.WriteState(filepath.Join(c.Output.Dir, dashboard.StateFile), o.Dashboard.Snapshot()); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	return res, err
+}
+
+func run(c *Config, o Options) (*Result, error) {
 	cm := o.Comm
 	if cm == nil {
 		cm = ml.Single
@@ -274,11 +303,16 @@ func Run(c *Config, o Options) (*Result, error) {
 	}
 	res := &Result{Ranks: cm.Size(), TrainRows: nTrain, TestRows: nTest, Metrics: map[string]float64{}}
 	logf("ml fit: %d training rows, %d test rows, %d rank(s)", nTrain, nTest, cm.Size())
+	board := o.Dashboard
+	if cm.Rank() != 0 {
+		board = nil
+	}
+	progress := c.dashboardStart(board, pipe, evs, nTrain, cm.Size())
 
 	start := time.Now()
 	var model ml.Model
 	if c.tuning == "" {
-		if model, err = pipe.Fit(ml.Data{Frame: train, Comm: cm}); err != nil {
+		if model, err = pipe.Fit(ml.Data{Frame: train, Comm: cm, Progress: progress}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -332,6 +366,16 @@ func Run(c *Config, o Options) (*Result, error) {
 			return nil, fmt.Errorf("evaluate (%s) on the %s rows: %w", ev.Metric(), split, err)
 		}
 		res.Metrics[ev.Metric()] = v
+	}
+	if board != nil {
+		st := board.Snapshot()
+		st.Info.EvalSplit = split
+		board.SetInfo(st.Info)
+		steps := 0
+		if n := len(st.Steps); n > 0 {
+			steps = st.Steps[n-1].Step
+		}
+		board.AddEpoch(dashboard.Epoch{Epoch: 1, Steps: steps, Eval: res.Metrics, Seconds: res.FitSeconds})
 	}
 	if !o.NoSave {
 		res.ModelPath = filepath.Join(c.Output.Dir, "model.safetensors")

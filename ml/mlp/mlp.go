@@ -288,7 +288,8 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 			MaxEval: 10 * e.MaxIter,
 			// optim reads 0 as "its default"; tol 0 means "only an
 			// unchanged loss stops", as in Spark.
-			FuncTol: max(e.Tol, math.SmallestNonzeroFloat64),
+			FuncTol:   max(e.Tol, math.SmallestNonzeroFloat64),
+			Iteration: d.Report,
 		})
 		w, loss, iters = res.X, res.F, res.Iterations
 	}

@@ -554,6 +554,10 @@ func DecodeSpecYAML(text []byte) (nn.Spec, error) {
 }
 
 // task returns the task the loss implies.
+// Task returns the job's task, from its loss: classification for
+// cross_entropy, regression for the others.
+func (c *Config) Task() (metrics.Task, error) { return c.task() }
+
 func (c *Config) task() (metrics.Task, error) {
 	switch strings.ToLower(strings.ReplaceAll(c.Loss.Type, "-", "_")) {
 	case "", "cross_entropy", "crossentropy", "ce":

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
@@ -34,6 +35,10 @@ type RunOptions struct {
 	// progress to rank 0's Dashboard (its workers table) through the job's
 	// rendezvous store; set it on every rank.
 	DashboardWorkers bool
+	// Local runs the job in this process alone even when the environment
+	// names a distributed job (WORLD_SIZE > 1): `fathom tune` under
+	// `fathom run -n N` runs whole trials on every rank.
+	Local bool
 }
 
 // Result is the outcome of Run.
@@ -73,15 +78,50 @@ type Result struct {
 // train it with evaluation after every epoch, score it on the test split
 // and write the model file, metrics.csv and curves.png into the output
 // directory.
+//
+// Rank 0 also keeps a dashboard board of the run (ro.Dashboard, or its
+// own) and writes it to dashboard.json in the output directory with the
+// metrics, at most every few seconds while training and once at the end:
+// what `fathom dashboard RUN_DIR` replays, every step's loss included.
 func Run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
-	res, err := run(ctx, c, ro)
+	if ro.Dashboard == nil && c.writesMetrics() {
+		ro.Dashboard = dashboard.NewBoard(0)
+	}
+	var state stateWriter
+	res, err := run(ctx, c, ro, &state)
 	if ro.Dashboard != nil {
 		ro.Dashboard.Finish(err)
+		if werr := state.write(true); werr != nil && err == nil {
+			err = werr
+		}
 	}
 	return res, err
 }
 
-func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
+// writesMetrics says whether the job writes its metrics files.
+func (c *Config) writesMetrics() bool { return c.Output.Metrics == nil || *c.Output.Metrics }
+
+// stateWriter writes a run's dashboard board to its file, at most every
+// stateEvery unless forced.
+type stateWriter struct {
+	board *dashboard.Board
+	path  string
+	last  time.Time
+}
+
+// stateEvery is the shortest time between two writes of a run's
+// dashboard.json during training.
+const stateEvery = 5 * time.Second
+
+func (w *stateWriter) write(force bool) error {
+	if w.board == nil || w.path == "" || (!force && time.Since(w.last) < stateEvery) {
+		return nil
+	}
+	w.last = time.Now()
+	return dashboard.WriteState(w.path, w.board.Snapshot())
+}
+
+func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Result, error) {
 	logf := func(format string, a ...any) {
 		if ro.Log != nil {
 			fmt.Fprintf(ro.Log, format+"\n", a...)
@@ -91,9 +131,11 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dist, err := joinDistributed(ctx, c) // nil for one process
-	if err != nil {
-		return nil, err
+	var dist *distributed // nil for one process
+	if !ro.Local {
+		if dist, err = joinDistributed(ctx, c); err != nil {
+			return nil, err
+		}
 	}
 	defer dist.close()
 	var stepReport func(train.BatchEvent) // each worker's progress for the dashboard
@@ -166,10 +208,13 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	if res.ModelPath == "" {
 		res.ModelPath = filepath.Join(dir, "model.safetensors")
 	}
-	writeMetrics := c.Output.Metrics == nil || *c.Output.Metrics
+	writeMetrics := c.writesMetrics()
 	writePlot := c.Output.Plot == nil || *c.Output.Plot
 	if writeMetrics {
-		res.MetricsPath = filepath.Join(dir, "metrics.csv")
+		res.MetricsPath = filepath.Join(dir, dashboard.MetricsFile)
+		if ro.Dashboard != nil {
+			*state = stateWriter{board: ro.Dashboard, path: filepath.Join(dir, dashboard.StateFile), last: time.Now()}
+		}
 	}
 	if writePlot {
 		res.PlotPath = filepath.Join(dir, "curves.png")
@@ -203,6 +248,9 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 		}
 		if writeMetrics {
 			if err := runlog.WriteMetricsCSVSplit(res.MetricsPath, task, done, c.EvalSplit()); err != nil {
+				return err
+			}
+			if err := state.write(false); err != nil {
 				return err
 			}
 		}
