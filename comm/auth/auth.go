@@ -37,6 +37,7 @@ type Kind uint8
 const (
 	KindStore Kind = 1 // a client of the rendezvous store
 	KindPeer  Kind = 2 // a worker-to-worker link
+	KindPS    Kind = 3 // a worker's link to a parameter server (package ps)
 )
 
 const (
@@ -154,6 +155,8 @@ func kindName(k Kind) string {
 		return "store client"
 	case KindPeer:
 		return "worker peer"
+	case KindPS:
+		return "parameter-server client"
 	}
 	return fmt.Sprintf("kind-%d", k)
 }

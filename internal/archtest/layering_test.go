@@ -29,6 +29,8 @@ var floors = map[string]int{
 	"tensor/gradcheck": 3, "comm": 3, "nn": 3, "optim": 3, "data": 3,
 	"comm/tensorcomm": 4, "comm/commtest": 4, "modelfile": 4, "runlog": 4,
 	"ddp":       4, // on tensor, nn and comm; train builds its Strategy on it
+	"ps":        4, // parameter servers: on comm/auth, optim, tensor; train builds its Strategy on it
+	"pipe":      4, // pipeline stages: on comm, nn, tensor
 	"ml":        4, // on data, comm, optim, safetensors, metrics, internal/kernel
 	"ml/mltest": 5, "ml/feature": 5, "ml/linear": 5, "ml/bayes": 5, "ml/glm": 5, "ml/mlp": 5, "ml/eval": 5, "ml/tune": 5,
 	"ml/mljob":  6, // the YAML config behind `fathom ml`: every stage type

@@ -265,6 +265,32 @@ type DistributedConfig struct {
 	// training: a power of two, a multiple of the number of workers
 	// (default 4: the same weights on 1, 2 or 4 workers).
 	MicroShards int `yaml:"micro_shards"`
+	// Strategy is how the workers train together: "ddp" (the default:
+	// data parallel) or "ps" (parameter servers; see paramserver.go).
+	Strategy string `yaml:"strategy"`
+	// Servers is the number of parameter servers (strategy ps, default
+	// 1): the last Servers ranks, or ServerRanks.
+	Servers int `yaml:"servers"`
+	// ServerRanks names the ranks that serve (strategy ps), e.g. one per
+	// host; rank 0 stays a worker.
+	ServerRanks []int `yaml:"server_ranks"`
+	// Staleness makes a parameter server asynchronous with this bound in
+	// steps (stale-synchronous parallel); unset: synchronous.
+	Staleness *int `yaml:"staleness"`
+	// Stages, MicroBatches, Schedule and Split are the pipeline's
+	// (strategy pipeline; see pipeline.go): the number of stages (one
+	// rank each; default the number of ranks), of micro-batches per batch
+	// (default 1: naive model parallelism), "gpipe" (default) or "1f1b",
+	// and the indices of the layers that begin stages 1..K-1 (default:
+	// balanced by measured cost).
+	Stages       int    `yaml:"stages"`
+	MicroBatches int    `yaml:"micro_batches"`
+	Schedule     string `yaml:"schedule"`
+	Split        []int  `yaml:"split"`
+	// MemoryLimitMB bounds the training state one rank may hold (MiB):
+	// parameters, gradients, optimizer state and, for a pipeline stage,
+	// activations. 0: no limit.
+	MemoryLimitMB float64 `yaml:"memory_limit_mb"`
 }
 
 // microShards returns train.Options.MicroShards: 0 unless deterministic.
@@ -303,6 +329,9 @@ func (d DistributedConfig) options() ddp.Options {
 // validateDistributed checks the distributed section's sizes, locating a
 // bad value by its line in root (0 when given with --set).
 func (c *Config) validateDistributed(root *yaml.Node) *ConfigError {
+	if err := c.validateStrategy(root); err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		key string
 		v   *float64

@@ -29,8 +29,10 @@ import (
 // train one model together, data parallel, and rank 0 writes the files.
 // A nil *distributed is the single-process job.
 type distributed struct {
-	g  *comm.Group
-	dp *train.DataParallel
+	g        *comm.Group
+	dp       *train.DataParallel
+	ps       *psRole // strategy ps; nil otherwise
+	pipeline bool    // strategy pipeline: rank s is stage s
 }
 
 // joinDistributed joins the job's process group when the environment
@@ -43,6 +45,12 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 	}
 	if e.WorldSize <= 1 {
 		return nil, nil
+	}
+	if c.Distributed.Strategy == "ps" {
+		return joinPS(ctx, c, e.WorldSize)
+	}
+	if c.Distributed.Strategy == "pipeline" {
+		return joinPipeline(ctx, c, e.WorldSize)
 	}
 	if c.BatchSize%e.WorldSize != 0 {
 		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf(
@@ -61,13 +69,16 @@ func (d *distributed) strategy() train.Strategy {
 	if d == nil {
 		return nil
 	}
+	if d.ps != nil {
+		return d.ps.strat
+	}
 	return d.dp
 }
 
 // evaluate scores net on l as modelfile.Evaluate does; in a distributed
 // job each worker scores its shard and the sums are reduced.
 func (d *distributed) evaluate(net nn.Layer, l *data.Loader, task metrics.Task, loss modelfile.LossFunc) (metrics.Metrics, error) {
-	if d == nil {
+	if d == nil || d.pipeline || (d.ps != nil && d.ps.async) { // a pipeline's rank 0 holds the gathered model; asynchronous workers do not wait for each other
 		return modelfile.Evaluate(net, l, task, loss)
 	}
 	if err := modelfile.CheckTargets(l.Dataset(), task); err != nil {
@@ -94,6 +105,7 @@ func (d *distributed) main() bool { return d == nil || d.g.Rank() == 0 }
 
 func (d *distributed) close() {
 	if d != nil {
+		d.ps.abort()
 		d.g.Close()
 	}
 }
@@ -174,7 +186,7 @@ func (d *distributed) sameFile(path string) error {
 // the DDP's traced steps and draws the last few of them into timeline
 // (when set). One process, or deterministic training (no DDP): nothing.
 func (d *distributed) reportOverlap(res *Result, timeline string) error {
-	if d == nil || d.dp.DDP() == nil {
+	if d == nil || d.dp == nil || d.dp.DDP() == nil {
 		return nil
 	}
 	steps := d.dp.DDP().Traces()

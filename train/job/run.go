@@ -163,6 +163,9 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 	if err != nil {
 		return nil, err
 	}
+	if dist.isServer() {
+		return dist.serve(ctx, c, net)
+	}
 	m := &modelfile.Model{Net: net, Spec: spec, Task: task, Classes: splits.Train.Classes, Columns: splits.Train.Columns,
 		Label: splits.Train.LabelName, Scaler: splits.Scaler, Impute: splits.ImputeMeans, TrainedOn: splits.TrainedOn}
 	if err := m.CheckOutput(out); err != nil {
@@ -257,6 +260,17 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 		return nil
 	}
 	var hist []runlog.Epoch
+	if dist.isPipeline() {
+		if hist, err = c.fitPipeline(ctx, dist, net, task, trainL, evalL, hooks, logf); err != nil || !dist.main() {
+			res.Epochs, res.Main = hist, dist.main()
+			return res, err
+		}
+		res.Epochs = hist
+		return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
+	}
+	if err := c.checkMemory("the model (one rank)", net.Parameters(), 0); err != nil {
+		return nil, &ConfigError{File: c.file, Msg: err.Error()}
+	}
 	if kind, _ := c.optimizerKind(); kind == "lbfgs" {
 		if dist != nil {
 			return nil, &ConfigError{File: c.file, Msg: "optimizer lbfgs trains full-batch in one process; run it without fathom run -n N"}
@@ -287,6 +301,12 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		// ZeRO-1: the same optimizer over this worker's parts of the
 		// gradient buckets, bound when the data-parallel strategy starts.
 		opt = ddp.NewShardedOptimizer(c.newOptimizer)
+	}
+	if dist.isPSWorker() {
+		// The optimizer runs on the servers; this one pushes and pulls.
+		if opt, err = dist.psOptimizer(ctx, net, opt); err != nil {
+			return nil, err
+		}
 	}
 	res.OptimizerStateBytes = func() int64 { return ddp.StateBytes(opt) }
 	sched, err := c.newSchedule(opt)
@@ -331,6 +351,9 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		}
 	}
 	hist, err := tr.Fit(ctx)
+	if err == nil {
+		err = dist.psDone()
+	}
 	res.Epochs, res.Stopped = hist, tr.Stopped()
 	return hist, err
 }
