@@ -1,0 +1,392 @@
+package infer_test
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/infer"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/feature"
+	"github.com/fathom-ml/fathom/ml/linear"
+	"github.com/fathom-ml/fathom/modelfile"
+	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/tensor"
+)
+
+// testNet returns a small classifier over the columns x0..x3 (3 classes),
+// saved and loaded back as fathom predict would get it.
+func testNet(t *testing.T) *modelfile.Model {
+	t.Helper()
+	spec := nn.Spec{Input: []int{4}, Layers: []nn.LayerSpec{
+		{Type: "linear", Out: 8}, {Type: "relu"}, {Type: "linear", Out: 5}, {Type: "tanh"}, {Type: "linear", Out: 3},
+	}}
+	net, _, err := spec.Build(tensor.NewRNG(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &modelfile.Model{Net: net, Spec: spec, Task: metrics.Classification, Classes: []string{"a", "b", "c"},
+		Columns: []string{"x0", "x1", "x2", "x3"},
+		Scaler:  &data.Standardizer{Mean: []float64{1, 0, -1, 0.5}, Std: []float64{2, 1, 0.5, 0}}}
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	m, err = modelfile.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// rowsFrame returns n rows: id (from start), x0..x3, and a label.
+func rowsFrame(start, n int) *data.Frame {
+	id := make([]int64, n)
+	xs := make([][]float64, 4)
+	for j := range xs {
+		xs[j] = make([]float64, n)
+	}
+	for i := range n {
+		id[i] = int64(start + i)
+		for j := range xs {
+			xs[j][i] = math.Sin(float64((start+i)*(j+3))) * float64(j+1)
+		}
+	}
+	f, _ := data.NewFrame(data.NewColumn("id", id, nil), data.NewColumn("x0", xs[0], nil), data.NewColumn("x1", xs[1], nil),
+		data.NewColumn("x2", xs[2], nil), data.NewColumn("x3", xs[3], nil))
+	return f
+}
+
+func writeParquet(t *testing.T, path string, f *data.Frame) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := data.NewParquetFrameWriter(fh, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two row groups, to cross batch and row-group boundaries.
+	h := f.Len() / 2
+	if err := w.Write(f.Slice(0, h)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(f.Slice(h, f.Len())); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantProbs is the model's own prediction (modelfile.Predict) of f's rows.
+func wantProbs(t *testing.T, m *modelfile.Model, f *data.Frame) *modelfile.Predictions {
+	t.Helper()
+	tb, err := f.Table(data.TableOptions{Features: m.Columns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Predict(tb, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readOut(t *testing.T, path string) *data.Frame {
+	t.Helper()
+	f, err := data.ReadParquetFrame(path, data.ParquetFrameOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestHivePartitionsParquet: a Spark-style layout (key=value directories,
+// _SUCCESS and a _temporary directory to skip) predicted in small batches:
+// every row once, its id and key columns kept, the probabilities those of
+// modelfile's Predict.
+func TestHivePartitionsParquet(t *testing.T) {
+	m := testNet(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	type part struct {
+		rel        string
+		start, n   int
+		day, shard string
+	}
+	parts := []part{
+		{"day=2024-01-01/shard=1/part-0.parquet", 0, 37, "2024-01-01", "1"},
+		{"day=2024-01-01/shard=2/part-0.parquet", 37, 5, "2024-01-01", "2"},
+		{"day=2024-01-02/shard=1/part-0.parquet", 42, 64, "2024-01-02", "1"},
+	}
+	for _, p := range parts {
+		writeParquet(t, filepath.Join(in, p.rel), rowsFrame(p.start, p.n))
+	}
+	os.WriteFile(filepath.Join(in, "_SUCCESS"), nil, 0o644)
+	writeParquet(t, filepath.Join(in, "_temporary", "x.parquet"), rowsFrame(1000, 3))
+
+	ps, err := infer.ListPartitions([]string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != len(parts) {
+		t.Fatalf("%d partitions, want %d: %+v", len(ps), len(parts), ps)
+	}
+	pred, err := infer.NewNet(m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	sum, err := infer.Run(context.Background(), pred, ps, infer.Options{Out: out, Keep: []string{"id", "day", "shard"}, BatchSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rows != 106 || sum.Errors != 0 || sum.Partitions != 3 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for _, p := range parts {
+		f := readOut(t, filepath.Join(out, p.rel))
+		wantCols := []string{"id", "day", "shard", "prediction", "prob_a", "prob_b", "prob_c"}
+		if !slices.Equal(f.Names(), wantCols) {
+			t.Fatalf("%s: columns %v, want %v", p.rel, f.Names(), wantCols)
+		}
+		if f.Len() != p.n {
+			t.Fatalf("%s: %d rows, want %d", p.rel, f.Len(), p.n)
+		}
+		ids, _ := f.Int64s("id")
+		days, _ := f.Strings("day")
+		shards, _ := f.Int64s("shard") // an integer key is an integer column
+		preds, _ := f.Strings("prediction")
+		probB, _ := f.Float32s("prob_b")
+		want := wantProbs(t, m, rowsFrame(p.start, p.n))
+		for i := range p.n {
+			if ids[i] != int64(p.start+i) || days[i] != p.day || fmt.Sprint(shards[i]) != p.shard {
+				t.Fatalf("%s row %d: id %d day %s shard %d", p.rel, i, ids[i], days[i], shards[i])
+			}
+			if preds[i] != m.Classes[want.Class[i]] || math.Abs(float64(probB[i]-want.Probs[i*3+1])) > 1e-6 {
+				t.Fatalf("%s row %d: %s %v, want %s %v", p.rel, i, preds[i], probB[i], m.Classes[want.Class[i]], want.Probs[i*3+1])
+			}
+		}
+	}
+}
+
+// TestCSVBadRows: CSV partitions with a cell that is not a number, a
+// record with a missing field and an empty feature: those rows go to the
+// error file with partition, row and reason; the others are scored.
+func TestCSVBadRows(t *testing.T) {
+	m := testNet(t)
+	dir := t.TempDir()
+	csvText := "id,x0,x1,x2,x3\n1,0.5,1,2,3\n2,oops,1,2,3\n3,1,2\n4,1,,2,3\n5,0,0,0,0\n"
+	p1 := filepath.Join(dir, "a.csv")
+	os.WriteFile(p1, []byte(csvText), 0o644)
+	out := filepath.Join(dir, "out")
+	ps, err := infer.ListPartitions([]string{filepath.Join(dir, "*.csv")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, _ := infer.NewNet(m, "")
+	sum, err := infer.Run(context.Background(), pred, ps, infer.Options{Out: out, Keep: []string{"id"}, MaxErrors: 10, BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rows != 2 || sum.Errors != 3 {
+		t.Fatalf("summary %+v, want 2 rows and 3 errors", sum)
+	}
+	f := readOut(t, filepath.Join(out, "a.parquet"))
+	ids, _ := f.Float64s("id") // a CSV column of numbers is read as float64
+	if !slices.Equal(ids, []float64{1, 5}) {
+		t.Fatalf("ids %v, want [1 5]", ids)
+	}
+	errFile, err := infer.MergeErrors(out, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, _ := os.Open(errFile)
+	recs, err := csv.NewReader(fh).ReadAll()
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"partition", "row", "reason"},
+		{p1, "2", `column "x0": cannot parse "oops" as a number`},
+		{p1, "3", "3 fields, the header has 5"},
+		{p1, "4", `column "x1" is missing (the model was trained without impute: mean)`}}
+	if !slices.EqualFunc(recs, want, slices.Equal) {
+		t.Fatalf("errors file:\n%q\nwant\n%q", recs, want)
+	}
+}
+
+// TestMaxErrors: more failed rows than --max-errors allows is a clear
+// failure, and no output is written for the partition (a re-run redoes it).
+func TestMaxErrors(t *testing.T) {
+	m := testNet(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.csv"), []byte("x0,x1,x2,x3\n1,2,3,4\nx,1,1,1\ny,1,1,1\n"), 0o644)
+	ps, _ := infer.ListPartitions([]string{dir})
+	pred, _ := infer.NewNet(m, "")
+	out := filepath.Join(dir, "out")
+	_, err := infer.Run(context.Background(), pred, ps, infer.Options{Out: out, MaxErrors: 1})
+	if !errors.Is(err, infer.ErrTooManyErrors) || !strings.Contains(err.Error(), "more than --max-errors 1") {
+		t.Fatalf("err = %v, want ErrTooManyErrors", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "a.parquet")); err == nil {
+		t.Fatal("an output was written for a partition over the error bound")
+	}
+	if _, err := os.Stat(infer.ErrorsPath(out, ps[0])); err != nil {
+		t.Fatalf("the failed rows were not kept: %v", err)
+	}
+	// Unbounded, the same data passes.
+	if _, err := infer.Run(context.Background(), pred, ps, infer.Options{Out: out, MaxErrors: -1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResume: a re-run skips the partitions whose output is complete and
+// redoes the missing one; the outputs are those of the first run.
+func TestResume(t *testing.T) {
+	m := testNet(t)
+	dir := t.TempDir()
+	for k := range 4 {
+		writeParquet(t, filepath.Join(dir, "in", fmt.Sprintf("p%d.parquet", k)), rowsFrame(k*10, 10))
+	}
+	ps, _ := infer.ListPartitions([]string{filepath.Join(dir, "in")})
+	pred, _ := infer.NewNet(m, "")
+	out := filepath.Join(dir, "out")
+	opts := infer.Options{Out: out, Keep: []string{"id"}}
+	if _, err := infer.Run(context.Background(), pred, ps, opts); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "p2.parquet"))
+	os.Remove(filepath.Join(out, "p2.parquet"))
+	sum, err := infer.Run(context.Background(), pred, ps, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Partitions != 1 || sum.Skipped != 3 || sum.Rows != 10 {
+		t.Fatalf("re-run summary %+v, want 1 partition done, 3 skipped, 10 rows", sum)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "p2.parquet"))
+	if !slices.Equal(before, after) {
+		t.Fatal("the redone partition differs from the first run's")
+	}
+}
+
+// TestPipelineModel: a fitted ml pipeline (assembler + logistic
+// regression) goes through the same path, its predictions those of
+// Transform on the whole data.
+func TestPipelineModel(t *testing.T) {
+	f := rowsFrame(0, 60)
+	x0, _ := f.Float64s("x0")
+	label := make([]float64, f.Len())
+	for i, v := range x0 {
+		if v > 0 {
+			label[i] = 1
+		}
+	}
+	train, _ := f.With(data.NewColumn("label", label, nil))
+	p := ml.NewPipeline(feature.NewVectorAssembler("x0", "x1", "x2", "x3"), linear.NewLogisticRegression())
+	model, err := p.Fit(ml.Local(train))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "pipe.safetensors")
+	if err := ml.SaveModel(path, model); err != nil {
+		t.Fatal(err)
+	}
+	pred, err := infer.Load(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeParquet(t, filepath.Join(dir, "in", "a.parquet"), f)
+	ps, _ := infer.ListPartitions([]string{filepath.Join(dir, "in")})
+	out := filepath.Join(dir, "out")
+	sum, err := infer.Run(context.Background(), pred, ps, infer.Options{Out: out, Keep: []string{"id"}, BatchSize: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rows != 60 {
+		t.Fatalf("summary %+v", sum)
+	}
+	got := readOut(t, filepath.Join(out, "a.parquet"))
+	if !slices.Equal(got.Names(), []string{"id", ml.PredictionCol, ml.ProbabilityCol}) {
+		t.Fatalf("columns %v", got.Names())
+	}
+	want, err := model.Transform(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wp, _ := want.Float64s(ml.PredictionCol)
+	gp, _ := got.Float64s(ml.PredictionCol)
+	if !slices.Equal(wp, gp) {
+		t.Fatalf("predictions %v, want %v", gp, wp)
+	}
+	if _, err := infer.Load(path, "1"); err == nil {
+		t.Fatal("a pipeline accepted --output-layer")
+	}
+}
+
+// TestOutputLayer: the activations of a named layer, as a vector column
+// of that layer's width, equal to the network's prefix run by hand.
+func TestOutputLayer(t *testing.T) {
+	m := testNet(t)
+	dir := t.TempDir()
+	f := rowsFrame(0, 9)
+	writeParquet(t, filepath.Join(dir, "in.parquet"), f)
+	ps, _ := infer.ListPartitions([]string{filepath.Join(dir, "in.parquet")})
+	for _, test := range []struct {
+		layer string
+		width int
+		upto  int // layers run by hand
+	}{
+		{"0", 8, 1}, {"1", 8, 2}, {"3", 5, 4}, {"-2", 5, 4}, {"-1", 3, 5},
+	} {
+		pred, err := infer.NewNet(m, test.layer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out"+test.layer)
+		if _, err := infer.Run(context.Background(), pred, ps, infer.Options{Out: out, Keep: []string{"id"}}); err != nil {
+			t.Fatal(err)
+		}
+		got := readOut(t, filepath.Join(out, "in.parquet"))
+		v, err := got.Vectors(infer.FeaturesCol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Width() != test.width || v.Len() != 9 {
+			t.Fatalf("layer %s: %d×%d activations, want 9×%d", test.layer, v.Len(), v.Width(), test.width)
+		}
+		tb, _ := f.Table(data.TableOptions{Features: m.Columns})
+		in, _ := m.PrepareInput(tb)
+		x := tensor.FromFloat32(in.X, in.Rows, 4).NoGrad()
+		for _, l := range m.Net.Layers()[:test.upto] {
+			x = l.Forward(x)
+		}
+		want := x.Float32s()
+		for i, w := range want {
+			if d := math.Abs(float64(v.Float32s()[i] - w)); d > 1e-5 {
+				t.Fatalf("layer %s: activation %d = %v, want %v", test.layer, i, v.Float32s()[i], w)
+			}
+		}
+	}
+	for _, bad := range []string{"5", "-6", "fc"} {
+		if _, err := infer.NewNet(m, bad); err == nil || !strings.Contains(err.Error(), "0 linear, 1 relu") {
+			t.Errorf("output layer %q: err = %v, want one listing the layers", bad, err)
+		}
+	}
+}
