@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/fathom-ml/fathom/comm/store"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/infer"
 	"github.com/fathom-ml/fathom/metrics"
@@ -387,6 +391,92 @@ func TestOutputLayer(t *testing.T) {
 	for _, bad := range []string{"5", "-6", "fc"} {
 		if _, err := infer.NewNet(m, bad); err == nil || !strings.Contains(err.Error(), "0 linear, 1 relu") {
 			t.Errorf("output layer %q: err = %v, want one listing the layers", bad, err)
+		}
+	}
+}
+
+// slowPredictor delays every batch: a slow worker.
+type slowPredictor struct {
+	infer.Predictor
+	delay time.Duration
+}
+
+func (s slowPredictor) Predict(f *data.Frame) (infer.Result, error) {
+	time.Sleep(s.delay)
+	return s.Predictor.Predict(f)
+}
+
+// TestStoreQueueShares: two workers over one loopback store, one slow:
+// every partition is done once, the fast worker takes most of them, and
+// the gathered summary counts every row.
+func TestStoreQueueShares(t *testing.T) {
+	m := testNet(t)
+	dir := t.TempDir()
+	const nparts = 12
+	for k := range nparts {
+		writeParquet(t, filepath.Join(dir, "in", fmt.Sprintf("p%02d.parquet", k)), rowsFrame(k*20, 20))
+	}
+	ps, _ := infer.ListPartitions([]string{filepath.Join(dir, "in")})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := []byte("test-token")
+	srv := store.Serve(ln, token, nil)
+	defer srv.Close()
+	out := filepath.Join(dir, "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sums := make([]infer.Summary, 2)
+	errs := make([]error, 2)
+	var total infer.Summary
+	var gatherErr error
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := store.Dial(ctx, ln.Addr().String(), token, r)
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			defer c.Close()
+			base, _ := infer.NewNet(m, "")
+			var pred infer.Predictor = base
+			if r == 1 {
+				pred = slowPredictor{base, 30 * time.Millisecond}
+			}
+			q := infer.NewStoreQueue(c, infer.QueueKey(out, ps), len(ps), r, 2)
+			sums[r], errs[r] = infer.Run(ctx, pred, ps, infer.Options{Out: out, Keep: []string{"id"}, Queue: q})
+			if err := q.Finish(ctx, sums[r], errs[r]); err != nil {
+				errs[r] = err
+			}
+			if r == 0 {
+				total, gatherErr = q.Gather(ctx)
+			}
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil || gatherErr != nil {
+		t.Fatal(errs, gatherErr)
+	}
+	if sums[0].Partitions+sums[1].Partitions != nparts || sums[0].Partitions <= sums[1].Partitions {
+		t.Fatalf("partitions done: fast %d, slow %d (want %d in all, most by the fast worker)", sums[0].Partitions, sums[1].Partitions, nparts)
+	}
+	if total.Rows != nparts*20 || total.Workers != 2 {
+		t.Fatalf("gathered summary %+v", total)
+	}
+	seen := map[int64]int{}
+	for _, p := range ps {
+		ids, _ := readOut(t, infer.OutputPath(out, p)).Int64s("id")
+		for _, id := range ids {
+			seen[id]++
+		}
+	}
+	for id := range int64(nparts * 20) {
+		if seen[id] != 1 {
+			t.Fatalf("row %d scored %d times", id, seen[id])
 		}
 	}
 }
