@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -181,6 +182,10 @@ func (b *parquetBatches) Next() (*Frame, []BadRow, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", b.path, err)
 		}
+		if c := zeroCopyColumn(name, a); c != nil {
+			cols[k] = c
+			continue
+		}
 		cb, err := newFrameColumnBuilder(name, b.types[k])
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", b.path, err)
@@ -200,6 +205,27 @@ func (b *parquetBatches) Next() (*Frame, []BadRow, error) {
 		return nil, nil, fmt.Errorf("%s: %w", b.path, err)
 	}
 	return f, nil, nil
+}
+
+// zeroCopyColumn returns a column over the values of a numeric array
+// without nulls, without copying them, or nil. The record reader hands
+// each batch's buffers over to its record and allocates new ones for the
+// next, and the Go allocator (memory.DefaultAllocator) leaves freeing to
+// the garbage collector, so the column may keep them after the record is
+// released.
+func zeroCopyColumn(name string, a arrow.Array) Column {
+	if a.NullN() > 0 || a.Data().Offset() != 0 {
+		return nil
+	}
+	switch a := a.(type) {
+	case *array.Float32:
+		return NewColumn(name, a.Float32Values(), nil)
+	case *array.Float64:
+		return NewColumn(name, a.Float64Values(), nil)
+	case *array.Int64:
+		return NewColumn(name, a.Int64Values(), nil)
+	}
+	return nil
 }
 
 func (b *parquetBatches) Close() error {

@@ -57,14 +57,34 @@ func ParquetFrameSchema(f *Frame) (*arrow.Schema, error) {
 	return arrow.NewSchema(fields, nil), nil
 }
 
-// NewParquetFrameWriter starts a Snappy-compressed Parquet stream on w
-// with the columns of first (which is not written).
-func NewParquetFrameWriter(w io.Writer, first *Frame) (*ParquetFrameWriter, error) {
+// ParquetWriteOptions says how ParquetFrameWriter encodes. The zero value
+// is Snappy compression.
+type ParquetWriteOptions struct {
+	// Uncompressed leaves the pages uncompressed (for data that does not
+	// compress, decoding is then a copy).
+	Uncompressed bool
+}
+
+// NewParquetFrameWriter starts a Parquet stream on w with the columns of
+// first (which is not written).
+func NewParquetFrameWriter(w io.Writer, first *Frame, opts ParquetWriteOptions) (*ParquetFrameWriter, error) {
 	schema, err := ParquetFrameSchema(first)
 	if err != nil {
 		return nil, err
 	}
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+	// Dictionary encoding for strings only: hashing every float of the
+	// probabilities costs more than it saves.
+	codec := compress.Codecs.Snappy
+	if opts.Uncompressed {
+		codec = compress.Codecs.Uncompressed
+	}
+	popts := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithDictionaryDefault(false)}
+	for _, c := range first.cols {
+		if c.Kind() == String {
+			popts = append(popts, parquet.WithDictionaryFor(c.Name(), true))
+		}
+	}
+	props := parquet.NewWriterProperties(popts...)
 	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return nil, err
@@ -125,8 +145,8 @@ func (pw *ParquetFrameWriter) Write(f *Frame) error {
 	return pw.fw.Write(rec)
 }
 
-// Close finishes the stream (the footer); it does not close the writer
-// under it.
+// Close finishes the stream (the footer) and closes the writer under it
+// if that is an io.Closer.
 func (pw *ParquetFrameWriter) Close() error { return pw.fw.Close() }
 
 func validOrAll(valid []bool, n int) []bool {

@@ -79,7 +79,7 @@ func writeParquet(t *testing.T, path string, f *data.Frame) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := data.NewParquetFrameWriter(fh, f)
+	w, err := data.NewParquetFrameWriter(fh, f, data.ParquetWriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

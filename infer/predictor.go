@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/modelfile"
@@ -85,6 +86,7 @@ type Net struct {
 	width  int
 	mean   []float32 // standardization, or nil
 	inv    []float32
+	buf    []float32 // the last batch's features
 }
 
 // source locates a feature value: column col of the batch (by its index
@@ -266,7 +268,11 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 		}
 	}
 	w := p.width
-	x = make([]float32, n*w)
+	// The buffer is reused from batch to batch: every value is written.
+	if cap(p.buf) < n*w {
+		p.buf = make([]float32, n*w)
+	}
+	x = p.buf[:n*w]
 	// The common layouts take a fast path: one float32 vector column
 	// holding every feature in order, or float32 scalar columns.
 	oneVec := len(cols) == 1 && cols[0].vec != nil && cols[0].vec.Elem() == data.Float32 && cols[0].vec.Width() == w
@@ -291,35 +297,41 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 	if oneVec {
 		copy(x, cols[0].vec.Float32s())
 	} else {
-		for j, s := range feat {
-			c := cols[s.col]
-			switch {
-			case c.f32 != nil:
-				for i, v := range c.f32 {
-					x[i*w+j] = v
-				}
-			case c.f64 != nil:
-				for i, v := range c.f64 {
-					x[i*w+j] = float32(v)
-				}
-			case c.i64 != nil:
-				for i, v := range c.i64 {
-					x[i*w+j] = float32(v)
-				}
-			case c.vec != nil:
-				for i := range n {
-					x[i*w+j] = float32(c.vec.At(i, s.elem))
-				}
-			case c.str != nil:
-				for i, cell := range c.str {
-					if c.c.IsNull(i) {
-						continue
+		// Column to row order in tiles of rows, so that the rows being
+		// written stay in cache while every column is visited.
+		const tile = 32
+		for i0 := 0; i0 < n; i0 += tile {
+			i1 := min(i0+tile, n)
+			for j, s := range feat {
+				c := cols[s.col]
+				switch {
+				case c.f32 != nil:
+					for i, v := range c.f32[i0:i1] {
+						x[(i0+i)*w+j] = v
 					}
-					v, err := strconv.ParseFloat(cell, 64)
-					if err != nil {
-						markBad(i, fmt.Sprintf("column %q: cannot parse %q as a number", c.c.Name(), cell))
+				case c.f64 != nil:
+					for i, v := range c.f64[i0:i1] {
+						x[(i0+i)*w+j] = float32(v)
 					}
-					x[i*w+j] = float32(v)
+				case c.i64 != nil:
+					for i, v := range c.i64[i0:i1] {
+						x[(i0+i)*w+j] = float32(v)
+					}
+				case c.vec != nil:
+					for i := i0; i < i1; i++ {
+						x[i*w+j] = float32(c.vec.At(i, s.elem))
+					}
+				case c.str != nil:
+					for i := i0; i < i1; i++ {
+						if c.c.IsNull(i) {
+							continue
+						}
+						v, err := strconv.ParseFloat(c.str[i], 64)
+						if err != nil {
+							markBad(i, fmt.Sprintf("column %q: cannot parse %q as a number", c.c.Name(), c.str[i]))
+						}
+						x[i*w+j] = float32(v)
+					}
 				}
 			}
 		}
@@ -347,18 +359,21 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 			markBad(i, fmt.Sprintf("column %q is missing (the model was trained without impute: mean)", name))
 		}
 	}
-	// Non-finite values, and standardization.
-	for i := range n {
-		row := x[i*w : (i+1)*w]
-		for j, v := range row {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				if okRow[i] {
+	// Non-finite values: a sum over the batch is finite when every value
+	// is (a sum that overflows only sends us to the exact check).
+	if f := kernel.SumF32(x); math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		for i := range n {
+			for j, v := range x[i*w : (i+1)*w] {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 					markBad(i, fmt.Sprintf("feature %d (%s) is %v", j, p.featName(cols[feat[j].col].c.Name(), feat[j].elem), v))
+					break
 				}
-				break
 			}
 		}
-		if p.mean != nil {
+	}
+	if p.mean != nil {
+		for i := range n {
+			row := x[i*w : (i+1)*w]
 			for j := range row {
 				row[j] = (row[j] - p.mean[j]) * p.inv[j]
 			}

@@ -320,7 +320,7 @@ func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, 
 				continue
 			}
 			if pw == nil {
-				if pw, err = data.NewParquetFrameWriter(w, res.out); err != nil {
+				if pw, err = data.NewParquetFrameWriter(w, res.out, data.ParquetWriteOptions{}); err != nil {
 					return fmt.Errorf("%s: %w", outPath, err)
 				}
 			}
@@ -338,7 +338,7 @@ func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, 
 			if lastKeep.NumCols() == 0 {
 				lastKeep, _ = data.NewFrame(data.NewColumn("prediction", []string{}, nil))
 			}
-			pw, err := data.NewParquetFrameWriter(w, lastKeep)
+			pw, err := data.NewParquetFrameWriter(w, lastKeep, data.ParquetWriteOptions{})
 			if err != nil {
 				return err
 			}
@@ -405,6 +405,19 @@ func (r *runner) score(p Partition, b batch) (scored, error) {
 			}
 		}
 		good = f.Take(goodRows)
+	}
+	if r.pred.Inputs() == nil {
+		// A predictor that reads every column does not see the kept
+		// and key columns.
+		var names []string
+		for _, n := range good.Names() {
+			if !slices.Contains(r.opts.Keep, n) && !slices.ContainsFunc(p.Keys, func(k Key) bool { return k.Name == n }) {
+				names = append(names, n)
+			}
+		}
+		if good, err = good.Select(names...); err != nil {
+			return scored{}, err
+		}
 	}
 	res, err := r.pred.Predict(good)
 	if err != nil {

@@ -44,7 +44,7 @@ func writeTestPartitions(t *testing.T, dir string, nparts, rows int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := data.NewParquetFrameWriter(fh, f)
+		w, err := data.NewParquetFrameWriter(fh, f, data.ParquetWriteOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
