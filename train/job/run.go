@@ -121,6 +121,16 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.InitFrom != "" {
+		msg, err := c.initFrom(net)
+		if err != nil {
+			return nil, &ConfigError{File: c.file, Msg: err.Error()}
+		}
+		logf("%s", msg)
+	}
+	if err := c.freeze(net); err != nil {
+		return nil, &ConfigError{File: c.file, Msg: err.Error()}
+	}
 	m := &modelfile.Model{Net: net, Spec: spec, Task: task, Classes: splits.Train.Classes, Columns: splits.Train.Columns,
 		Label: splits.Train.LabelName, Scaler: splits.Scaler, Impute: splits.ImputeMeans, TrainedOn: splits.TrainedOn}
 	if err := m.CheckOutput(out); err != nil {
@@ -231,7 +241,7 @@ func run(ctx context.Context, c *Config, ro RunOptions) (*Result, error) {
 // fitTrainer trains with a mini-batch optimizer through train.Trainer.
 func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader, ckpt string,
 	hooks train.Hooks, stepReport func(train.BatchEvent), res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
-	opt, err := c.newOptimizer(net.Parameters())
+	opt, err := c.newOptimizer(trainable(net.Parameters()))
 	if err != nil {
 		return nil, err
 	}
