@@ -45,14 +45,6 @@ type Config struct {
 	// Model is the layer list (package nn's layer specs); the input shape
 	// comes from the data.
 	Model     []nn.LayerSpec  `yaml:"model"`
-	// InitFrom, if set, is a model file (fathom train's) whose weights
-	// start the model, matched by name and shape; the last layer (the
-	// head) may differ and is then initialized fresh. Relative to the
-	// config's directory.
-	InitFrom string `yaml:"init_from"`
-	// Freeze lists layers, by index in model ("0", "3"), whose parameters
-	// stay fixed: no gradients are computed for them.
-	Freeze []string `yaml:"freeze"`
 	Loss      LossConfig      `yaml:"loss"`
 	Optimizer OptimizerConfig `yaml:"optimizer"`
 	Schedule  ScheduleConfig  `yaml:"schedule"`
@@ -66,6 +58,15 @@ type Config struct {
 	// Distributed tunes data-parallel training (WORLD_SIZE > 1); a
 	// single-process run accepts and ignores it.
 	Distributed DistributedConfig `yaml:"distributed"`
+
+	// InitFrom, if set, is a model file (fathom train's) whose weights
+	// start the model, matched by name and shape; the last layer (the
+	// head) may differ and is then initialized fresh. Relative to the
+	// config's directory.
+	InitFrom string `yaml:"init_from"`
+	// Freeze lists layers, by index in model ("0", "3"), whose parameters
+	// stay fixed: no gradients are computed for them.
+	Freeze []string `yaml:"freeze"`
 
 	// dir is the directory of the config file; relative data paths are
 	// resolved against it. file names the config in errors; modelLines
