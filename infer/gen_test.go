@@ -15,6 +15,7 @@ var (
 	genDir   = flag.String("infer.gen", "", "write Fashion-MNIST-like Parquet partitions into this directory (TestGeneratePartitions)")
 	genRows  = flag.Int("infer.gen.rows", 1_000_000, "rows in all")
 	genParts = flag.Int("infer.gen.parts", 20, "partitions")
+	genGroup = flag.Int("infer.gen.group", 10000, "rows per row group")
 	genRaw   = flag.Bool("infer.gen.uncompressed", false, "uncompressed pages (the default is Snappy)")
 	genVec   = flag.Bool("infer.gen.vector", false, "one vector column \"image\" (fixed-size list of 784 float32) instead of 784 columns")
 )
@@ -24,7 +25,7 @@ var (
 // Parquet partitions (DIR/part=<k>/data.parquet) of -infer.gen.rows rows
 // in all, each an id and 784 float32 pixel columns c1..c784 (the layout
 // data.WriteParquet gives a table) cycling through the Fashion-MNIST
-// training images, in row groups of 10,000 rows.
+// training images, in row groups of -infer.gen.group rows (10,000).
 //
 //	go test ./infer -run TestGeneratePartitions -infer.gen /tmp/fmnist-parts
 func TestGeneratePartitions(t *testing.T) {
@@ -36,7 +37,7 @@ func TestGeneratePartitions(t *testing.T) {
 		t.Skip(err)
 	}
 	per := *genRows / *genParts
-	const group = 10000
+	group := *genGroup
 	for k := range *genParts {
 		path := filepath.Join(*genDir, "part="+strconv.Itoa(k), "data.parquet")
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
