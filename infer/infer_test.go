@@ -150,6 +150,15 @@ func TestHivePartitionsParquet(t *testing.T) {
 	if len(ps) != len(parts) {
 		t.Fatalf("%d partitions, want %d: %+v", len(ps), len(parts), ps)
 	}
+	// A glob keeps the key=value directories below its leading
+	// directories.
+	globbed, err := infer.ListPartitions([]string{filepath.Join(in, "day=*", "shard=1", "*.parquet")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(globbed) != 2 || globbed[1].Rel != parts[2].rel || len(globbed[1].Keys) != 2 || globbed[1].Keys[0].Value != "2024-01-02" {
+		t.Fatalf("globbed partitions %+v", globbed)
+	}
 	pred, err := infer.NewNet(m, "")
 	if err != nil {
 		t.Fatal(err)

@@ -19,9 +19,10 @@ import (
 type Partition struct {
 	// Path is the file.
 	Path string
-	// Rel is its path below the input it was found under (its base name
-	// for a file named directly): the output's path below the output
-	// directory, with the extension replaced by .parquet.
+	// Rel is its path below the input it was found under (below a glob's
+	// leading directories; its base name for a file named directly): the
+	// output's path below the output directory, with the extension
+	// replaced by .parquet.
 	Rel string
 	// Keys are the key=value directories' columns, outermost first.
 	Keys []Key
@@ -65,6 +66,7 @@ func ListPartitions(inputs []string) ([]Partition, error) {
 	for _, in := range inputs {
 		var found []Partition
 		matches := []string{in}
+		base := "" // what a match's Rel is relative to: a glob's leading directories
 		if strings.ContainsAny(in, "*?[") {
 			m, err := filepath.Glob(in)
 			if err != nil {
@@ -74,17 +76,28 @@ func ListPartitions(inputs []string) ([]Partition, error) {
 				return nil, fmt.Errorf("input %q: no file matches", in)
 			}
 			matches = m
+			base = globBase(in)
 		}
 		for _, path := range matches {
 			st, err := os.Stat(path)
 			if err != nil {
 				return nil, fmt.Errorf("input: %w", err)
 			}
+			prefix := ""
+			if base != "" {
+				if prefix, err = filepath.Rel(base, path); err != nil {
+					return nil, fmt.Errorf("input %s: %w", path, err)
+				}
+			}
 			if !st.IsDir() {
 				if !isDataFile(path) {
 					return nil, fmt.Errorf("input %s: not a Parquet (.parquet, .parq, .pq) or CSV (.csv, .csv.gz) file", path)
 				}
-				found = append(found, Partition{Path: path, Rel: filepath.Base(path)})
+				rel := filepath.Base(path)
+				if prefix != "" {
+					rel = prefix
+				}
+				found = append(found, Partition{Path: path, Rel: rel, Keys: hiveKeys(rel)})
 				continue
 			}
 			ps, err := walkDir(path)
@@ -93,6 +106,12 @@ func ListPartitions(inputs []string) ([]Partition, error) {
 			}
 			if len(ps) == 0 {
 				return nil, fmt.Errorf("input %s: no Parquet or CSV files in it", path)
+			}
+			for i := range ps {
+				if prefix != "" {
+					ps[i].Rel = filepath.Join(prefix, ps[i].Rel)
+				}
+				ps[i].Keys = hiveKeys(ps[i].Rel)
 			}
 			found = append(found, ps...)
 		}
@@ -141,16 +160,6 @@ func walkDir(dir string) ([]Partition, error) {
 			return err
 		}
 		p := Partition{Path: path, Rel: rel}
-		for _, seg := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
-			k, v, ok := strings.Cut(seg, "=")
-			if !ok || k == "" {
-				continue
-			}
-			if u, err := url.PathUnescape(v); err == nil {
-				v = u
-			}
-			p.Keys = append(p.Keys, Key{Name: k, Value: v, Null: v == "" || v == hiveNull})
-		}
 		out = append(out, p)
 		return nil
 	})
@@ -159,6 +168,32 @@ func walkDir(dir string) ([]Partition, error) {
 	}
 	slices.SortFunc(out, func(a, b Partition) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
+}
+
+// globBase returns the leading directories of a glob pattern that hold
+// no pattern characters ("." when there are none).
+func globBase(pattern string) string {
+	dir := filepath.Dir(pattern)
+	for strings.ContainsAny(dir, "*?[") {
+		dir = filepath.Dir(dir)
+	}
+	return dir
+}
+
+// hiveKeys returns the key=value directories of a relative path.
+func hiveKeys(rel string) []Key {
+	var keys []Key
+	for _, seg := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+		k, v, ok := strings.Cut(seg, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if u, err := url.PathUnescape(v); err == nil {
+			v = u
+		}
+		keys = append(keys, Key{Name: k, Value: v, Null: v == "" || v == hiveNull})
+	}
+	return keys
 }
 
 // typeKeys checks that the partitions of one input share their keys and
