@@ -489,3 +489,43 @@ func TestStoreQueueShares(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat32Columns: many float32 columns (the gathered fast path, with
+// a remainder after blocks of eight and more rows than one tile) give the
+// predictions of modelfile's Predict.
+func TestFloat32Columns(t *testing.T) {
+	const w, n = 19, 600
+	spec := nn.Spec{Input: []int{w}, Layers: []nn.LayerSpec{{Type: "linear", Out: 6}, {Type: "relu"}, {Type: "linear", Out: 2}}}
+	net, _, err := spec.Build(tensor.NewRNG(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	net.Eval()
+	m := &modelfile.Model{Net: net, Spec: spec, Task: metrics.Classification, Classes: []string{"no", "yes"}}
+	cols := make([]data.Column, w)
+	x := make([]float32, n*w)
+	for j := range cols {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(math.Cos(float64(i*w + j)))
+			x[i*w+j] = v[i]
+		}
+		cols[j] = data.NewColumn(fmt.Sprintf("f%d", j), v, nil)
+	}
+	f, _ := data.NewFrame(cols...)
+	p, _ := infer.NewNet(m, "")
+	res, err := p.Predict(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.PredictRows(x, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := res.Out.Float32s("prob_yes")
+	for i := range n {
+		if d := math.Abs(float64(got[i] - want.Probs[i*2+1])); d > 1e-6 {
+			t.Fatalf("row %d: %v, want %v", i, got[i], want.Probs[i*2+1])
+		}
+	}
+}
