@@ -203,7 +203,7 @@ func TestHivePartitionsParquet(t *testing.T) {
 func TestCSVBadRows(t *testing.T) {
 	m := testNet(t)
 	dir := t.TempDir()
-	csvText := "id,x0,x1,x2,x3\n1,0.5,1,2,3\n2,oops,1,2,3\n3,1,2\n4,1,,2,3\n5,0,0,0,0\n"
+	csvText := "id,x0,x1,x2,x3\n1,0.5,1,2,3\n2,oops,1,2,3\n3,1,2\n4,1,,2,3\n5,0,0,0,0\n6,1\"2,0,0,0\n7,0,0,0,1\n"
 	p1 := filepath.Join(dir, "a.csv")
 	os.WriteFile(p1, []byte(csvText), 0o644)
 	out := filepath.Join(dir, "out")
@@ -216,13 +216,13 @@ func TestCSVBadRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Rows != 2 || sum.Errors != 3 {
-		t.Fatalf("summary %+v, want 2 rows and 3 errors", sum)
+	if sum.Rows != 3 || sum.Errors != 4 {
+		t.Fatalf("summary %+v, want 3 rows and 4 errors", sum)
 	}
 	f := readOut(t, filepath.Join(out, "a.parquet"))
 	ids, _ := f.Float64s("id") // a CSV column of numbers is read as float64
-	if !slices.Equal(ids, []float64{1, 5}) {
-		t.Fatalf("ids %v, want [1 5]", ids)
+	if !slices.Equal(ids, []float64{1, 5, 7}) {
+		t.Fatalf("ids %v, want [1 5 7]", ids)
 	}
 	errFile, err := infer.MergeErrors(out, ps)
 	if err != nil {
@@ -237,7 +237,8 @@ func TestCSVBadRows(t *testing.T) {
 	want := [][]string{{"partition", "row", "reason"},
 		{p1, "2", `column "x0": cannot parse "oops" as a number`},
 		{p1, "3", "3 fields, the header has 5"},
-		{p1, "4", `column "x1" is missing (the model was trained without impute: mean)`}}
+		{p1, "4", `column "x1" is missing (the model was trained without impute: mean)`},
+		{p1, "6", `bare " in non-quoted-field`}}
 	if !slices.EqualFunc(recs, want, slices.Equal) {
 		t.Fatalf("errors file:\n%q\nwant\n%q", recs, want)
 	}
