@@ -144,11 +144,13 @@ func Run(ctx context.Context, pred Predictor, parts []Partition, opts Options) (
 			continue
 		}
 		rows, nerr, err := r.partition(ctx, part)
-		sum.Rows += rows
-		sum.Errors += nerr
 		if err != nil {
+			// The partition has no output: its rows count when a re-run
+			// does it.
 			return r.finish(sum, start), err
 		}
+		sum.Rows += rows
+		sum.Errors += nerr
 		sum.Partitions++
 		r.done.Add(1)
 	}
