@@ -457,7 +457,11 @@ func TestStoreQueueShares(t *testing.T) {
 			if r == 1 {
 				pred = slowPredictor{base, 30 * time.Millisecond}
 			}
-			q := infer.NewStoreQueue(c, infer.QueueKey(out, ps), len(ps), r, 2)
+			q := infer.NewStoreQueue(c, infer.QueueKey(out), len(ps), r, 2)
+			if err := q.Agree(ctx, ps); err != nil {
+				errs[r] = err
+				return
+			}
 			sums[r], errs[r] = infer.Run(ctx, pred, ps, infer.Options{Out: out, Keep: []string{"id"}, Queue: q})
 			if err := q.Finish(ctx, sums[r], errs[r]); err != nil {
 				errs[r] = err
@@ -527,6 +531,35 @@ func TestFloat32Columns(t *testing.T) {
 	for i := range n {
 		if d := math.Abs(float64(got[i] - want.Probs[i*2+1])); d > 1e-6 {
 			t.Fatalf("row %d: %v, want %v", i, got[i], want.Probs[i*2+1])
+		}
+	}
+}
+
+// TestStoreQueueAgree: a worker that lists other partitions than rank 0
+// is refused (the queue hands out indices into the listing).
+func TestStoreQueueAgree(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := []byte("test-token")
+	srv := store.Serve(ln, token, nil)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ps := []infer.Partition{{Path: "a.parquet"}, {Path: "b.parquet"}}
+	for r, mine := range [][]infer.Partition{ps, ps[:1]} {
+		c, err := store.Dial(ctx, ln.Addr().String(), token, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		err = infer.NewStoreQueue(c, infer.QueueKey("out"), len(mine), r, 2).Agree(ctx, mine)
+		if r == 0 && err != nil {
+			t.Fatal(err)
+		}
+		if r == 1 && (err == nil || !strings.Contains(err.Error(), "rank 1 lists 1 partitions, rank 0 lists 2")) {
+			t.Fatalf("rank 1 with another listing: err = %v", err)
 		}
 	}
 }

@@ -81,16 +81,36 @@ func NewStoreQueue(st store.Store, key string, n, rank, size int) *StoreQueue {
 	return &StoreQueue{st: store.WithPrefix(st, "infer/"+key+"/"), n: n, rank: rank, size: size}
 }
 
-// QueueKey names the queue of a prediction into out over parts.
-func QueueKey(out string, parts []Partition) string {
+// QueueKey names the queue of a prediction into out (as given on every
+// worker's command line).
+func QueueKey(out string) string {
+	h := sha256.Sum256([]byte(filepath.Clean(out)))
+	return hex.EncodeToString(h[:8])
+}
+
+// Agree checks that every worker lists the same partitions as rank 0
+// (the queue hands out indices into the listing): rank 0 publishes a hash
+// of its listing, the others compare theirs with it.
+func (q *StoreQueue) Agree(ctx context.Context, parts []Partition) error {
 	h := sha256.New()
-	abs, _ := filepath.Abs(out)
-	h.Write([]byte(abs))
 	for _, p := range parts {
-		h.Write([]byte{0})
 		h.Write([]byte(p.Path))
+		h.Write([]byte{0})
 	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	mine := fmt.Sprintf("%d %x", len(parts), h.Sum(nil)[:8])
+	if q.rank == 0 {
+		return q.st.Set(ctx, "listing", []byte(mine))
+	}
+	b, err := q.st.Get(ctx, "listing")
+	if err != nil {
+		return fmt.Errorf("infer: rank %d: waiting for rank 0's listing of the partitions: %w", q.rank, err)
+	}
+	if string(b) != mine {
+		var n int
+		fmt.Sscan(string(b), &n)
+		return fmt.Errorf("infer: rank %d lists %d partitions, rank 0 lists %d (or other files): every worker must see the same inputs", q.rank, len(parts), n)
+	}
+	return nil
 }
 
 // Claim implements Queue; it hands out nothing more once a worker has

@@ -83,7 +83,10 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 	var q *infer.StoreQueue
 	if job != nil {
 		defer job.Close()
-		q = infer.NewStoreQueue(job.Store, infer.QueueKey(out, parts), len(parts), job.Rank, job.Size)
+		q = infer.NewStoreQueue(job.Store, infer.QueueKey(out), len(parts), job.Rank, job.Size)
+		if err := q.Agree(ctx, parts); err != nil {
+			return err
+		}
 		opts.Queue = q
 		opts.Terminal = false
 		if job.Rank != 0 {
