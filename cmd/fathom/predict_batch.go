@@ -13,7 +13,6 @@ import (
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/infer"
-	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
 // batchPredictFlags are the flags of `fathom predict` over partitions.
@@ -32,7 +31,8 @@ func (b *batchPredictFlags) register(cmd *cobra.Command) {
 }
 
 // wanted says whether the command line asks for batch prediction over
-// partitions rather than the single-file form.
+// partitions rather than the single-file form: several inputs, a batch
+// flag, or --out naming a directory (not a .csv, .parquet or .jsonl file).
 func (b *batchPredictFlags) wanted(cmd *cobra.Command, args []string, out string) bool {
 	if len(args) > 2 {
 		return true
@@ -42,17 +42,14 @@ func (b *batchPredictFlags) wanted(cmd *cobra.Command, args []string, out string
 			return true
 		}
 	}
-	if e, err := distenv.FromOS(); err == nil && e.WorldSize > 1 {
-		return true
-	}
-	if out == "" {
-		return false
-	}
+	return out != "" && !isFileOut(out)
+}
+
+// isFileOut reports whether --out names a predictions file of the
+// single-file form.
+func isFileOut(out string) bool {
 	ext := strings.ToLower(filepath.Ext(out))
-	if data.IsParquetFile(out) || ext == ".csv" || ext == ".jsonl" || ext == ".json" {
-		return false
-	}
-	return true
+	return data.IsParquetFile(out) || ext == ".csv" || ext == ".jsonl" || ext == ".json"
 }
 
 // runBatchPredict is `fathom predict MODEL INPUT... --out DIR`.
@@ -62,6 +59,9 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 	}
 	if out == "" {
 		return fmt.Errorf("predict: --out DIR is required to predict over partitions")
+	}
+	if isFileOut(out) {
+		return fmt.Errorf("predict: --out %s names a file; prediction over partitions writes a directory (one Parquet file per partition)", out)
 	}
 	if st, err := os.Stat(out); err == nil && !st.IsDir() {
 		return fmt.Errorf("predict: --out %s is a file; batch prediction writes a directory", out)

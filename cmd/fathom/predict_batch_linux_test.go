@@ -15,65 +15,7 @@ import (
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/infer"
-	"github.com/fathom-ml/fathom/metrics"
-	"github.com/fathom-ml/fathom/modelfile"
-	"github.com/fathom-ml/fathom/nn"
-	"github.com/fathom-ml/fathom/tensor"
 )
-
-// writeTestPartitions writes nparts Parquet partitions of rows rows each
-// (id, and a vector column v of width 8) under dir/k=<k>/.
-func writeTestPartitions(t *testing.T, dir string, nparts, rows int) {
-	t.Helper()
-	for k := range nparts {
-		id := make([]int64, rows)
-		v := make([]float32, rows*8)
-		for i := range rows {
-			id[i] = int64(k*rows + i)
-			for e := range 8 {
-				v[i*8+e] = float32((k*rows+i)%17+e) / 10
-			}
-		}
-		f, err := data.NewFrame(data.NewColumn("id", id, nil), data.NewVectorColumn32("v", 8, v, nil, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, fmt.Sprintf("k=%d", k), "part-0.parquet")
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		fh, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := data.NewParquetFrameWriter(fh, f, data.ParquetWriteOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(f); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// writeTestNet saves a small classifier over the vector column v.
-func writeTestNet(t *testing.T, path string) {
-	t.Helper()
-	spec := nn.Spec{Input: []int{8}, Layers: []nn.LayerSpec{{Type: "linear", Out: 16}, {Type: "relu"}, {Type: "linear", Out: 3}}}
-	net, _, err := spec.Build(tensor.NewRNG(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols := make([]string, 8)
-	for e := range cols {
-		cols[e] = fmt.Sprintf("v[%d]", e)
-	}
-	m := &modelfile.Model{Net: net, Spec: spec, Task: metrics.Classification, Classes: []string{"x", "y", "z"}, Columns: cols}
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestPredictKilledWorkerRerun: `fathom run -n 2 -- fathom predict` over
 // partitions, one worker killed with SIGKILL once the first outputs are
