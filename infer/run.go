@@ -43,6 +43,9 @@ type Options struct {
 	Progress io.Writer
 	// Terminal says Progress is a terminal.
 	Terminal bool
+	// Label, if set, starts every progress line ("rank 0" in a job whose
+	// workers each count their own partitions).
+	Label string
 }
 
 // ErrTooManyErrors is returned (wrapped) when more rows failed than
@@ -212,6 +215,9 @@ func (r *runner) printProgress(start time.Time, last bool) {
 		fill = min(width, done*width/r.total)
 	}
 	line := fmt.Sprintf("[%s%s] %d/%d partitions  %d rows  %.0f rows/s", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, r.total, rows, rate)
+	if r.opts.Label != "" {
+		line = r.opts.Label + ": " + line
+	}
 	if r.opts.Terminal {
 		end := ""
 		if last {

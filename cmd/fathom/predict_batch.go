@@ -89,8 +89,9 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 		}
 		opts.Queue = q
 		opts.Terminal = false
+		opts.Label = fmt.Sprintf("rank %d of %d (its own partitions)", job.Rank, job.Size)
 		if job.Rank != 0 {
-			opts.Progress = nil // rank 0 reports for the job
+			opts.Progress = nil // rank 0 reports; the summary covers the job
 		}
 	}
 	sum, runErr := infer.Run(ctx, pred, parts, opts)
