@@ -297,6 +297,17 @@ func TestResume(t *testing.T) {
 	if !slices.Equal(before, after) {
 		t.Fatal("the redone partition differs from the first run's")
 	}
+	// Outputs under the input directory would be read back on a re-run.
+	nested := filepath.Join(dir, "in", "preds")
+	if _, err := infer.Run(context.Background(), pred, ps, opts); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(nested, 0o755)
+	writeParquet(t, filepath.Join(nested, "p9.parquet"), rowsFrame(0, 1))
+	ps2, _ := infer.ListPartitions([]string{filepath.Join(dir, "in")})
+	if _, err := infer.Run(context.Background(), pred, ps2, infer.Options{Out: nested}); err == nil || !strings.Contains(err.Error(), "inside the output directory") {
+		t.Fatalf("output inside the input: err = %v", err)
+	}
 }
 
 // TestPipelineModel: a fitted ml pipeline (assembler + logistic

@@ -106,7 +106,8 @@ const FeaturesCol = "features"
 //
 // The feature columns are the model's (m.Columns): scalar columns, or the
 // elements of a vector column v named v[0], v[1], ...; a model without
-// column names reads the input's columns in order.
+// column names reads the input's columns in order (in Run, all but the
+// kept and key=value columns).
 func NewNet(m *modelfile.Model, outputLayer string) (*Net, error) {
 	p := &Net{m: m, net: m.Net, layer: -1, width: numel(m.Spec.Input)}
 	if outputLayer != "" {

@@ -118,6 +118,13 @@ func Run(ctx context.Context, pred Predictor, parts []Partition, opts Options) (
 	if q == nil {
 		q = NewLocalQueue(len(parts))
 	}
+	if absOut, err := filepath.Abs(opts.Out); err == nil {
+		for _, p := range parts {
+			if abs, err := filepath.Abs(p.Path); err == nil && strings.HasPrefix(abs, absOut+string(filepath.Separator)) {
+				return Summary{}, fmt.Errorf("infer: input %s is inside the output directory %s: predictions would be read back as input", p.Path, opts.Out)
+			}
+		}
+	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 		return Summary{}, err
 	}

@@ -66,6 +66,14 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 	if st, err := os.Stat(out); err == nil && !st.IsDir() {
 		return fmt.Errorf("predict: --out %s is a file; batch prediction writes a directory", out)
 	}
+	absOut, _ := filepath.Abs(out)
+	for _, in := range inputs {
+		if st, err := os.Stat(in); err == nil && st.IsDir() {
+			if absIn, _ := filepath.Abs(in); strings.HasPrefix(absOut, absIn+string(filepath.Separator)) {
+				return fmt.Errorf("predict: --out %s is inside the input directory %s: a re-run would read the predictions as input", out, in)
+			}
+		}
+	}
 	parts, err := infer.ListPartitions(inputs)
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
