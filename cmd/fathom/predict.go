@@ -66,7 +66,7 @@ JSON summary (rows, rows_per_second, errors) ends the run.`,
 			return runPredict(args[0], args[1], out, batch, os.Stdout, os.Stderr)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "write predictions to this .csv or .parquet file instead of stdout")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write predictions to this .csv or .parquet file instead of stdout, or into this directory (one Parquet file per input partition)")
 	cmd.Flags().IntVar(&batch, "batch", 1024, "rows per forward pass")
 	bo.register(cmd)
 	rootCmd.AddCommand(cmd)
