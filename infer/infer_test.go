@@ -574,3 +574,23 @@ func TestStoreQueueAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralInputs: the same file names in two input directories go
+// under each directory's name; a file named twice is listed once.
+func TestSeveralInputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"train", "test"} {
+		writeParquet(t, filepath.Join(dir, d, "part-0.parquet"), rowsFrame(0, 2))
+	}
+	ps, err := infer.ListPartitions([]string{filepath.Join(dir, "train"), filepath.Join(dir, "test"), filepath.Join(dir, "test", "part-0.parquet")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rels []string
+	for _, p := range ps {
+		rels = append(rels, p.Rel)
+	}
+	if want := []string{filepath.Join("train", "part-0.parquet"), filepath.Join("test", "part-0.parquet")}; !slices.Equal(rels, want) {
+		t.Fatalf("rels %v, want %v", rels, want)
+	}
+}

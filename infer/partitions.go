@@ -57,8 +57,10 @@ func isDataFile(name string) bool {
 // or "_" (_SUCCESS, _temporary, .crc files) as Spark and PyArrow do, except
 // key=value directories; each key=value directory between the input and a
 // file gives the file a column. Every file of one input must sit under the
-// same keys. Two partitions with the same Rel are an error (their outputs
-// would collide).
+// same keys. With several inputs, the partitions of a directory or glob
+// have its name before their Rel (train/part-0.parquet,
+// test/part-0.parquet); two partitions with the same Rel are still an
+// error (their outputs would collide).
 func ListPartitions(inputs []string) ([]Partition, error) {
 	var parts []Partition
 	seen := map[string]bool{}
@@ -115,6 +117,18 @@ func ListPartitions(inputs []string) ([]Partition, error) {
 			}
 			found = append(found, ps...)
 		}
+		if len(inputs) > 1 && (base != "" || isDir(in)) {
+			// Several inputs: each directory's (or glob's) partitions go
+			// under its name, so that part-0.parquet of two inputs do not
+			// collide.
+			root := base
+			if root == "" {
+				root = in
+			}
+			for i := range found {
+				found[i].Rel = filepath.Join(filepath.Base(filepath.Clean(root)), found[i].Rel)
+			}
+		}
 		if err := typeKeys(in, found); err != nil {
 			return nil, err
 		}
@@ -168,6 +182,11 @@ func walkDir(dir string) ([]Partition, error) {
 	}
 	slices.SortFunc(out, func(a, b Partition) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }
 
 // globBase returns the leading directories of a glob pattern that hold
