@@ -18,8 +18,9 @@ import (
 func init() {
 	var out string
 	var batch int
+	var bo batchPredictFlags
 	cmd := &cobra.Command{
-		Use:   "predict MODEL INPUT",
+		Use:   "predict MODEL INPUT...",
 		Short: "Predict with a trained model over a CSV or Parquet file",
 		Long: `Predict loads a model file written by fathom train and runs it over the rows
 of INPUT (CSV, gzip-compressed CSV, a Parquet file or a directory of Parquet
@@ -29,17 +30,45 @@ the label, are ignored) and standardizes them as it did in training.
 Predictions go to --out (CSV or Parquet by extension) or to stdout as CSV: the
 predicted class and one probability column per class (prob_<class>), or the
 predicted value for regression. With --json and no --out, stdout gets one JSON
-line per row instead.`,
+line per row instead.
+
+Batch prediction over partitions: with --out DIR (a directory, not a .csv
+or .parquet file), several INPUTs, or any of --keep, --max-errors,
+--output-layer, INPUT is files, globs or directories of Parquet and CSV
+partitions (key=value directories kept as columns) and the model may also
+be a fitted pipeline from fathom ml fit. Each partition is streamed in
+batches of --batch-size rows into one Parquet file under DIR (written
+atomically; a re-run skips complete outputs), with the --keep columns and
+the predictions, or with --output-layer the activations of that layer as
+a vector column "features". Rows that cannot be read or scored go to
+DIR/_errors.csv; more than --max-errors of them fail the job. Under
+fathom run -n N the workers share the partitions through a work queue. A
+JSON summary (rows, rows_per_second, errors) ends the run.`,
 		Example: `  fathom predict runs/iris/model.safetensors flowers.csv
   fathom predict runs/iris/model.safetensors flowers.csv --out predictions.parquet
-  fathom predict runs/housing/model.safetensors houses.parquet --json`,
-		Args: cobra.ExactArgs(2),
+  fathom predict runs/housing/model.safetensors houses.parquet --json
+  fathom predict runs/fashion/model.safetensors 'data/images/*.parquet' --out preds/ --keep id
+  fathom run -n 2 -- fathom predict model.safetensors data/ --out preds/ --keep id --max-errors 100`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if bo.wanted(cmd, args, out) {
+				if !cmd.Flags().Changed("batch-size") && cmd.Flags().Changed("batch") {
+					bo.batchSize = batch
+				}
+				return runBatchPredict(cmd.Context(), args[0], args[1:], out, bo, os.Stdout, os.Stderr)
+			}
+			if len(args) > 2 {
+				return fmt.Errorf("predict: %d inputs: to predict several, give --out a directory", len(args)-1)
+			}
+			if cmd.Flags().Changed("batch-size") {
+				batch = bo.batchSize
+			}
 			return runPredict(args[0], args[1], out, batch, os.Stdout, os.Stderr)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "out", "o", "", "write predictions to this .csv or .parquet file instead of stdout")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write predictions to this .csv or .parquet file instead of stdout, or into this directory (one Parquet file per input partition)")
 	cmd.Flags().IntVar(&batch, "batch", 1024, "rows per forward pass")
+	bo.register(cmd)
 	rootCmd.AddCommand(cmd)
 }
 

@@ -35,6 +35,7 @@ var floors = map[string]int{
 	"ml/mltest": 5, "ml/feature": 5, "ml/linear": 5, "ml/bayes": 5, "ml/glm": 5, "ml/mlp": 5, "ml/eval": 5, "ml/tune": 5,
 	"ml/mljob":  6, // the YAML config behind `fathom ml`: every stage type
 	"serve":     5, // the inference server: on modelfile, never the training job
+	"infer":     5, // batch inference: on modelfile, ml, data and comm/store, never the training job
 	"train":     5,
 	"train/job": 6,
 	"onnx":      5, // ONNX export and import: on modelfile and nn, registered as a modelfile format

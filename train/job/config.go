@@ -59,6 +59,15 @@ type Config struct {
 	// single-process run accepts and ignores it.
 	Distributed DistributedConfig `yaml:"distributed"`
 
+	// InitFrom, if set, is a model file (fathom train's) whose weights
+	// start the model, matched by name and shape; the last layer (the
+	// head) may differ and is then initialized fresh. Relative to the
+	// config's directory.
+	InitFrom string `yaml:"init_from"`
+	// Freeze lists layers, by index in model ("0", "3"), whose parameters
+	// stay fixed: no gradients are computed for them.
+	Freeze []string `yaml:"freeze"`
+
 	// dir is the directory of the config file; relative data paths are
 	// resolved against it. file names the config in errors; modelLines
 	// holds the line of each model layer (0 when set by --set); text is

@@ -56,7 +56,7 @@ func (c *Config) fitLBFGS(ctx context.Context, net *nn.Sequential, trainDS *data
 	if maxIter == 0 {
 		maxIter = lbfgsDefaultMaxIter
 	}
-	opt, err := optim.NewLBFGS(net.Parameters(), optim.LBFGSOptions{LR: o.LR, MaxIter: maxIter,
+	opt, err := optim.NewLBFGS(trainable(net.Parameters()), optim.LBFGSOptions{LR: o.LR, MaxIter: maxIter,
 		TolGrad: o.TolGrad, TolChange: o.TolChange, HistorySize: o.HistorySize, LineSearch: optim.StrongWolfe})
 	if err != nil {
 		return nil, fmt.Errorf("optimizer: %w", err)

@@ -163,6 +163,16 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 	if err != nil {
 		return nil, err
 	}
+	if c.InitFrom != "" {
+		msg, err := c.initFrom(net)
+		if err != nil {
+			return nil, &ConfigError{File: c.file, Msg: err.Error()}
+		}
+		logf("%s", msg)
+	}
+	if err := c.freeze(net); err != nil {
+		return nil, &ConfigError{File: c.file, Msg: err.Error()}
+	}
 	if dist.isServer() {
 		return dist.serve(ctx, c, net)
 	}
@@ -293,7 +303,7 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 // fitTrainer trains with a mini-batch optimizer through train.Trainer.
 func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader, ckpt string,
 	hooks train.Hooks, stepReport func(train.BatchEvent), res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
-	opt, err := c.newOptimizer(net.Parameters())
+	opt, err := c.newOptimizer(trainable(net.Parameters()))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,161 @@
+package data
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// ParquetFrameWriter writes Frames to a Parquet stream one batch at a
+// time (each Write is a row group), so that a file of any size is written
+// in the memory of one batch. Column kinds map back as ReadParquetFrame
+// reads them: Float64, Float32, Int64, Bool and String columns to the
+// matching Parquet types, Vector columns to fixed-size lists of float or
+// double. Nulls are kept.
+type ParquetFrameWriter struct {
+	schema *arrow.Schema
+	kinds  []Kind
+	widths []int
+	fw     *pqarrow.FileWriter
+}
+
+// ParquetFrameSchema returns the Arrow schema a Frame's columns are
+// written with; every batch written must have the same columns and kinds.
+func ParquetFrameSchema(f *Frame) (*arrow.Schema, error) {
+	fields := make([]arrow.Field, f.NumCols())
+	for j, c := range f.cols {
+		var dt arrow.DataType
+		switch c.Kind() {
+		case Float64:
+			dt = arrow.PrimitiveTypes.Float64
+		case Float32:
+			dt = arrow.PrimitiveTypes.Float32
+		case Int64:
+			dt = arrow.PrimitiveTypes.Int64
+		case Bool:
+			dt = arrow.FixedWidthTypes.Boolean
+		case String:
+			dt = arrow.BinaryTypes.String
+		case Vector:
+			v := c.(*VectorColumn)
+			elem := arrow.DataType(arrow.PrimitiveTypes.Float64)
+			if v.Elem() == Float32 {
+				elem = arrow.PrimitiveTypes.Float32
+			}
+			dt = arrow.FixedSizeListOf(int32(v.Width()), elem)
+		default:
+			return nil, fmt.Errorf("column %q: cannot write kind %s", c.Name(), c.Kind())
+		}
+		fields[j] = arrow.Field{Name: c.Name(), Type: dt, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// ParquetWriteOptions says how ParquetFrameWriter encodes. The zero value
+// is Snappy compression.
+type ParquetWriteOptions struct {
+	// Uncompressed leaves the pages uncompressed (for data that does not
+	// compress, decoding is then a copy).
+	Uncompressed bool
+}
+
+// NewParquetFrameWriter starts a Parquet stream on w with the columns of
+// first (which is not written).
+func NewParquetFrameWriter(w io.Writer, first *Frame, opts ParquetWriteOptions) (*ParquetFrameWriter, error) {
+	schema, err := ParquetFrameSchema(first)
+	if err != nil {
+		return nil, err
+	}
+	// Dictionary encoding for strings only: hashing every float of the
+	// probabilities costs more than it saves.
+	codec := compress.Codecs.Snappy
+	if opts.Uncompressed {
+		codec = compress.Codecs.Uncompressed
+	}
+	popts := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithDictionaryDefault(false)}
+	for _, c := range first.cols {
+		if c.Kind() == String {
+			popts = append(popts, parquet.WithDictionaryFor(c.Name(), true))
+		}
+	}
+	props := parquet.NewWriterProperties(popts...)
+	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return nil, err
+	}
+	pw := &ParquetFrameWriter{schema: schema, fw: fw}
+	for _, c := range first.cols {
+		pw.kinds = append(pw.kinds, c.Kind())
+		w := 0
+		if v, ok := c.(*VectorColumn); ok {
+			w = v.Width()
+		}
+		pw.widths = append(pw.widths, w)
+	}
+	return pw, nil
+}
+
+// Write appends f's rows as one row group.
+func (pw *ParquetFrameWriter) Write(f *Frame) error {
+	if f.NumCols() != len(pw.kinds) {
+		return fmt.Errorf("parquet writer: a batch of %d columns, the file has %d", f.NumCols(), len(pw.kinds))
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, pw.schema)
+	defer b.Release()
+	n := f.Len()
+	for j, c := range f.cols {
+		if c.Kind() != pw.kinds[j] || c.Name() != pw.schema.Field(j).Name {
+			return fmt.Errorf("parquet writer: column %d is %q (%s), the file's is %q (%s)", j, c.Name(), c.Kind(), pw.schema.Field(j).Name, pw.kinds[j])
+		}
+		valid := c.Valid()
+		switch c := c.(type) {
+		case *ScalarColumn[float64]:
+			b.Field(j).(*array.Float64Builder).AppendValues(c.Values(), valid)
+		case *ScalarColumn[float32]:
+			b.Field(j).(*array.Float32Builder).AppendValues(c.Values(), valid)
+		case *ScalarColumn[int64]:
+			b.Field(j).(*array.Int64Builder).AppendValues(c.Values(), valid)
+		case *ScalarColumn[bool]:
+			b.Field(j).(*array.BooleanBuilder).AppendValues(c.Values(), valid)
+		case *ScalarColumn[string]:
+			b.Field(j).(*array.StringBuilder).AppendValues(c.Values(), valid)
+		case *VectorColumn:
+			if c.Width() != pw.widths[j] {
+				return fmt.Errorf("parquet writer: vector column %q has width %d, the file's %d", c.Name(), c.Width(), pw.widths[j])
+			}
+			lb := b.Field(j).(*array.FixedSizeListBuilder)
+			lb.AppendValues(validOrAll(valid, n))
+			if c.Elem() == Float32 {
+				lb.ValueBuilder().(*array.Float32Builder).AppendValues(c.Float32s(), c.ElemValid())
+			} else {
+				lb.ValueBuilder().(*array.Float64Builder).AppendValues(c.Float64s(), c.ElemValid())
+			}
+		default:
+			return fmt.Errorf("parquet writer: column %q: cannot write kind %s", c.Name(), c.Kind())
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return pw.fw.Write(rec)
+}
+
+// Close finishes the stream (the footer) and closes the writer under it
+// if that is an io.Closer.
+func (pw *ParquetFrameWriter) Close() error { return pw.fw.Close() }
+
+func validOrAll(valid []bool, n int) []bool {
+	if valid != nil {
+		return valid
+	}
+	v := make([]bool, n)
+	for i := range v {
+		v[i] = true
+	}
+	return v
+}

@@ -1,0 +1,534 @@
+package infer
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/atomicfile"
+)
+
+// Options says how Run predicts.
+type Options struct {
+	// Out is the output directory: one Parquet file per partition at
+	// Out/<Partition.Rel with extension .parquet>, and the rows that
+	// could not be scored under Out/_errors/.
+	Out string
+	// Keep names input columns (or key=value directory columns) copied
+	// into the output before the predictions: an id to join them back on.
+	Keep []string
+	// BatchSize is the number of rows read and scored at a time; 0 means
+	// 10000. Memory is bounded by a few batches, whatever the partitions'
+	// sizes.
+	BatchSize int
+	// MaxErrors bounds the rows that may fail over the whole job: once
+	// more have failed, Run stops with ErrTooManyErrors. Negative means
+	// no bound; 0 allows none.
+	MaxErrors int64
+	// Queue hands out the partitions; nil means this process does them
+	// all (NewLocalQueue). Workers sharing a StoreQueue share the work.
+	Queue Queue
+	// Progress, if not nil, receives a progress line about every second
+	// (a bar redrawn in place when Progress is a terminal).
+	Progress io.Writer
+	// Terminal says Progress is a terminal.
+	Terminal bool
+	// Label, if set, starts every progress line ("rank 0" in a job whose
+	// workers each count their own partitions).
+	Label string
+}
+
+// ErrTooManyErrors is returned (wrapped) when more rows failed than
+// Options.MaxErrors allows.
+var ErrTooManyErrors = errors.New("too many rows could not be scored")
+
+// Summary is the outcome of a Run (of one worker, or of the whole job
+// once gathered).
+type Summary struct {
+	// Rows is the number of rows scored (written to outputs) by this run;
+	// skipped partitions are not counted.
+	Rows int64 `json:"rows"`
+	// RowsPerSecond is Rows over Seconds.
+	RowsPerSecond float64 `json:"rows_per_second"`
+	// Errors is the number of rows that could not be scored.
+	Errors int64 `json:"errors"`
+	// Partitions is the number of partitions done by this run; Skipped
+	// those whose output was already complete.
+	Partitions int `json:"partitions"`
+	Skipped    int `json:"skipped"`
+	// Seconds is the wall time.
+	Seconds float64 `json:"seconds"`
+	// Out is the output directory; ErrorsFile the merged error file, if
+	// any rows failed.
+	Out        string `json:"out"`
+	ErrorsFile string `json:"errors_file,omitempty"`
+	// Workers is the number of workers that took part.
+	Workers int `json:"workers"`
+}
+
+// Add adds the counts of o to s (Seconds: the longest).
+func (s *Summary) Add(o Summary) {
+	s.Rows += o.Rows
+	s.Errors += o.Errors
+	s.Partitions += o.Partitions
+	s.Skipped += o.Skipped
+	s.Seconds = max(s.Seconds, o.Seconds)
+	s.Workers += o.Workers
+	if s.Seconds > 0 {
+		s.RowsPerSecond = float64(s.Rows) / s.Seconds
+	}
+}
+
+// OutputPath returns the output file of a partition under out.
+func OutputPath(out string, p Partition) string {
+	return filepath.Join(out, outputRel(p.Rel))
+}
+
+// ErrorsPath returns the error file of a partition under out.
+func ErrorsPath(out string, p Partition) string {
+	return filepath.Join(out, "_errors", strings.TrimSuffix(outputRel(p.Rel), ".parquet")+".csv")
+}
+
+// Run predicts the partitions the queue hands this worker: each is read
+// in batches, scored by pred and written to its output file through a
+// temporary file renamed when complete, so a partition's output is there
+// whole or not at all. A partition whose output exists is skipped: a
+// re-run after a crash redoes only the partitions without output. Rows
+// that cannot be read or scored are listed (partition, row, reason) in the
+// partition's error file, written before its output; Options.MaxErrors
+// bounds them over the job.
+func Run(ctx context.Context, pred Predictor, parts []Partition, opts Options) (Summary, error) {
+	if opts.Out == "" {
+		return Summary{}, errors.New("infer: no output directory")
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 10000
+	}
+	q := opts.Queue
+	if q == nil {
+		q = NewLocalQueue(len(parts))
+	}
+	if absOut, err := filepath.Abs(opts.Out); err == nil {
+		for _, p := range parts {
+			if abs, err := filepath.Abs(p.Path); err == nil && strings.HasPrefix(abs, absOut+string(filepath.Separator)) {
+				return Summary{}, fmt.Errorf("infer: input %s is inside the output directory %s: predictions would be read back as input", p.Path, opts.Out)
+			}
+		}
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return Summary{}, err
+	}
+	r := &runner{pred: pred, opts: opts, q: q, total: len(parts)}
+	start := time.Now()
+	stop := r.progress(start)
+	defer stop()
+	sum := Summary{Out: opts.Out, Workers: 1}
+	for {
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+		i, ok, err := q.Claim(ctx)
+		if err != nil {
+			return sum, err
+		}
+		if !ok {
+			break
+		}
+		if i < 0 || i >= len(parts) {
+			return sum, fmt.Errorf("infer: the queue handed out partition %d of %d", i, len(parts))
+		}
+		part := parts[i]
+		if _, err := os.Stat(OutputPath(opts.Out, part)); err == nil {
+			sum.Skipped++
+			r.done.Add(1)
+			continue
+		}
+		rows, nerr, err := r.partition(ctx, part)
+		if err != nil {
+			// The partition has no output: its rows count when a re-run
+			// does it.
+			return r.finish(sum, start), err
+		}
+		sum.Rows += rows
+		sum.Errors += nerr
+		sum.Partitions++
+		r.done.Add(1)
+	}
+	return r.finish(sum, start), nil
+}
+
+type runner struct {
+	pred  Predictor
+	opts  Options
+	q     Queue
+	total int
+	rows  atomic.Int64
+	done  atomic.Int64
+}
+
+func (r *runner) finish(s Summary, start time.Time) Summary {
+	s.Seconds = time.Since(start).Seconds()
+	if s.Seconds > 0 {
+		s.RowsPerSecond = float64(s.Rows) / s.Seconds
+	}
+	return s
+}
+
+// progress prints a line about every second until stop is called.
+func (r *runner) progress(start time.Time) (stop func()) {
+	if r.opts.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				r.printProgress(start, true)
+				return
+			case <-t.C:
+				r.printProgress(start, false)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func (r *runner) printProgress(start time.Time, last bool) {
+	el := time.Since(start).Seconds()
+	rows := r.rows.Load()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(rows) / el
+	}
+	done := int(r.done.Load())
+	const width = 24
+	fill := 0
+	if r.total > 0 {
+		fill = min(width, done*width/r.total)
+	}
+	line := fmt.Sprintf("[%s%s] %d/%d partitions  %d rows  %.0f rows/s", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, r.total, rows, rate)
+	if r.opts.Label != "" {
+		line = r.opts.Label + ": " + line
+	}
+	if r.opts.Terminal {
+		end := ""
+		if last {
+			end = "\n"
+		}
+		fmt.Fprintf(r.opts.Progress, "\r%s%s", line, end)
+		return
+	}
+	fmt.Fprintln(r.opts.Progress, line)
+}
+
+// batch is a read batch on its way to the predictor.
+type batch struct {
+	f     *data.Frame
+	bad   []data.BadRow
+	first int // the file row of f's first row (0-based)
+	err   error
+}
+
+// readColumns returns the file columns to read for a partition: the
+// predictor's inputs and the kept columns, less the key columns; nil for
+// every column.
+func (r *runner) readColumns(p Partition) []string {
+	in := r.pred.Inputs()
+	if in == nil {
+		return nil
+	}
+	isKey := func(n string) bool {
+		return slices.ContainsFunc(p.Keys, func(k Key) bool { return k.Name == n })
+	}
+	var cols []string
+	for _, n := range append(slices.Clone(in), r.opts.Keep...) {
+		if !isKey(n) && !slices.Contains(cols, n) {
+			cols = append(cols, n)
+		}
+	}
+	return cols
+}
+
+// partition predicts one partition; it returns the rows written and the
+// rows that failed.
+func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, err error) {
+	rd, err := data.OpenBatches(p.Path, data.BatchOptions{Columns: r.readColumns(p), BatchSize: r.opts.BatchSize})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rd.Close()
+	for _, k := range r.opts.Keep {
+		if !slices.Contains(rd.Columns(), k) && !slices.ContainsFunc(p.Keys, func(x Key) bool { return x.Name == k }) {
+			return 0, 0, fmt.Errorf("%s: --keep %s: no such column (columns: %s)", p.Path, k, strings.Join(rd.Columns(), ", "))
+		}
+	}
+	// Read ahead one batch while the current one is scored.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan batch, 1)
+	go func() {
+		defer close(batches)
+		first := 0
+		for {
+			f, bad, err := rd.Next()
+			if err == io.EOF {
+				return
+			}
+			b := batch{f: f, bad: bad, first: first, err: err}
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+			first += f.Len()
+		}
+	}()
+	defer func() {
+		cancel()
+		for range batches { // let the reader finish before Close
+		}
+	}()
+
+	var failed [][]string // partition, row, reason
+	outPath := OutputPath(r.opts.Out, p)
+	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
+		return 0, 0, err
+	}
+	var lastKeep *data.Frame
+	err = atomicfile.Write(outPath, func(w io.Writer) error {
+		var pw *data.ParquetFrameWriter
+		for b := range batches {
+			if b.err != nil {
+				return b.err
+			}
+			res, err := r.score(p, b)
+			if err != nil {
+				return fmt.Errorf("%s: rows %d to %d: %w", p.Path, b.first+1, b.first+b.f.Len(), err)
+			}
+			for _, e := range res.Errors {
+				failed = append(failed, []string{p.Path, strconv.Itoa(b.first + e.Row + 1), e.Reason})
+			}
+			if r.opts.MaxErrors >= 0 && int64(len(failed)) > r.opts.MaxErrors {
+				return fmt.Errorf("%s: %w: %d rows failed, more than --max-errors %d allows (first: row %s: %s)",
+					p.Path, ErrTooManyErrors, len(failed), r.opts.MaxErrors, failed[0][1], failed[0][2])
+			}
+			if res.out == nil {
+				lastKeep = res.keep
+				continue
+			}
+			if pw == nil {
+				if pw, err = data.NewParquetFrameWriter(w, res.out, data.ParquetWriteOptions{}); err != nil {
+					return fmt.Errorf("%s: %w", outPath, err)
+				}
+			}
+			if err := pw.Write(res.out); err != nil {
+				return fmt.Errorf("%s: %w", outPath, err)
+			}
+			rows += int64(res.out.Len())
+			r.rows.Add(int64(res.out.Len()))
+		}
+		if pw == nil {
+			// No row was scored: an output with the kept columns only.
+			if lastKeep == nil {
+				lastKeep, _ = data.NewFrame()
+			}
+			if lastKeep.NumCols() == 0 {
+				lastKeep, _ = data.NewFrame(data.NewColumn("prediction", []string{}, nil))
+			}
+			pw, err := data.NewParquetFrameWriter(w, lastKeep, data.ParquetWriteOptions{})
+			if err != nil {
+				return err
+			}
+			if err := pw.Write(lastKeep.Slice(0, 0)); err != nil {
+				return err
+			}
+			if err := pw.Close(); err != nil {
+				return err
+			}
+		} else if err := pw.Close(); err != nil {
+			return err
+		}
+		// The job-wide error budget, then the error file, before the
+		// output is renamed into place.
+		nerr = int64(len(failed))
+		if nerr > 0 {
+			total, err := r.q.AddErrors(ctx, nerr)
+			if err != nil {
+				return err
+			}
+			if r.opts.MaxErrors >= 0 && total > r.opts.MaxErrors {
+				return fmt.Errorf("%w: %d rows failed over the job so far, more than --max-errors %d allows (see %s)",
+					ErrTooManyErrors, total, r.opts.MaxErrors, ErrorsPath(r.opts.Out, p))
+			}
+		}
+		return writeErrors(ErrorsPath(r.opts.Out, p), failed)
+	})
+	if err != nil && len(failed) > 0 && errors.Is(err, ErrTooManyErrors) {
+		// Keep the rows that failed for the user to look at.
+		writeErrors(ErrorsPath(r.opts.Out, p), failed)
+	}
+	return rows, nerr, err
+}
+
+// scored is a batch's output: the kept columns and the predictions of
+// the scored rows side by side.
+type scored struct {
+	out    *data.Frame // nil when no row was scored
+	keep   *data.Frame // the kept columns of no rows (for the schema)
+	Errors []data.BadRow
+}
+
+// score runs the predictor on a batch and joins the kept columns.
+func (r *runner) score(p Partition, b batch) (scored, error) {
+	f := b.f
+	n := f.Len()
+	cols := f.Columns()
+	cols = append(cols, p.keyColumns(n)...)
+	f, err := data.NewFrame(cols...)
+	if err != nil {
+		return scored{}, err
+	}
+	// Rows the reader could not read are not scored.
+	good := f
+	var goodRows []int
+	if len(b.bad) > 0 {
+		skip := map[int]bool{}
+		for _, e := range b.bad {
+			skip[e.Row] = true
+		}
+		for i := range n {
+			if !skip[i] {
+				goodRows = append(goodRows, i)
+			}
+		}
+		good = f.Take(goodRows)
+	}
+	if r.pred.Inputs() == nil {
+		// A predictor that reads every column does not see the kept
+		// and key columns.
+		var names []string
+		for _, n := range good.Names() {
+			if !slices.Contains(r.opts.Keep, n) && !slices.ContainsFunc(p.Keys, func(k Key) bool { return k.Name == n }) {
+				names = append(names, n)
+			}
+		}
+		if good, err = good.Select(names...); err != nil {
+			return scored{}, err
+		}
+	}
+	res, err := r.pred.Predict(good)
+	if err != nil {
+		return scored{}, err
+	}
+	errs := slices.Clone(b.bad)
+	rows := res.Rows
+	for _, e := range res.Errors {
+		if goodRows != nil {
+			e.Row = goodRows[e.Row]
+		}
+		errs = append(errs, e)
+	}
+	if goodRows != nil {
+		rows = make([]int, len(res.Rows))
+		for i, k := range res.Rows {
+			rows[i] = goodRows[k]
+		}
+	}
+	slices.SortFunc(errs, func(a, b data.BadRow) int { return a.Row - b.Row })
+	keep, err := f.Select(r.opts.Keep...)
+	if err != nil {
+		return scored{}, err
+	}
+	s := scored{Errors: errs, keep: keep.Slice(0, 0)}
+	if res.Out == nil {
+		return s, nil
+	}
+	if res.Out.Len() != len(rows) {
+		return scored{}, fmt.Errorf("the predictor returned %d rows for %d scored rows", res.Out.Len(), len(rows))
+	}
+	outCols := keep.Take(rows).Columns()
+	for _, c := range res.Out.Columns() {
+		if slices.Contains(r.opts.Keep, c.Name()) {
+			return scored{}, fmt.Errorf("--keep %s: the predictions have a column of that name", c.Name())
+		}
+		outCols = append(outCols, c)
+	}
+	s.out, err = data.NewFrame(outCols...)
+	return s, err
+}
+
+// writeErrors writes a partition's failed rows (partition, row, reason)
+// atomically, or removes a stale file when there are none.
+func writeErrors(path string, failed [][]string) error {
+	if len(failed) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"partition", "row", "reason"})
+		cw.WriteAll(failed)
+		return cw.Error()
+	})
+}
+
+// MergeErrors concatenates the error files of the partitions into
+// Out/_errors.csv (partition, row, reason), in partition order, and
+// returns its path; "" and no file when no row failed.
+func MergeErrors(out string, parts []Partition) (string, error) {
+	var files []string
+	for _, p := range parts {
+		if _, err := os.Stat(ErrorsPath(out, p)); err == nil {
+			files = append(files, ErrorsPath(out, p))
+		}
+	}
+	path := filepath.Join(out, "_errors.csv")
+	if len(files) == 0 {
+		os.Remove(path)
+		return "", nil
+	}
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.Write([]string{"partition", "row", "reason"})
+		for _, f := range files {
+			fh, err := os.Open(f)
+			if err != nil {
+				return err
+			}
+			recs, err := csv.NewReader(fh).ReadAll()
+			fh.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+			if len(recs) > 0 {
+				cw.WriteAll(recs[1:])
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+	return path, err
+}
