@@ -25,6 +25,9 @@ type Board struct {
 	workersVer int
 	trials     map[int]Trial
 	trialsVer  int
+	parts      map[string]*versioned[Partition] // by name, each with the version it changed at
+	partsOrder []string                         // names in the order they came
+	partsVer   int
 	status     Status
 	changed    chan struct{} // closed on the next change; nil when nobody waits
 }
@@ -35,7 +38,8 @@ func NewBoard(maxSteps int) *Board {
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	return &Board{start: time.Now(), steps: newStepStore(maxSteps), workers: map[int]Worker{}, trials: map[int]Trial{}}
+	return &Board{start: time.Now(), steps: newStepStore(maxSteps), workers: map[int]Worker{}, trials: map[int]Trial{},
+		parts: map[string]*versioned[Partition]{}}
 }
 
 // since returns the seconds from the start of the run to now.
@@ -146,6 +150,39 @@ func (b *Board) trialList() []Trial {
 	return ts
 }
 
+// versioned is a value and the board version it last changed at.
+type versioned[T any] struct {
+	v   T
+	ver int
+}
+
+// SetPartition records (or updates) a partition of a batch prediction,
+// by name.
+func (b *Board) SetPartition(p Partition) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.partsVer++
+	if e, ok := b.parts[p.Name]; ok {
+		e.v, e.ver = p, b.partsVer
+	} else {
+		b.parts[p.Name] = &versioned[Partition]{p, b.partsVer}
+		b.partsOrder = append(b.partsOrder, p.Name)
+	}
+	b.notify()
+}
+
+// partitionsAfter returns the partitions changed after version ver, in
+// the order they came.
+func (b *Board) partitionsAfter(ver int) []Partition {
+	var out []Partition
+	for _, n := range b.partsOrder {
+		if e := b.parts[n]; e.ver > ver {
+			out = append(out, e.v)
+		}
+	}
+	return out
+}
+
 // Finish records the end of the run: err nil for success.
 func (b *Board) Finish(err error) {
 	b.mu.Lock()
@@ -179,7 +216,10 @@ type State struct {
 	Steps   []Step   `json:"-"` // served as columns
 	Workers []Worker `json:"workers"`
 	Trials  []Trial  `json:"trials,omitempty"`
-	Status  Status   `json:"status"`
+	// Partitions are those of a batch prediction, in the order they
+	// started.
+	Partitions []Partition `json:"partitions,omitempty"`
+	Status     Status      `json:"status"`
 }
 
 // MarshalJSON writes the state with its steps as columns (stepColumns).
@@ -203,6 +243,9 @@ func (b *Board) Snapshot() State {
 	if len(b.trials) > 0 {
 		s.Trials = b.trialList()
 	}
+	if len(b.parts) > 0 {
+		s.Partitions = b.partitionsAfter(0)
+	}
 	if s.Info.Started.IsZero() {
 		s.Info.Started = b.start
 	}
@@ -221,6 +264,7 @@ func (b *Board) workerList() []Worker {
 // cursor is what one event stream has sent so far.
 type cursor struct {
 	infoVer, epochs, workersVer, trialsVer int
+	partsVer                               int
 	lastStep                               int
 	done                                   bool
 }
@@ -273,6 +317,11 @@ func (b *Board) news(c *cursor) []event {
 	if c.trialsVer != b.trialsVer {
 		add("trials", b.trialList())
 		c.trialsVer = b.trialsVer
+	}
+	if c.partsVer != b.partsVer {
+		// only the partitions changed since: a job may have many
+		add("partitions", b.partitionsAfter(c.partsVer))
+		c.partsVer = b.partsVer
 	}
 	if b.status.Done && !c.done {
 		add("done", b.status)

@@ -168,3 +168,21 @@ type TrialParam struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 }
+
+// Partition is one input partition of a batch prediction (`fathom
+// predict MODEL INPUT... --out DIR`).
+type Partition struct {
+	// Name is the partition's path relative to its input.
+	Name string `json:"name"`
+	// Rank is the worker that predicts it.
+	Rank int `json:"rank"`
+	// Status is "running", "done", "skipped" (its output existed) or
+	// "failed".
+	Status string `json:"status"`
+	// Rows scored and Errors (rows that failed) so far, and the seconds
+	// since the partition started.
+	Rows    int64   `json:"rows"`
+	Errors  int64   `json:"errors"`
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
+}

@@ -96,6 +96,17 @@ func Restore(s State, maxSteps int) *Board {
 		b.workers[w.Rank] = w
 	}
 	b.workersVer = 1
+	for _, t := range s.Trials {
+		b.trials[t.ID] = t
+	}
+	b.trialsVer = 1
+	for _, p := range s.Partitions {
+		b.partsVer++
+		if _, ok := b.parts[p.Name]; !ok {
+			b.partsOrder = append(b.partsOrder, p.Name)
+		}
+		b.parts[p.Name] = &versioned[Partition]{p, b.partsVer}
+	}
 	b.status = s.Status
 	return b
 }

@@ -46,6 +46,26 @@ type Options struct {
 	// Label, if set, starts every progress line ("rank 0" in a job whose
 	// workers each count their own partitions).
 	Label string
+	// Report, if set, is told of each partition this worker takes: when
+	// it starts, after each batch, and when it ends (done, skipped,
+	// failed), from Run's goroutine; it must return quickly (a dashboard
+	// records it).
+	Report func(PartitionReport)
+}
+
+// PartitionReport is the state of one partition of a Run.
+type PartitionReport struct {
+	// Name is the partition's path relative to its input (Partition.Rel).
+	Name string
+	// Status is "running", "done", "skipped" (its output existed) or
+	// "failed".
+	Status string
+	// Rows scored and Errors (rows that failed) so far; Seconds since the
+	// partition started.
+	Rows, Errors int64
+	Seconds      float64
+	// Err is why it failed.
+	Err string
 }
 
 // ErrTooManyErrors is returned (wrapped) when more rows failed than
@@ -151,9 +171,17 @@ func Run(ctx context.Context, pred Predictor, parts []Partition, opts Options) (
 		if _, err := os.Stat(OutputPath(opts.Out, part)); err == nil {
 			sum.Skipped++
 			r.done.Add(1)
+			r.report(PartitionReport{Name: part.Rel, Status: "skipped"})
 			continue
 		}
+		pstart := time.Now()
+		r.report(PartitionReport{Name: part.Rel, Status: "running"})
 		rows, nerr, err := r.partition(ctx, part)
+		st := PartitionReport{Name: part.Rel, Status: "done", Rows: rows, Errors: nerr, Seconds: time.Since(pstart).Seconds()}
+		if err != nil {
+			st.Status, st.Err = "failed", err.Error()
+		}
+		r.report(st)
 		if err != nil {
 			// The partition has no output: its rows count when a re-run
 			// does it.
@@ -174,6 +202,13 @@ type runner struct {
 	total int
 	rows  atomic.Int64
 	done  atomic.Int64
+}
+
+// report tells Options.Report, if set, of a partition's state.
+func (r *runner) report(p PartitionReport) {
+	if r.opts.Report != nil {
+		r.opts.Report(p)
+	}
 }
 
 func (r *runner) finish(s Summary, start time.Time) Summary {
@@ -267,6 +302,7 @@ func (r *runner) readColumns(p Partition) []string {
 // partition predicts one partition; it returns the rows written and the
 // rows that failed.
 func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, err error) {
+	pstart := time.Now()
 	rd, err := data.OpenBatches(p.Path, data.BatchOptions{Columns: r.readColumns(p), BatchSize: r.opts.BatchSize})
 	if err != nil {
 		return 0, 0, err
@@ -344,6 +380,8 @@ func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, 
 			}
 			rows += int64(res.out.Len())
 			r.rows.Add(int64(res.out.Len()))
+			r.report(PartitionReport{Name: p.Rel, Status: "running", Rows: rows, Errors: int64(len(failed)),
+				Seconds: time.Since(pstart).Seconds()})
 		}
 		if pw == nil {
 			// No row was scored: an output with the kept columns only.

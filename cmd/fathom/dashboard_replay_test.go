@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fathom-ml/fathom/dashboard"
+	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml/mljob"
 )
 
@@ -170,3 +172,79 @@ func TestMLFitDashboardInBrowser(t *testing.T) {
 		t.Errorf("page: label %q, iterations %q, model %q, %s points; want %d iterations", got[0], got[1], got[2], got[3], res.Iterations)
 	}
 }
+
+// TestPredictDashboardInBrowser: `fathom predict MODEL DIR --out OUT
+// --dashboard` shows every partition with its rows and errors (a bad row
+// counted in its partition), the totals in the tiles, and rows/s.
+func TestPredictDashboardInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	exe := chromium()
+	if exe == "" {
+		t.Skip("dashboard browser test skipped: no Chromium on PATH (apt-get install chromium)")
+	}
+	dirs := trainRuns(t, "3", "0.01")
+	model := filepath.Join(dirs[0], "model.safetensors")
+	in := filepath.Join(t.TempDir(), "in")
+	lines := strings.Split(strings.TrimSpace(string(data.IrisCSV())), "\n")
+	head, rows := lines[0], lines[1:]
+	for i := range 3 {
+		part := rows[i*50 : (i+1)*50]
+		if i == 1 {
+			part = append(append([]string{}, part...), "x,1,2,3,setosa") // a row that cannot be scored
+		}
+		p := filepath.Join(in, fmt.Sprintf("part=%d", i), "rows.csv")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(head+"\n"+strings.Join(part, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runCtx, stopRun := context.WithCancel(ctx)
+	var stderr syncBuffer
+	b := batchPredictFlags{maxErrors: 10, batchSize: 20, dash: dashboardFlags{addr: dashboardAuto, keep: true}}
+	ran := make(chan error, 1)
+	go func() {
+		ran <- runBatchPredict(runCtx, model, []string{in}, filepath.Join(t.TempDir(), "out"), b, io.Discard, writerFunc(stderr.WriteString))
+	}()
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if u, ok := strings.CutPrefix(l, "dashboard: "); ok {
+				url = u
+			}
+		}
+	}
+	if url == "" {
+		t.Fatalf("no dashboard address:\n%s", stderr.String())
+	}
+	bctx := startBrowser(t, ctx, exe)
+	if err := chromedp.Do(bctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	pollPage(t, bctx, "fathomDashboard.done && fathomDashboard.partitionsDone === 3")
+	got, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`[String(fathomDashboard.rows),
+		String(document.querySelectorAll('#parts tbody tr').length), document.getElementById('t-loss').textContent,
+		document.getElementById('t-epoch').textContent, document.getElementById('t-step').previousElementSibling.textContent,
+		String(document.getElementById('predict').hidden), String(document.getElementById('c-loss').parentNode.hidden),
+		document.querySelector('#parts tbody').textContent]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != "150" || got[1] != "3" || got[2] != "1" || got[3] != "3 / 3" || got[4] != "rows" || got[5] != "false" || got[6] != "true" ||
+		!strings.Contains(got[7], "part=1") {
+		t.Errorf("page: rows %s, %s table rows, errors %q, partitions %q, label %q, hidden %s/%s, table %q",
+			got[0], got[1], got[2], got[3], got[4], got[5], got[6], got[7])
+	}
+	stopRun()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writerFunc adapts a string sink to io.Writer.
+type writerFunc func(string)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(string(p)); return len(p), nil }

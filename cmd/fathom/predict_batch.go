@@ -5,14 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/infer"
+	"github.com/fathom-ml/fathom/nn"
 )
 
 // batchPredictFlags are the flags of `fathom predict` over partitions.
@@ -21,12 +26,14 @@ type batchPredictFlags struct {
 	maxErrors   int64
 	batchSize   int
 	outputLayer string
+	dash        dashboardFlags
 }
 
 func (b *batchPredictFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&b.keep, "keep", nil, "input columns copied into the outputs, first (e.g. --keep id,date)")
 	cmd.Flags().Int64Var(&b.maxErrors, "max-errors", 1000, "fail once more rows than this could not be read or scored (-1: no bound)")
 	cmd.Flags().IntVar(&b.batchSize, "batch-size", 10000, "rows read and scored at a time (memory is a few batches)")
+	b.dash.register(cmd)
 	cmd.Flags().StringVar(&b.outputLayer, "output-layer", "", "emit this layer's activations (its index, or -2 for the penultimate) as a vector column \"features\"")
 }
 
@@ -37,7 +44,7 @@ func (b *batchPredictFlags) wanted(cmd *cobra.Command, args []string, out string
 	if len(args) > 2 {
 		return true
 	}
-	for _, f := range []string{"keep", "max-errors", "output-layer"} {
+	for _, f := range []string{"keep", "max-errors", "output-layer", "dashboard"} {
 		if cmd.Flags().Changed(f) {
 			return true
 		}
@@ -102,7 +109,22 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 			opts.Progress = nil // rank 0 reports; the summary covers the job
 		}
 	}
+	srv, err := b.dash.start(stderr) // rank 0 serves
+	if err != nil {
+		return err
+	}
+	if srv != nil {
+		rank, size := 0, 1
+		if job != nil {
+			rank, size = job.Rank, job.Size
+		}
+		stop := predictDashboard(srv.Board(), modelPath, inputs, pred, len(parts), rank, size, &opts)
+		defer func() { stop(); b.dash.finish(ctx, srv, stderr) }()
+	}
 	sum, runErr := infer.Run(ctx, pred, parts, opts)
+	if srv != nil {
+		srv.Board().Finish(runErr)
+	}
 	if q != nil {
 		if err := q.Finish(ctx, sum, runErr); err != nil && runErr == nil {
 			runErr = err
@@ -128,4 +150,54 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 	}
 	fmt.Fprintf(stdout, "%s\n", js)
 	return nil
+}
+
+// predictDashboard has board show a batch prediction: the job (model,
+// inputs, partitions), each partition this worker takes (opts.Report),
+// and the rows per second about once a second as its steps, until stop.
+// Under fathom run rank 0 serves the page with its own partitions; the
+// final summary counts every worker's.
+func predictDashboard(board *dashboard.Board, modelPath string, inputs []string, pred infer.Predictor, parts, rank, size int, opts *infer.Options) (stop func()) {
+	model := ""
+	if n, ok := pred.(*infer.Net); ok {
+		model = nn.Describe(n.Model().Net)
+	}
+	board.SetInfo(dashboard.RunInfo{Title: filepath.Base(modelPath), Kind: "predict", Model: model,
+		Config: "model: " + modelPath + "\ninputs: " + strings.Join(inputs, " ") + "\nout: " + opts.Out,
+		Epochs: parts, WorldSize: size, Machine: dashboard.LocalMachine()})
+	var mu sync.Mutex
+	rows := map[string]int64{}
+	var total int64
+	done := 0
+	opts.Report = func(p infer.PartitionReport) {
+		board.SetPartition(dashboard.Partition{Name: p.Name, Rank: rank, Status: p.Status, Rows: p.Rows, Errors: p.Errors,
+			Seconds: p.Seconds, Error: p.Err})
+		mu.Lock()
+		total += p.Rows - rows[p.Name]
+		rows[p.Name] = p.Rows
+		if p.Status == "done" || p.Status == "skipped" {
+			done++
+		}
+		mu.Unlock()
+	}
+	start := time.Now()
+	quit, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for step := 1; ; step++ {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			n, d := total, done
+			mu.Unlock()
+			el := time.Since(start).Seconds()
+			board.AddStep(dashboard.Step{Step: step, Epoch: d, Loss: math.NaN(), LR: math.NaN(), SamplesPerSec: float64(n) / el, T: el})
+		}
+	}()
+	return func() { close(quit); <-finished }
 }

@@ -10,13 +10,13 @@
 
   var st;
   function reset() {
-    st = { info: null, steps: {}, epochs: [], workers: [], trials: [], status: null };
+    st = { info: null, steps: {}, epochs: [], workers: [], trials: [], parts: {}, partOrder: [], status: null };
     COLS.forEach(function (c) { st.steps[c] = []; });
   }
   reset();
 
   // What a test (or a curious person in the console) can read.
-  var probe = window.fathomDashboard = { connected: false, epochs: 0, steps: 0, points: 0, trials: 0, trialsFinished: 0, done: false, errors: [] };
+  var probe = window.fathomDashboard = { connected: false, epochs: 0, steps: 0, points: 0, trials: 0, trialsFinished: 0, partitions: 0, partitionsDone: 0, rows: 0, done: false, errors: [] };
   window.addEventListener('error', function (e) { probe.errors.push(String(e.message || e)); });
   // The longest task that kept the page from answering (ms), where the
   // browser tells (Chromium's Long Tasks API).
@@ -212,6 +212,7 @@
     drawTiles();
     drawWorkers();
     drawTrials();
+    drawParts();
     probe.epochs = st.epochs.length;
     probe.points = s.step.length;
     probe.steps = s.step.length ? s.step[s.step.length - 1] : 0;
@@ -237,6 +238,77 @@
     var elapsed = st.status && st.status.done ? st.status.t : (Date.now() - Date.parse(info.started || new Date().toISOString())) / 1000;
     $('t-elapsed').textContent = fmtDuration(elapsed);
     $('t-eta').textContent = st.status && st.status.done ? 'finished' : fmtDuration(eta());
+    if (predicting()) drawPredictTiles(elapsed);
+  }
+
+  // predicting says the job is a batch prediction (`fathom predict ...
+  // --out DIR`): its page shows partitions and rows rather than epochs
+  // and losses.
+  function predicting() { return (st.info && st.info.kind) === 'predict' || st.partOrder.length > 0; }
+
+  // partCounts sums the partitions: done (skipped included), failed,
+  // rows and errors.
+  function partCounts() {
+    var c = { done: 0, failed: 0, rows: 0, errors: 0 };
+    st.partOrder.forEach(function (n) {
+      var p = st.parts[n];
+      if (p.status === 'done' || p.status === 'skipped') c.done++;
+      if (p.status === 'failed') c.failed++;
+      c.rows += p.rows; c.errors += p.errors;
+    });
+    return c;
+  }
+
+  // drawPredictTiles sets the tiles of a batch prediction: partitions
+  // done of all, rows, errors, failed partitions, rows/s, and the ETA
+  // from the partitions' pace so far.
+  function drawPredictTiles(elapsed) {
+    var info = st.info || {}, c = partCounts(), s = st.steps, n = s.step.length;
+    $('t-epoch').textContent = c.done + (info.epochs ? ' / ' + info.epochs : '');
+    $('t-step').textContent = fmtInt(c.rows);
+    $('t-loss').textContent = fmtInt(c.errors);
+    $('t-metric-label').textContent = 'failed partitions';
+    $('t-metric').textContent = String(c.failed);
+    $('t-sps').textContent = n ? fmtInt(s.samples_per_sec[n - 1]) : (elapsed > 0 ? fmtInt(c.rows / elapsed) : '—');
+    var left = info.epochs ? info.epochs - c.done : 0;
+    $('t-eta').textContent = st.status && st.status.done ? 'finished' :
+      (c.done > 0 && left >= 0 ? fmtDuration(elapsed * left / c.done) : '—');
+  }
+
+  // drawParts fills the partitions table: those running first, then the
+  // most recent, at most 500 rows.
+  function drawParts() {
+    var on = predicting();
+    var sec = $('predict');
+    if (sec.hidden === on) {
+      sec.hidden = !on;
+      ['c-loss', 'c-metric', 'c-lr'].forEach(function (id) { $(id).parentNode.hidden = on; });
+      $('c-sps-caption').textContent = on ? 'rows/s' : 'samples/s';
+      if (on) charts.sps.setSize({ width: chartWidth(charts.sps.root.parentNode), height: 240 });
+    }
+    if (!on) return;
+    var names = st.partOrder.slice();
+    var running = names.filter(function (nm) { return st.parts[nm].status === 'running'; });
+    var rest = names.filter(function (nm) { return st.parts[nm].status !== 'running'; }).reverse();
+    var body = $('parts').tBodies[0];
+    body.textContent = '';
+    running.concat(rest).slice(0, 500).forEach(function (nm) {
+      var p = st.parts[nm], tr = document.createElement('tr');
+      [p.name, p.rank, p.status + (p.error ? ': ' + p.error : ''), fmtInt(p.rows), fmtInt(p.errors),
+       p.seconds > 0 ? fmtInt(p.rows / p.seconds) : '—', fmt(p.seconds, 2)].forEach(function (v) {
+        var td = document.createElement('td'); td.textContent = String(v); tr.appendChild(td);
+      });
+      if (p.status === 'failed') tr.className = 'failed';
+      body.appendChild(tr);
+    });
+    var c = partCounts(), info = st.info || {};
+    $('parts-note').textContent = c.done + ' of ' + (info.epochs || names.length) + ' done' +
+      (c.failed ? ' · ' + c.failed + ' failed' : '') + ' · ' + fmtInt(c.rows) + ' rows · ' + fmtInt(c.errors) + ' errors' +
+      (names.length > 500 ? ' · showing 500 of ' + names.length : '');
+    probe.partitions = names.length;
+    probe.partitionsDone = c.done;
+    probe.rows = c.rows;
+    document.body.dataset.partitions = String(c.done);
   }
 
   // eta: the steps left at the run's mean time per step so far (which
@@ -341,9 +413,10 @@
   // ("ml") counts solver iterations of its pipeline's stages, and its loss
   // is the solver's objective.
   function kindLabels(kind) {
-    var ml = kind === 'ml';
-    [['t-epoch', ml ? 'stage' : 'epoch'], ['t-step', ml ? 'iteration' : 'step'], ['t-loss', ml ? 'objective' : 'train loss']].forEach(function (r) {
-      $(r[0]).previousElementSibling.textContent = r[1];
+    var labels = { ml: ['stage', 'iteration', 'objective', 'samples/s'], predict: ['partitions', 'rows', 'errors', 'rows/s'] }[kind] ||
+      ['epoch', 'step', 'train loss', 'samples/s'];
+    ['t-epoch', 't-step', 't-loss', 't-sps'].forEach(function (id, i) {
+      $(id).previousElementSibling.textContent = labels[i];
     });
   }
 
@@ -396,6 +469,15 @@
     src.addEventListener('epoch', function (e) { var v = parse(e); if (v) { st.epochs.push(v); schedule(); } });
     src.addEventListener('workers', function (e) { var v = parse(e); if (v) { st.workers = v; schedule(); } });
     src.addEventListener('trials', function (e) { var v = parse(e); if (v) { st.trials = v; schedule(); } });
+    src.addEventListener('partitions', function (e) {
+      var v = parse(e);
+      if (!v) return;
+      v.forEach(function (p) {
+        if (!st.parts[p.name]) st.partOrder.push(p.name);
+        st.parts[p.name] = p;
+      });
+      schedule();
+    });
     src.addEventListener('done', function (e) {
       var v = parse(e);
       if (!v) return;
