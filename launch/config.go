@@ -76,6 +76,11 @@ type Config struct {
 	// MaxRestarts is how many times the local group is restarted after a
 	// worker failure before Run gives up.
 	MaxRestarts int
+	// KeepGoing leaves the other workers running when one fails (an
+	// asynchronous parameter-server job, whose servers and remaining
+	// workers carry on without it); Run still returns ErrWorkerFailed once
+	// they have all ended. It excludes restarts.
+	KeepGoing bool
 	// Grace is how long workers get between SIGTERM (or a forwarded
 	// signal) and SIGKILL. 0 means DefaultGrace; negative means SIGKILL
 	// right after the first signal.
@@ -217,6 +222,8 @@ func (c Config) Validate() error {
 		return bad("master-addr %q is not a host name or address", c.MasterAddr)
 	case c.MaxRestarts < 0:
 		return bad("max-restarts %d is negative", c.MaxRestarts)
+	case c.KeepGoing && c.MaxRestarts > 0:
+		return bad("keep-going leaves the others running after a failure: it cannot be combined with max-restarts %d", c.MaxRestarts)
 	case c.RendezvousTimeout < 0:
 		return bad("rdzv-timeout %v is negative", c.RendezvousTimeout)
 	case c.ThreadsPerWorker < AutoThreads:
@@ -296,6 +303,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.MasterAddr, "master-addr", c.MasterAddr, "host of global rank 0 (MASTER_ADDR)")
 	fs.IntVar(&c.MasterPort, "master-port", c.MasterPort, "port of the rendezvous on master-addr (MASTER_PORT); 0 picks a free port (single node only)")
 	fs.IntVar(&c.MaxRestarts, "max-restarts", c.MaxRestarts, "restart the workers up to this many times after a worker failure (with several nodes, every node's together)")
+	fs.BoolVar(&c.KeepGoing, "keep-going", c.KeepGoing, "when a worker fails, let the others run to their end (an asynchronous parameter-server job); fathom run still fails then (no restarts)")
 	fs.DurationVar(&c.RendezvousTimeout, "rdzv-timeout", c.RendezvousTimeout, "with several nodes: how long the launchers wait for each other to start or end an attempt, or to form a round (0: 5m)")
 	fs.StringVar(&c.RendezvousBackend, "rdzv-backend", c.RendezvousBackend, "\"static\" (default: --node-rank, --master-addr, --master-port) or \"etcd\" (elastic membership: the launchers meet in etcd)")
 	fs.StringVar(&c.RendezvousEndpoint, "rdzv-endpoint", c.RendezvousEndpoint, "with --rdzv-backend etcd: the etcd client address HOST:PORT (comma-separated for several)")

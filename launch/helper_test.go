@@ -72,6 +72,12 @@ func helperMain(args []string) {
 			os.Exit(argInt(2))
 		}
 		time.Sleep(helperTimeout)
+	case "fail-rest-ok": // fail-rest-ok R CODE MS: rank R exits CODE at once; the others exit 0 after MS milliseconds
+		if rank == argInt(1) {
+			os.Exit(argInt(2))
+		}
+		time.Sleep(time.Duration(argInt(3)) * time.Millisecond)
+		fmt.Println("rank", rank, "finished")
 	case "selfkill": // selfkill R: rank R kills itself with SIGKILL; the others wait
 		if rank == argInt(1) {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)

@@ -508,6 +508,14 @@ func (l *launcher) runGroup(ctx context.Context, restart int, remote <-chan stri
 			} else {
 				p.res.ExitCode = -1
 			}
+			if !p.res.Success() && !stopping && l.cfg.KeepGoing {
+				if g.failed < 0 {
+					g.failed = ev.local
+				}
+				l.notef("fathom run: rank %d failed (%s after %v); the other workers keep going (--keep-going)\n",
+					p.res.Rank, p.res.Status(), roundDuration(p.res.Duration))
+				continue
+			}
 			if !p.res.Success() && !stopping {
 				g.failed = ev.local
 				for _, q := range procs {

@@ -655,3 +655,32 @@ func TestVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKeepGoing: with KeepGoing a failed worker leaves the others to
+// run to their end; Run then reports the failure (and restarts are
+// refused with it).
+func TestRunKeepGoing(t *testing.T) {
+	cfg, out := helperConfig(t, 3, "fail-rest-ok", "1", "7", "300")
+	cfg.KeepGoing = true
+	res, err := Run(context.Background(), cfg)
+	if !errors.Is(err, ErrWorkerFailed) {
+		t.Fatalf("Run error %v, want ErrWorkerFailed\n%s", err, out)
+	}
+	if len(res.Failures) != 1 || res.Failures[0].Rank != 1 || res.Failures[0].ExitCode != 7 {
+		t.Fatalf("failures %+v", res.Failures)
+	}
+	for _, w := range res.Workers {
+		if w.Rank != 1 && (!w.Success() || w.Stopped) {
+			t.Errorf("rank %d ended with %s, want success", w.Rank, w.Status())
+		}
+	}
+	for _, want := range []string{"rank 0 finished", "rank 2 finished", "the other workers keep going"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	cfg.MaxRestarts = 1
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "keep-going") {
+		t.Errorf("keep-going with restarts: %v", err)
+	}
+}
