@@ -9,7 +9,7 @@
 // registers (R·ld/8 + ld/8 zmm accumulators); at the end it stores them to a
 // (R × ld, row-major) and b (ld). Row p's multiplier y[p] is an embedded
 // broadcast of the memory operand, so a rating costs ld/8 loads and
-// (R+1)·ld/8 FMAs. The E kernels read float32 ratings (w_a = 1, w_b = r),
+// (R+1)·ld/8 FMAs; the row of the rating 8 places on is prefetched. The E kernels read float32 ratings (w_a = 1, w_b = r),
 // the W kernels two float64 weight arrays.
 //
 // Run `go generate` in ml/recommend (or `go run . -out ../gram_amd64.s
@@ -23,6 +23,9 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
+
+// prefetchAhead is how many ratings ahead the kernels prefetch.
+const prefetchAhead = 8
 
 func genGram(ld int, weighted bool) {
 	rows := map[int]int{8: 8, 16: 12}[ld]
@@ -61,10 +64,27 @@ func genGram(ld int, weighted bool) {
 	}
 	i := GP64()
 	XORQ(i, i)
+	last := GP64()
+	MOVQ(n, last)
+	DECQ(last)
 	shift := map[int]uint8{8: 6, 16: 7}[ld]
 	Label("loop")
 	CMPQ(i, n)
 	JGE(LabelRef("done"))
+	// Prefetch the factor prefetchAhead ratings on (the last one near the
+	// end): the rows are scattered over a factor matrix larger than the
+	// caches.
+	pf := GP64()
+	MOVQ(i, pf)
+	ADDQ(U8(prefetchAhead), pf)
+	CMPQ(pf, last)
+	CMOVQGT(last, pf)
+	MOVLQSX(Mem{Base: ip, Index: pf, Scale: 4}, pf)
+	SHLQ(U8(shift), pf)
+	ADDQ(yp, pf)
+	for q := range nv {
+		PREFETCHT0(Mem{Base: pf, Disp: 64 * q})
+	}
 	row := GP64()
 	MOVLQSX(Mem{Base: ip, Index: i, Scale: 4}, row)
 	SHLQ(U8(shift), row)
