@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/internal/parallel"
@@ -20,69 +21,117 @@ type csr struct {
 }
 
 // buildBoth builds the user-major and item-major compressed rows of n
-// ratings given by at(t) → (user index, item index, rating), or −1 indices
-// for a rating to leave out. Within every row the other side's indices
-// increase (ties keep at's order), whatever order at yields: the first
-// scatter groups by item, the second by user (so items increase within a
-// user), the third by item again (users increase within an item). That
-// canonical order makes every sum over a row's ratings the same however
-// the ratings were partitioned.
+// ratings given by at(t) → (user index, item index, rating). Within every
+// row the other side's indices increase (ties keep at's order), whatever
+// order at yields: the first scatter groups the ratings by item, the
+// second (a transpose) by user, so items increase within a user, the third
+// by item again, so users increase within an item. That canonical order
+// makes every sum over a row's ratings the same however the ratings were
+// partitioned. Each scatter is a stable counting sort run in parallel
+// over chunks of its input (each chunk with its own row offsets), so its
+// result does not depend on the number of chunks.
 func buildBoth(n, nu, ni int, at func(t int) (int32, int32, float32)) (byUser, byItem *csr) {
-	cu := make([]int64, nu+1)
-	ci := make([]int64, ni+1)
-	kept := 0
-	for t := range n {
-		u, i, _ := at(t)
-		if u < 0 || i < 0 {
-			continue
-		}
-		cu[u+1]++
-		ci[i+1]++
-		kept++
-	}
-	for e := range nu {
-		cu[e+1] += cu[e]
-	}
-	for e := range ni {
-		ci[e+1] += ci[e]
-	}
+	parts := chunksOf(n)
 	// First scatter: by item, keeping the user index.
-	tmpU := make([]int32, kept)
-	tmpV := make([]float32, kept)
-	pos := make([]int64, max(nu, ni))
-	copy(pos, ci[:ni])
-	for t := range n {
-		u, i, r := at(t)
-		if u < 0 || i < 0 {
-			continue
+	counts := make([][]int64, len(parts)-1)
+	parallel.For(len(counts), 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			cnt := make([]int64, ni)
+			for t := parts[c]; t < parts[c+1]; t++ {
+				_, i, _ := at(t)
+				cnt[i]++
+			}
+			counts[c] = cnt
 		}
-		p := pos[i]
-		pos[i]++
-		tmpU[p], tmpV[p] = u, r
-	}
-	// Second: by user, items increasing.
-	byUser = &csr{ptr: cu, idx: make([]int32, kept), val: make([]float32, kept)}
-	copy(pos, cu[:nu])
-	for i := range ni {
-		for p := ci[i]; p < ci[i+1]; p++ {
-			u := tmpU[p]
-			q := pos[u]
-			pos[u]++
-			byUser.idx[q], byUser.val[q] = int32(i), tmpV[p]
+	})
+	ci := offsets(counts, ni)
+	tmp := &csr{ptr: ci, idx: make([]int32, n), val: make([]float32, n)}
+	parallel.For(len(counts), 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			off := counts[c]
+			for t := parts[c]; t < parts[c+1]; t++ {
+				u, i, r := at(t)
+				q := off[i]
+				off[i]++
+				tmp.idx[q], tmp.val[q] = u, r
+			}
 		}
-	}
-	// Third: by item again, users increasing (reusing the first buffers).
-	byItem = &csr{ptr: ci, idx: tmpU, val: tmpV}
-	copy(pos, ci[:ni])
-	for u := range nu {
-		for p := cu[u]; p < cu[u+1]; p++ {
-			i := byUser.idx[p]
-			q := pos[i]
-			pos[i]++
-			byItem.idx[q], byItem.val[q] = int32(u), byUser.val[p]
-		}
-	}
+	})
+	byUser = transpose(tmp, nu, nil)
+	byItem = transpose(byUser, ni, tmp)
 	return byUser, byItem
+}
+
+// chunksOf cuts [0, n) into about two chunks per worker (boundaries
+// returned, first 0, last n).
+func chunksOf(n int) []int {
+	p := max(1, min(2*parallel.Workers(), n/(1<<15)))
+	b := make([]int, p+1)
+	for c := range b {
+		b[c] = n * c / p
+	}
+	return b
+}
+
+// offsets turns per-chunk row counts into each chunk's first position in
+// every row (in place) and returns the rows' starts (len rows+1).
+func offsets(counts [][]int64, rows int) []int64 {
+	ptr := make([]int64, rows+1)
+	for r := range rows {
+		base := ptr[r]
+		for _, cnt := range counts {
+			x := cnt[r]
+			cnt[r] = base
+			base += x
+		}
+		ptr[r+1] = base
+	}
+	return ptr
+}
+
+// transpose returns the compressed rows of m's transpose (rows indexed by
+// m's indices, ndst of them), each row in m's row order; reuse, if not
+// nil, lends its idx and val buffers (of the same length).
+func transpose(m *csr, ndst int, reuse *csr) *csr {
+	nsrc := len(m.ptr) - 1
+	n := m.ptr[nsrc]
+	// Chunks of source rows holding about equal numbers of ratings.
+	pos := chunksOf(int(n))
+	rows := make([]int, len(pos))
+	for c, p := range pos {
+		rows[c] = sort.Search(nsrc, func(r int) bool { return m.ptr[r] >= int64(p) })
+	}
+	rows[len(rows)-1] = nsrc
+	counts := make([][]int64, len(rows)-1)
+	parallel.For(len(counts), 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			cnt := make([]int64, ndst)
+			for _, x := range m.idx[m.ptr[rows[c]]:m.ptr[rows[c+1]]] {
+				cnt[x]++
+			}
+			counts[c] = cnt
+		}
+	})
+	out := &csr{ptr: offsets(counts, ndst)}
+	if reuse != nil {
+		out.idx, out.val = reuse.idx, reuse.val
+	} else {
+		out.idx, out.val = make([]int32, n), make([]float32, n)
+	}
+	parallel.For(len(counts), 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			off := counts[c]
+			for r := rows[c]; r < rows[c+1]; r++ {
+				for p := m.ptr[r]; p < m.ptr[r+1]; p++ {
+					x := m.idx[p]
+					q := off[x]
+					off[x]++
+					out.idx[q], out.val[q] = int32(r), m.val[p]
+				}
+			}
+		}
+	})
+	return out
 }
 
 // initFactor fills f (one factor, len rank) from (seed, side, id) alone, so

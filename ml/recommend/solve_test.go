@@ -3,6 +3,7 @@ package recommend
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -293,4 +294,38 @@ func BenchmarkGram(b *testing.B) {
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds()/1e6, "Mratings/s")
 		})
 	}
+}
+
+// TestBuildBothChunks checks the parallel scatters (many chunks) against
+// a stable sort: rows by user, then item, ties in input order.
+func TestBuildBothChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	n, nu, ni := 300000, 5000, 700
+	us, is, vs := make([]int32, n), make([]int32, n), make([]float32, n)
+	for t := range n {
+		us[t], is[t], vs[t] = int32(rng.IntN(nu)), int32(rng.IntN(ni)), float32(t)
+	}
+	bu, bi := buildBoth(n, nu, ni, func(t int) (int32, int32, float32) { return us[t], is[t], vs[t] })
+	order := make([]int, n)
+	for t := range order {
+		order[t] = t
+	}
+	var fail func(name string, p int)
+	check := func(name string, m *csr, row, col []int32) {
+		o := slices.Clone(order)
+		slices.SortStableFunc(o, func(a, b int) int {
+			if row[a] != row[b] {
+				return int(row[a] - row[b])
+			}
+			return int(col[a] - col[b])
+		})
+		for p, t := range o {
+			if m.idx[p] != col[t] || m.val[p] != vs[t] || p < int(m.ptr[row[t]]) || p >= int(m.ptr[row[t]+1]) {
+				fail(name, p)
+			}
+		}
+	}
+	fail = func(name string, p int) { t.Fatalf("%s: position %d differs from the stable sort", name, p) }
+	check("by user", bu, us, is)
+	check("by item", bi, is, us)
 }
