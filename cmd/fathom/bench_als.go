@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mljob"
 	"github.com/fathom-ml/fathom/ml/recommend"
 )
 
@@ -33,6 +34,12 @@ type benchALSResult struct {
 	TestRMSE            float64 `json:"test_rmse"`
 	ColdTestRows        int     `json:"cold_test_rows"`
 	PeakRSSBytes        int64   `json:"peak_rss_bytes"`
+	// Under `fathom run -n N`: the ranks, and rank 0's traffic.
+	Ranks                     int   `json:"ranks"`
+	FactorBytes               int64 `json:"factor_bytes"`
+	SentBytesPerIteration     int64 `json:"sent_bytes_per_iteration,omitempty"`
+	ReceivedBytesPerIteration int64 `json:"received_bytes_per_iteration,omitempty"`
+	ShuffleBytes              int64 `json:"shuffle_bytes,omitempty"`
 }
 
 func init() {
@@ -57,7 +64,12 @@ each user's and item's number of ratings (ALS-WR), 10 iterations — and scores
 the test rows (the rest). Prints seconds_per_iteration (median), total_seconds
 (the fit: indexing and iterations), wall_seconds (reading, fitting and
 scoring), test_rmse (over the test rows whose user and item have training
-ratings; cold_test_rows counts the others) and peak_rss_bytes.`,
+ratings; cold_test_rows counts the others) and peak_rss_bytes.
+
+Under fathom run -n N each rank fits on its contiguous share of the training
+rows; the factors are exchanged by all-gathers, and rank 0 prints, with
+factor_bytes (all factors, (users + items)·rank·8) and its
+sent/received_bytes_per_iteration.`,
 		Example: `  /usr/bin/python3 ../shared/anchors/python/gen_ratings.py   # /tmp/anchors_ratings_100k_10k_10M.bin
   fathom bench als --data /tmp/anchors_ratings_100k_10k_10M.bin --json`,
 		Args: cobra.NoArgs,
@@ -68,7 +80,12 @@ ratings; cold_test_rows counts the others) and peak_rss_bytes.`,
 			e := recommend.NewALS()
 			e.Rank, e.MaxIter, e.RegParam, e.Seed = rank, iters, lambda, seed
 			e.ImplicitPrefs, e.Nonnegative, e.Alpha = implicit, nonnegative, alpha
-			return runBenchALS(path, e, !skipTrainErr)
+			c, closeComm, err := mljob.JoinFromEnv(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("bench als: %w", err)
+			}
+			defer closeComm()
+			return runBenchALS(path, e, c, !skipTrainErr)
 		},
 	}
 	f := cmd.Flags()
@@ -85,7 +102,7 @@ ratings; cold_test_rows counts the others) and peak_rss_bytes.`,
 	benchCmd.AddCommand(cmd)
 }
 
-func runBenchALS(path string, e *recommend.ALS, trainErr bool) error {
+func runBenchALS(path string, e *recommend.ALS, c ml.Comm, trainErr bool) error {
 	start := time.Now()
 	bf, err := recommend.ReadBinary(path)
 	if err != nil {
@@ -95,11 +112,19 @@ func runBenchALS(path string, e *recommend.ALS, trainErr bool) error {
 	res := benchALSResult{Data: path, Users: bf.Users, Items: bf.Items, Ratings: bf.All.Len(), Train: bf.Train,
 		Rank: e.Rank, Lambda: e.RegParam, Iters: e.MaxIter, Threads: runtime.GOMAXPROCS(0),
 		LoadSeconds: time.Since(start).Seconds()}
+	train := bf.TrainSet()
+	if n := c.Size(); n > 1 {
+		train = train.Slice(train.Len()*c.Rank()/n, train.Len()*(c.Rank()+1)/n)
+	}
+	res.Ranks = c.Size()
 	t := time.Now()
-	m, err := e.FitRatings(bf.TrainSet(), ml.Single)
+	m, err := e.FitRatings(train, c)
 	if err != nil {
 		return fmt.Errorf("bench als: %w", err)
 	}
+	res.FactorBytes = m.Stats.FactorBytes
+	res.SentBytesPerIteration, res.ReceivedBytesPerIteration = m.Stats.SentBytesPerIter, m.Stats.ReceivedBytesPerIter
+	res.ShuffleBytes = m.Stats.ShuffleBytes
 	res.TotalSeconds = time.Since(t).Seconds()
 	res.PrepSeconds = m.Stats.PrepSeconds
 	if it := slices.Clone(m.Stats.IterSeconds); len(it) > 0 {
@@ -118,6 +143,9 @@ func runBenchALS(path string, e *recommend.ALS, trainErr bool) error {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		res.PeakRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
 	}
+	if c.Rank() != 0 {
+		return nil
+	}
 	if jsonOut {
 		return printJSON(res)
 	}
@@ -127,5 +155,9 @@ func runBenchALS(path string, e *recommend.ALS, trainErr bool) error {
 		res.LoadSeconds, res.PrepSeconds, res.SecondsPerIteration, res.TotalSeconds, res.WallSeconds)
 	fmt.Printf("  train RMSE %.4f, test RMSE %.4f (%d cold test rows left out), peak RSS %.2f GiB\n",
 		res.TrainRMSE, res.TestRMSE, res.ColdTestRows, float64(res.PeakRSSBytes)/(1<<30))
+	if res.Ranks > 1 {
+		fmt.Printf("  %d ranks: rank 0 sent %d and received %d factor bytes per iteration (all factors: %d bytes); %d bytes of ratings received\n",
+			res.Ranks, res.SentBytesPerIteration, res.ReceivedBytesPerIteration, res.FactorBytes, res.ShuffleBytes)
+	}
 	return nil
 }
