@@ -225,10 +225,7 @@ func (e *ALS) halfStep(m *csr, own []int32, dst, src []float64, ld int, side str
 		a := make([]float64, k*k)
 		b := make([]float64, k)
 		var g gram
-		var work []float64
-		if e.Nonnegative {
-			work = make([]float64, 2*k*k+3*k)
-		}
+		var work nnlsWork
 		for _, x := range own[lo:hi] {
 			p0, p1 := m.ptr[x], m.ptr[x+1]
 			idx, val := m.idx[p0:p1], m.val[p0:p1]
@@ -248,7 +245,7 @@ func (e *ALS) halfStep(m *csr, own []int32, dst, src []float64, ld int, side str
 			}
 			var err error
 			if e.Nonnegative {
-				err = nnls(a, b, k, work)
+				err = nnls(a, b, k, &work)
 			} else {
 				err = cholSolve(a, b, k)
 			}

@@ -367,24 +367,30 @@ func gramAll(y []float64, n, ld, k int) []float64 {
 // nnls solves min ½xᵀAx − bᵀx subject to x ≥ 0 for symmetric positive
 // definite A (upper triangle given, k×k) by Lawson and Hanson's active-set
 // method on the normal equations; x is written to b. a is not modified;
-// work holds at least 2k²+3k float64s.
-func nnls(a, b []float64, k int, work []float64) error {
+// ws is scratch (reused across calls).
+func nnls(a, b []float64, k int, ws *nnlsWork) error {
+	if len(ws.f) < 2*k*k+4*k {
+		ws.f = make([]float64, 2*k*k+4*k)
+		ws.passive = make([]bool, k)
+		ws.idx = make([]int, 0, k)
+	}
+	work := ws.f
 	full := work[:k*k]
 	sub := work[k*k : 2*k*k]
 	x := work[2*k*k : 2*k*k+k]
 	z := work[2*k*k+k : 2*k*k+2*k]
 	w := work[2*k*k+2*k : 2*k*k+3*k]
+	rhsBuf := work[2*k*k+3*k : 2*k*k+4*k]
 	for r := range k {
 		for c := r; c < k; c++ {
 			full[r*k+c] = a[r*k+c]
 			full[c*k+r] = a[r*k+c]
 		}
 	}
-	passive := make([]bool, k)
-	idx := make([]int, 0, k)
-	for j := range x {
-		x[j] = 0
-	}
+	passive := ws.passive[:k]
+	clear(passive)
+	idx := ws.idx[:0]
+	clear(x)
 	grad := func() {
 		for r := range k {
 			s := b[r]
@@ -404,7 +410,7 @@ func nnls(a, b []float64, k int, work []float64) error {
 			}
 		}
 		m := len(idx)
-		rhs := make([]float64, m)
+		rhs := rhsBuf[:m]
 		for r, i := range idx {
 			rhs[r] = b[i]
 			for c := r; c < m; c++ {
@@ -467,6 +473,13 @@ func nnls(a, b []float64, k int, work []float64) error {
 	}
 	copy(b, x)
 	return nil
+}
+
+// nnlsWork is the scratch of nnls.
+type nnlsWork struct {
+	f       []float64
+	passive []bool
+	idx     []int
 }
 
 // sideError names the entity whose system failed.

@@ -214,7 +214,8 @@ func TestNNLS(t *testing.T) {
 		}
 		want := bruteNNLS(full, b)
 		got := append([]float64(nil), b...)
-		if err := nnls(a, got, k, make([]float64, 2*k*k+3*k)); err != nil {
+		var ws nnlsWork
+		if err := nnls(a, got, k, &ws); err != nil {
 			t.Fatal(err)
 		}
 		relClose(t, "nnls", got, want, 1e-7)
