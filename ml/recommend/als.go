@@ -17,8 +17,8 @@ import (
 type ALS struct {
 	// Rank is the number of latent factors [10].
 	Rank int `json:"rank" yaml:"rank"`
-	// MaxIter is the number of iterations, each solving every item then
-	// every user (MLlib's order) [10].
+	// MaxIter is the number of iterations, each solving every user then
+	// every item (ALS-WR's order; MLlib solves the items first) [10].
 	MaxIter int `json:"maxIter" yaml:"maxIter"`
 	// RegParam is λ, scaled by each user's (item's) number of ratings —
 	// of positive ratings with ImplicitPrefs — as ALS-WR and MLlib [0.1].
@@ -175,19 +175,19 @@ func (e *ALS) FitRatings(r *Ratings, c ml.Comm) (*ALSModel, error) {
 	})
 	for range e.MaxIter {
 		t := time.Now()
-		if err := e.halfStep(sh.byItem, sh.ownItems, vf, uf, ld, "item", sh.items.ids); err != nil {
-			return nil, fmt.Errorf("ALS: rank %d: %w", rank, err)
-		}
-		s1, r1, err := exchange(c, sh.itemLists, vf, ld, k)
-		if err != nil {
-			return nil, fmt.Errorf("ALS: rank %d: item factors: %w", rank, err)
-		}
 		if err := e.halfStep(sh.byUser, sh.ownUsers, uf, vf, ld, "user", sh.users.ids); err != nil {
 			return nil, fmt.Errorf("ALS: rank %d: %w", rank, err)
 		}
-		s2, r2, err := exchange(c, sh.userLists, uf, ld, k)
+		s1, r1, err := exchange(c, sh.userLists, uf, ld, k)
 		if err != nil {
 			return nil, fmt.Errorf("ALS: rank %d: user factors: %w", rank, err)
+		}
+		if err := e.halfStep(sh.byItem, sh.ownItems, vf, uf, ld, "item", sh.items.ids); err != nil {
+			return nil, fmt.Errorf("ALS: rank %d: %w", rank, err)
+		}
+		s2, r2, err := exchange(c, sh.itemLists, vf, ld, k)
+		if err != nil {
+			return nil, fmt.Errorf("ALS: rank %d: item factors: %w", rank, err)
 		}
 		st.SentBytesPerIter, st.ReceivedBytesPerIter = s1+s2, r1+r2
 		st.IterSeconds = append(st.IterSeconds, time.Since(t).Seconds())

@@ -86,9 +86,9 @@ func zeroSystem(k int) ([][]float64, []float64) {
 }
 
 // TestExplicitNormalEquations checks ALS-WR's update directly: after one
-// iteration every item factor solves its ridge system built from the
-// initial user factors, and every user factor its system built from the
-// new item factors, with λ scaled by the number of ratings.
+// iteration every user factor solves its ridge system built from the
+// initial item factors, and every item factor its system built from the
+// new user factors, with λ scaled by the number of ratings.
 func TestExplicitNormalEquations(t *testing.T) {
 	r := tinyRatings(1, 30, 20, 0.3, 1)
 	for _, asm := range []bool{false, true} {
@@ -105,32 +105,17 @@ func TestExplicitNormalEquations(t *testing.T) {
 				t.Fatal(err)
 			}
 			k := e.Rank
-			u0 := func(id int32) []float64 {
+			v0 := func(id int32) []float64 {
 				f := make([]float64, k)
-				initFactor(f, e.Seed, sideUser, id, false)
+				initFactor(f, e.Seed, sideItem, id, false)
 				return f
-			}
-			for _, id := range m.ItemIDs {
-				a, b := zeroSystem(k)
-				n := 0
-				for t := range r.Rating {
-					if r.Item[t] == id {
-						y := u0(r.User[t])
-						outerAdd(a, 1, y)
-						for p := range y {
-							b[p] += float64(r.Rating[t]) * y[p]
-						}
-						n++
-					}
-				}
-				checkSystem(t, "item", a, b, e.RegParam*float64(n), m.ItemFactor(id))
 			}
 			for _, id := range m.UserIDs {
 				a, b := zeroSystem(k)
 				n := 0
 				for t := range r.Rating {
 					if r.User[t] == id {
-						y := m.ItemFactor(r.Item[t])
+						y := v0(r.Item[t])
 						outerAdd(a, 1, y)
 						for p := range y {
 							b[p] += float64(r.Rating[t]) * y[p]
@@ -139,6 +124,21 @@ func TestExplicitNormalEquations(t *testing.T) {
 					}
 				}
 				checkSystem(t, "user", a, b, e.RegParam*float64(n), m.UserFactor(id))
+			}
+			for _, id := range m.ItemIDs {
+				a, b := zeroSystem(k)
+				n := 0
+				for t := range r.Rating {
+					if r.Item[t] == id {
+						x := m.UserFactor(r.User[t])
+						outerAdd(a, 1, x)
+						for p := range x {
+							b[p] += float64(r.Rating[t]) * x[p]
+						}
+						n++
+					}
+				}
+				checkSystem(t, "item", a, b, e.RegParam*float64(n), m.ItemFactor(id))
 			}
 		}()
 	}
@@ -157,36 +157,37 @@ func TestImplicitDenseFormula(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := e.Rank
-	for _, uid := range m.UserIDs {
+	// The items are solved last, from the final user factors.
+	for _, iid := range m.ItemIDs {
 		a, b := zeroSystem(k)
 		rated := map[int32]float64{}
 		for t := range r.Rating {
-			if r.User[t] == uid {
-				rated[r.Item[t]] = float64(r.Rating[t])
+			if r.Item[t] == iid {
+				rated[r.User[t]] = float64(r.Rating[t])
 			}
 		}
 		pos := 0
-		for _, iid := range m.ItemIDs {
-			y := m.ItemFactor(iid)
+		for _, uid := range m.UserIDs {
+			x := m.UserFactor(uid)
 			c, pref := 1.0, 0.0
-			if v, ok := rated[iid]; ok {
+			if v, ok := rated[uid]; ok {
 				c = 1 + e.Alpha*math.Abs(v)
 				if v > 0 {
 					pref = 1
 					pos++
 				}
 			}
-			outerAdd(a, c, y)
-			for p := range y {
-				b[p] += c * pref * y[p]
+			outerAdd(a, c, x)
+			for p := range x {
+				b[p] += c * pref * x[p]
 			}
 		}
-		checkSystem(t, "implicit user", a, b, e.RegParam*float64(pos), m.UserFactor(uid))
+		checkSystem(t, "implicit item", a, b, e.RegParam*float64(pos), m.ItemFactor(iid))
 	}
 }
 
 // TestNonnegative checks that every factor is ≥ 0 and that the last
-// update (the users) satisfies the KKT conditions of its NNLS problem.
+// update (the items) satisfies the KKT conditions of its NNLS problem.
 func TestNonnegative(t *testing.T) {
 	r := tinyRatings(3, 30, 20, 0.3, 1)
 	e := NewALS()
@@ -201,27 +202,27 @@ func TestNonnegative(t *testing.T) {
 		}
 	}
 	k := e.Rank
-	for _, id := range m.UserIDs {
+	for _, id := range m.ItemIDs {
 		a, b := zeroSystem(k)
 		n := 0
 		for t := range r.Rating {
-			if r.User[t] == id {
-				y := m.ItemFactor(r.Item[t])
-				outerAdd(a, 1, y)
-				for p := range y {
-					b[p] += float64(r.Rating[t]) * y[p]
+			if r.Item[t] == id {
+				x := m.UserFactor(r.User[t])
+				outerAdd(a, 1, x)
+				for p := range x {
+					b[p] += float64(r.Rating[t]) * x[p]
 				}
 				n++
 			}
 		}
-		x := m.UserFactor(id)
+		y := m.ItemFactor(id)
 		for p := range k {
-			g := -b[p] + e.RegParam*float64(n)*x[p]
+			g := -b[p] + e.RegParam*float64(n)*y[p]
 			for c := range k {
-				g += a[p][c] * x[c]
+				g += a[p][c] * y[c]
 			}
-			if (x[p] > 0 && math.Abs(g) > 1e-9*max(math.Abs(b[p]), 1)) || (x[p] == 0 && g < -1e-9*max(math.Abs(b[p]), 1)) {
-				t.Fatalf("user %d: KKT fails in coordinate %d: x %g, gradient %g", id, p, x[p], g)
+			if (y[p] > 0 && math.Abs(g) > 1e-9*max(math.Abs(b[p]), 1)) || (y[p] == 0 && g < -1e-9*max(math.Abs(b[p]), 1)) {
+				t.Fatalf("item %d: KKT fails in coordinate %d: y %g, gradient %g", id, p, y[p], g)
 			}
 		}
 	}
@@ -417,7 +418,7 @@ func TestBadInput(t *testing.T) {
 		{"missing column", frame([]float64{1}, []float64{1}, []float64{1}), func(e *ALS) { e.ItemCol = "movie" }, `no column "movie"`},
 		{"rank", frame([]float64{1}, []float64{1}, []float64{1}), func(e *ALS) { e.Rank = 0 }, "rank must be"},
 		{"cold start", frame([]float64{1}, []float64{1}, []float64{1}), func(e *ALS) { e.ColdStartStrategy = "zero" }, "coldStartStrategy"},
-		{"singular", frame([]float64{1, 1}, []float64{1, 2}, []float64{1, 1}), func(e *ALS) { e.RegParam = 0; e.Rank = 3 }, "normal equations of item"},
+		{"singular", frame([]float64{1, 1}, []float64{1, 2}, []float64{1, 1}), func(e *ALS) { e.RegParam = 0; e.Rank = 3 }, "normal equations of user"},
 	} {
 		err := fit(c.f, c.mod)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

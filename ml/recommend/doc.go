@@ -6,9 +6,12 @@
 //
 // Ratings r_ui of users u for items i are approximated by x_u·y_i, with a
 // factor of Rank values per user (X) and per item (Y). Each iteration
-// solves every item factor with the user factors fixed, then every user
-// factor with the item factors fixed (MLlib's order); each solve is a
-// small least-squares problem of its own.
+// solves every user factor with the item factors fixed, then every item
+// factor with the user factors fixed (the order of Zhou et al. and of the
+// numpy peer job6_als.py; MLlib solves the items first — on the anchors'
+// 10M set, starting from random item factors reaches in 10 iterations the
+// test RMSE the other order needs about 25 for); each solve is a small
+// least-squares problem of its own.
 //
 // Explicit feedback (ALS-WR, Zhou et al. 2008, as MLlib): user u with the
 // n_u ratings R_u gets
