@@ -148,7 +148,11 @@ func (e *ALS) FitRatings(r *Ratings, c ml.Comm) (*ALSModel, error) {
 	}
 	t0 := time.Now()
 	k := e.Rank
-	sh, err := shareRatings(r, c, e.NumUserBlocks, e.NumItemBlocks)
+	// The big arrays (rating rows, factors) live in an arena freed on
+	// return; the model gets copies of the factors.
+	ar := &arena{}
+	defer ar.free()
+	sh, err := shareRatings(r, c, e.NumUserBlocks, e.NumItemBlocks, ar)
 	if err != nil {
 		return nil, fmt.Errorf("ALS: rank %d: %w", rank, err)
 	}
@@ -161,8 +165,8 @@ func (e *ALS) FitRatings(r *Ratings, c ml.Comm) (*ALSModel, error) {
 	// Factors are kept with row stride ld ≥ k (zero padded for the
 	// assembly kernels).
 	ld := stride(k)
-	uf := make([]float64, nu*ld)
-	vf := make([]float64, ni*ld)
+	uf := arenaMake[float64](ar, nu*ld)
+	vf := arenaMake[float64](ar, ni*ld)
 	parallel.For(nu, 4096, func(lo, hi int) {
 		for u := lo; u < hi; u++ {
 			initFactor(uf[u*ld:u*ld+k], e.Seed, sideUser, sh.users.ids[u], e.Nonnegative)
@@ -263,11 +267,8 @@ func (e *ALS) halfStep(m *csr, own []int32, dst, src []float64, ld int, side str
 	return first
 }
 
-// unpad returns the factors f (row stride ld) with stride k.
+// unpad returns a copy of the factors f (row stride ld) with stride k.
 func unpad(f []float64, ld, k int) []float64 {
-	if ld == k {
-		return f
-	}
 	n := len(f) / ld
 	out := make([]float64, n*k)
 	for x := range n {

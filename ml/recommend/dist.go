@@ -52,7 +52,7 @@ func ownerOf(lists [][]int32, n int) []int8 {
 // all-gather their ratings in chunks of bounded size and each keeps what
 // it owns (the Comm has no all-to-all; a rank's memory holds its own
 // ratings plus one chunk from every rank at a time).
-func shareRatings(r *Ratings, c ml.Comm, nbUser, nbItem int) (*shared, error) {
+func shareRatings(r *Ratings, c ml.Comm, nbUser, nbItem int, ar *arena) (*shared, error) {
 	size, rank := c.Size(), c.Rank()
 	if size > 127 {
 		return nil, fmt.Errorf("%d ranks: at most 127", size)
@@ -76,7 +76,7 @@ func shareRatings(r *Ratings, c ml.Comm, nbUser, nbItem int) (*shared, error) {
 		n := r.Len()
 		sh.byUser, sh.byItem = buildBoth(n, nu, ni, func(t int) (int32, int32, float32) {
 			return sh.users.lookup(r.User[t]), sh.items.lookup(r.Item[t]), r.Rating[t]
-		})
+		}, ar)
 		return sh, nil
 	}
 	uo, io := ownerOf(sh.userLists, nu), ownerOf(sh.itemLists, ni)
@@ -123,7 +123,7 @@ func shareRatings(r *Ratings, c ml.Comm, nbUser, nbItem int) (*shared, error) {
 	}
 	sh.byUser, sh.byItem = buildBoth(len(kr), nu, ni, func(t int) (int32, int32, float32) {
 		return ku[t], ki[t], kr[t]
-	})
+	}, ar)
 	return sh, nil
 }
 

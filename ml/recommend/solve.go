@@ -29,8 +29,9 @@ type csr struct {
 // makes every sum over a row's ratings the same however the ratings were
 // partitioned. Each scatter is a stable counting sort run in parallel
 // over chunks of its input (each chunk with its own row offsets), so its
-// result does not depend on the number of chunks.
-func buildBoth(n, nu, ni int, at func(t int) (int32, int32, float32)) (byUser, byItem *csr) {
+// result does not depend on the number of chunks. Large buffers come
+// from ar (nil: the heap).
+func buildBoth(n, nu, ni int, at func(t int) (int32, int32, float32), ar *arena) (byUser, byItem *csr) {
 	parts := chunksOf(n)
 	// First scatter: by item, keeping the user index.
 	counts := make([][]int64, len(parts)-1)
@@ -45,7 +46,7 @@ func buildBoth(n, nu, ni int, at func(t int) (int32, int32, float32)) (byUser, b
 		}
 	})
 	ci := offsets(counts, ni)
-	tmp := &csr{ptr: ci, idx: make([]int32, n), val: make([]float32, n)}
+	tmp := &csr{ptr: ci, idx: arenaMake[int32](ar, n), val: arenaMake[float32](ar, n)}
 	parallel.For(len(counts), 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			off := counts[c]
@@ -57,8 +58,8 @@ func buildBoth(n, nu, ni int, at func(t int) (int32, int32, float32)) (byUser, b
 			}
 		}
 	})
-	byUser = transpose(tmp, nu, nil)
-	byItem = transpose(byUser, ni, tmp)
+	byUser = transpose(tmp, nu, nil, ar)
+	byItem = transpose(byUser, ni, tmp, ar)
 	return byUser, byItem
 }
 
@@ -91,8 +92,9 @@ func offsets(counts [][]int64, rows int) []int64 {
 
 // transpose returns the compressed rows of m's transpose (rows indexed by
 // m's indices, ndst of them), each row in m's row order; reuse, if not
-// nil, lends its idx and val buffers (of the same length).
-func transpose(m *csr, ndst int, reuse *csr) *csr {
+// nil, lends its idx and val buffers (of the same length); new buffers
+// come from ar.
+func transpose(m *csr, ndst int, reuse *csr, ar *arena) *csr {
 	nsrc := len(m.ptr) - 1
 	n := m.ptr[nsrc]
 	// Chunks of source rows holding about equal numbers of ratings.
@@ -116,7 +118,7 @@ func transpose(m *csr, ndst int, reuse *csr) *csr {
 	if reuse != nil {
 		out.idx, out.val = reuse.idx, reuse.val
 	} else {
-		out.idx, out.val = make([]int32, n), make([]float32, n)
+		out.idx, out.val = arenaMake[int32](ar, int(n)), arenaMake[float32](ar, int(n))
 	}
 	parallel.For(len(counts), 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {

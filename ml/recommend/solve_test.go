@@ -226,7 +226,7 @@ func TestBuildBothOrder(t *testing.T) {
 	users := []int32{2, 0, 1, 0, 2, 1, 0}
 	items := []int32{1, 2, 0, 0, 0, 2, 1}
 	vals := []float32{1, 2, 3, 4, 5, 6, 7}
-	bu, bi := buildBoth(len(users), 3, 3, func(t int) (int32, int32, float32) { return users[t], items[t], vals[t] })
+	bu, bi := buildBoth(len(users), 3, 3, func(t int) (int32, int32, float32) { return users[t], items[t], vals[t] }, nil)
 	wantU := []int32{0, 1, 2, 0, 2, 0, 1}
 	wantUV := []float32{4, 7, 2, 3, 6, 5, 1}
 	for p := range wantU {
@@ -306,7 +306,11 @@ func TestBuildBothChunks(t *testing.T) {
 	for t := range n {
 		us[t], is[t], vs[t] = int32(rng.IntN(nu)), int32(rng.IntN(ni)), float32(t)
 	}
-	bu, bi := buildBoth(n, nu, ni, func(t int) (int32, int32, float32) { return us[t], is[t], vs[t] })
+	defer func(v int) { hugeMin = v }(hugeMin)
+	hugeMin = 1 // the arena's mapped arrays
+	var ar arena
+	defer ar.free()
+	bu, bi := buildBoth(n, nu, ni, func(t int) (int32, int32, float32) { return us[t], is[t], vs[t] }, &ar)
 	order := make([]int, n)
 	for t := range order {
 		order[t] = t
