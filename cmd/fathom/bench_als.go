@@ -30,7 +30,7 @@ type benchALSResult struct {
 	SecondsPerIteration float64 `json:"seconds_per_iteration"`
 	TotalSeconds        float64 `json:"total_seconds"`
 	WallSeconds         float64 `json:"wall_seconds"`
-	TrainRMSE           float64 `json:"train_rmse"`
+	TrainRMSE           float64 `json:"train_rmse,omitempty"`
 	TestRMSE            float64 `json:"test_rmse"`
 	ColdTestRows        int     `json:"cold_test_rows"`
 	PeakRSSBytes        int64   `json:"peak_rss_bytes"`
@@ -44,15 +44,15 @@ type benchALSResult struct {
 
 func init() {
 	var (
-		path         string
-		rank, iters  int
-		lambda       float64
-		threads      int
-		seed         int64
-		implicit     bool
-		nonnegative  bool
-		alpha        float64
-		skipTrainErr bool
+		path        string
+		rank, iters int
+		lambda      float64
+		threads     int
+		seed        int64
+		implicit    bool
+		nonnegative bool
+		alpha       float64
+		trainErr    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "als",
@@ -85,7 +85,7 @@ sent/received_bytes_per_iteration.`,
 				return fmt.Errorf("bench als: %w", err)
 			}
 			defer closeComm()
-			return runBenchALS(path, e, c, !skipTrainErr)
+			return runBenchALS(path, e, c, trainErr)
 		},
 	}
 	f := cmd.Flags()
@@ -97,7 +97,7 @@ sent/received_bytes_per_iteration.`,
 	f.BoolVar(&implicit, "implicit", false, "implicit feedback (confidence 1 + alpha·r)")
 	f.Float64Var(&alpha, "alpha", 1, "alpha of implicit feedback")
 	f.BoolVar(&nonnegative, "nonnegative", false, "nonnegative factors (NNLS)")
-	f.BoolVar(&skipTrainErr, "no-train-rmse", false, "do not score the training rows")
+	f.BoolVar(&trainErr, "train-rmse", false, "score the training rows too (train_rmse)")
 	f.IntVar(&threads, "threads", 0, "GOMAXPROCS for the run (0: all cores)")
 	benchCmd.AddCommand(cmd)
 }
@@ -153,8 +153,12 @@ func runBenchALS(path string, e *recommend.ALS, c ml.Comm, trainErr bool) error 
 		res.Ratings, res.Train, res.Users, res.Items, res.Rank, res.Lambda, res.Iters, res.Threads)
 	fmt.Printf("  load %.2f s, prep %.2f s, %.3f s/iteration (median), fit %.2f s, wall %.2f s\n",
 		res.LoadSeconds, res.PrepSeconds, res.SecondsPerIteration, res.TotalSeconds, res.WallSeconds)
-	fmt.Printf("  train RMSE %.4f, test RMSE %.4f (%d cold test rows left out), peak RSS %.2f GiB\n",
-		res.TrainRMSE, res.TestRMSE, res.ColdTestRows, float64(res.PeakRSSBytes)/(1<<30))
+	trainMsg := ""
+	if trainErr {
+		trainMsg = fmt.Sprintf("train RMSE %.4f, ", res.TrainRMSE)
+	}
+	fmt.Printf("  %stest RMSE %.4f (%d cold test rows left out), peak RSS %.2f GiB\n",
+		trainMsg, res.TestRMSE, res.ColdTestRows, float64(res.PeakRSSBytes)/(1<<30))
 	if res.Ranks > 1 {
 		fmt.Printf("  %d ranks: rank 0 sent %d and received %d factor bytes per iteration (all factors: %d bytes); %d bytes of ratings received\n",
 			res.Ranks, res.SentBytesPerIteration, res.ReceivedBytesPerIteration, res.FactorBytes, res.ShuffleBytes)

@@ -1,7 +1,10 @@
 package recommend
 
 import (
+	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/fathom-ml/fathom/ml"
 )
@@ -19,4 +22,46 @@ func BenchmarkFit(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(r.Len()*b.N)/b.Elapsed().Seconds()/1e6, "Mratings/s")
+}
+
+// BenchmarkCholesky compares the hand-written rank-10 solve with gonum's
+// (mat.Cholesky on a SymDense), the choice the package documentation
+// explains.
+func BenchmarkCholesky(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const k = 10
+	a, full := randSPD(rng, k)
+	rhs := make([]float64, k)
+	for i := range rhs {
+		rhs[i] = rng.NormFloat64()
+	}
+	b.Run("hand", func(b *testing.B) {
+		w, x := make([]float64, k*k), make([]float64, k)
+		for b.Loop() {
+			copy(w, a)
+			copy(x, rhs)
+			if err := cholSolve(w, x, k); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("gonum", func(b *testing.B) {
+		s := mat.NewSymDense(k, nil)
+		var ch mat.Cholesky
+		var x mat.VecDense
+		bv := mat.NewVecDense(k, rhs)
+		for b.Loop() {
+			for p := range k {
+				for c := p; c < k; c++ {
+					s.SetSym(p, c, full[p][c])
+				}
+			}
+			if !ch.Factorize(s) {
+				b.Fatal("not positive definite")
+			}
+			if err := ch.SolveVecTo(&x, bv); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
