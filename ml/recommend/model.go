@@ -16,6 +16,8 @@ import (
 // item seen in the ratings. Its prediction for (u, i) is x_u·y_i; an
 // unseen user or item is a cold start (see ColdStartStrategy).
 type ALSModel struct {
+	// Rank, the columns, ColdStartStrategy and BlockSize are the
+	// estimator's (see ALS).
 	Rank              int    `json:"rank"`
 	UserCol           string `json:"userCol"`
 	ItemCol           string `json:"itemCol"`
@@ -214,6 +216,8 @@ func frameIDs(f *data.Frame, userCol, itemCol string) (*Ratings, error) {
 // Recommendations are the top K of the other side for each of IDs:
 // Items[t*K : (t+1)*K] (ids, best first) with Scores likewise.
 type Recommendations struct {
+	// IDs are the users (items) recommended for, K the number of
+	// recommendations each.
 	IDs    []int32
 	K      int
 	Items  []int32

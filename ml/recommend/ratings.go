@@ -15,6 +15,7 @@ import (
 // input ALS fits on. IDs are any int32 values (Spark's ALS takes Int ids
 // too); they need not be dense.
 type Ratings struct {
+	// User and Item are the ids of each rating; Rating its value.
 	User   []int32
 	Item   []int32
 	Rating []float32
@@ -245,7 +246,7 @@ func checkRange(ids []int32, n int32, what string) error {
 	return nil
 }
 
-// Train returns the training ratings (the first Train).
+// TrainSet returns the training ratings (the first Train).
 func (b *BinaryFile) TrainSet() *Ratings { return b.All.Slice(0, b.Train) }
 
 // TestSet returns the test ratings (after the first Train).
