@@ -14,11 +14,12 @@ import (
 	"github.com/fathom-ml/fathom/ml"
 	_ "github.com/fathom-ml/fathom/ml/bayes" // NaiveBayes
 	"github.com/fathom-ml/fathom/ml/eval"
-	_ "github.com/fathom-ml/fathom/ml/feature" // StringIndexer, VectorAssembler, StandardScaler, ...
-	_ "github.com/fathom-ml/fathom/ml/glm"     // GeneralizedLinearRegression
-	_ "github.com/fathom-ml/fathom/ml/linear"  // LinearRegression, LogisticRegression, LinearSVC
-	_ "github.com/fathom-ml/fathom/ml/mlp"     // MultilayerPerceptronClassifier
-	_ "github.com/fathom-ml/fathom/ml/tune"    // CrossValidatorModel, TrainValidationSplitModel
+	_ "github.com/fathom-ml/fathom/ml/feature"   // StringIndexer, VectorAssembler, StandardScaler, ...
+	_ "github.com/fathom-ml/fathom/ml/glm"       // GeneralizedLinearRegression
+	_ "github.com/fathom-ml/fathom/ml/linear"    // LinearRegression, LogisticRegression, LinearSVC
+	_ "github.com/fathom-ml/fathom/ml/mlp"       // MultilayerPerceptronClassifier
+	_ "github.com/fathom-ml/fathom/ml/recommend" // ALS
+	_ "github.com/fathom-ml/fathom/ml/tune"      // CrossValidatorModel, TrainValidationSplitModel
 )
 
 func init() {

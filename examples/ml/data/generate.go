@@ -7,6 +7,7 @@
 //	documents.csv 300 rows: counts of 6 words → topic (sports, politics, science)
 //	claims.csv    500 rows: age, exposure, urban → claims (Poisson, log link)
 //	transactions.csv 400 rows: amount, hour, distance, velocity → fraud 0/1
+//	ratings.csv   about 900 rows: user, item, rating 1..5 (a rank-3 model, noisy)
 package main
 
 import (
@@ -56,6 +57,39 @@ func main() {
 		}
 		return fmt.Sprintf("%.2f,%.1f,%.2f,%.2f,%d", math.Abs(amount), hour, dist, vel, f)
 	})
+	// Ratings from their own generator, so that the sets above stay as
+	// they were.
+	rr := rand.New(rand.NewPCG(2026, 11))
+	const rank = 3
+	factor := func() []float64 {
+		f := make([]float64, rank)
+		for i := range f {
+			f[i] = rr.NormFloat64() * 0.9
+		}
+		return f
+	}
+	users, items := make([][]float64, 60), make([][]float64, 40)
+	for i := range users {
+		users[i] = factor()
+	}
+	for i := range items {
+		items[i] = factor()
+	}
+	var rows []string
+	for u := range users {
+		for i := range items {
+			if rr.Float64() < 0.38 {
+				v := 3.2 + rr.NormFloat64()*0.4
+				for j := range rank {
+					v += users[u][j] * items[i][j]
+				}
+				rows = append(rows, fmt.Sprintf("%d,%d,%g", 101+u, 7*i, math.Max(1, math.Min(5, math.Round(v)))))
+			}
+		}
+	}
+	rr.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+	next := 0
+	write("ratings.csv", "user,item,rating", len(rows), func() string { next++; return rows[next-1] })
 }
 
 // poisson draws from Poisson(lam) by Knuth's method (small lam).

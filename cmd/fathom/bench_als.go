@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fathom-ml/fathom/ml"
+	"github.com/fathom-ml/fathom/ml/mljob"
+	"github.com/fathom-ml/fathom/ml/recommend"
+)
+
+// benchALSResult is the line of `fathom bench als --json`.
+type benchALSResult struct {
+	Data                string  `json:"data"`
+	Users               int     `json:"n_users"`
+	Items               int     `json:"n_items"`
+	Ratings             int     `json:"n_ratings"`
+	Train               int     `json:"n_train"`
+	Rank                int     `json:"rank"`
+	Lambda              float64 `json:"lambda"`
+	Iters               int     `json:"iters"`
+	Threads             int     `json:"threads"`
+	LoadSeconds         float64 `json:"load_seconds"`
+	PrepSeconds         float64 `json:"prep_seconds"`
+	SecondsPerIteration float64 `json:"seconds_per_iteration"`
+	TotalSeconds        float64 `json:"total_seconds"`
+	WallSeconds         float64 `json:"wall_seconds"`
+	TrainRMSE           float64 `json:"train_rmse,omitempty"`
+	TestRMSE            float64 `json:"test_rmse"`
+	ColdTestRows        int     `json:"cold_test_rows"`
+	PeakRSSBytes        int64   `json:"peak_rss_bytes"`
+	// Under `fathom run -n N`: the ranks, and rank 0's traffic.
+	Ranks                     int   `json:"ranks"`
+	FactorBytes               int64 `json:"factor_bytes"`
+	SentBytesPerIteration     int64 `json:"sent_bytes_per_iteration,omitempty"`
+	ReceivedBytesPerIteration int64 `json:"received_bytes_per_iteration,omitempty"`
+	ShuffleBytes              int64 `json:"shuffle_bytes,omitempty"`
+}
+
+func init() {
+	var (
+		path        string
+		rank, iters int
+		lambda      float64
+		threads     int
+		seed        int64
+		implicit    bool
+		nonnegative bool
+		alpha       float64
+		trainErr    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "als",
+		Short: "Time ALS on a ratings file of gen_ratings.py (explicit, rank 10, λ 0.1, 10 iterations)",
+		Long: `Reads a compact binary ratings file written by
+../shared/anchors/python/gen_ratings.py (memory-mapped), fits ALS on its
+training rows (the first n_train) as job6_als.py does — rank 10, λ 0.1 scaled by
+each user's and item's number of ratings (ALS-WR), 10 iterations — and scores
+the test rows (the rest). Prints seconds_per_iteration (median), total_seconds
+(the fit: indexing and iterations), wall_seconds (reading, fitting and
+scoring), test_rmse (over the test rows whose user and item have training
+ratings; cold_test_rows counts the others) and peak_rss_bytes.
+
+Under fathom run -n N each rank fits on its contiguous share of the training
+rows; the factors are exchanged by all-gathers, and rank 0 prints, with
+factor_bytes (all factors, (users + items)·rank·8) and its
+sent/received_bytes_per_iteration.`,
+		Example: `  /usr/bin/python3 ../shared/anchors/python/gen_ratings.py   # /tmp/anchors_ratings_100k_10k_10M.bin
+  fathom bench als --data /tmp/anchors_ratings_100k_10k_10M.bin --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if threads > 0 {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+			}
+			e := recommend.NewALS()
+			e.Rank, e.MaxIter, e.RegParam, e.Seed = rank, iters, lambda, seed
+			e.ImplicitPrefs, e.Nonnegative, e.Alpha = implicit, nonnegative, alpha
+			c, closeComm, err := mljob.JoinFromEnv(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("bench als: %w", err)
+			}
+			defer closeComm()
+			return runBenchALS(path, e, c, trainErr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&path, "data", "/tmp/anchors_ratings_100k_10k_10M.bin", "ratings file (gen_ratings.py's binary form)")
+	f.IntVar(&rank, "rank", 10, "rank of the factors")
+	f.Float64Var(&lambda, "lambda", 0.1, "regParam λ (scaled by the number of ratings)")
+	f.IntVar(&iters, "iters", 10, "iterations")
+	f.Int64Var(&seed, "seed", 0, "seed of the initial factors")
+	f.BoolVar(&implicit, "implicit", false, "implicit feedback (confidence 1 + alpha·r)")
+	f.Float64Var(&alpha, "alpha", 1, "alpha of implicit feedback")
+	f.BoolVar(&nonnegative, "nonnegative", false, "nonnegative factors (NNLS)")
+	f.BoolVar(&trainErr, "train-rmse", false, "score the training rows too (train_rmse)")
+	f.IntVar(&threads, "threads", 0, "GOMAXPROCS for the run (0: all cores)")
+	benchCmd.AddCommand(cmd)
+}
+
+func runBenchALS(path string, e *recommend.ALS, c ml.Comm, trainErr bool) error {
+	start := time.Now()
+	bf, err := recommend.ReadBinary(path)
+	if err != nil {
+		return fmt.Errorf("bench als: %w", err)
+	}
+	defer bf.Close()
+	res := benchALSResult{Data: path, Users: bf.Users, Items: bf.Items, Ratings: bf.All.Len(), Train: bf.Train,
+		Rank: e.Rank, Lambda: e.RegParam, Iters: e.MaxIter, Threads: runtime.GOMAXPROCS(0),
+		LoadSeconds: time.Since(start).Seconds()}
+	train := bf.TrainSet()
+	if n := c.Size(); n > 1 {
+		train = train.Slice(train.Len()*c.Rank()/n, train.Len()*(c.Rank()+1)/n)
+	}
+	res.Ranks = c.Size()
+	t := time.Now()
+	m, err := e.FitRatings(train, c)
+	if err != nil {
+		return fmt.Errorf("bench als: %w", err)
+	}
+	res.FactorBytes = m.Stats.FactorBytes
+	res.SentBytesPerIteration, res.ReceivedBytesPerIteration = m.Stats.SentBytesPerIter, m.Stats.ReceivedBytesPerIter
+	res.ShuffleBytes = m.Stats.ShuffleBytes
+	res.TotalSeconds = time.Since(t).Seconds()
+	res.PrepSeconds = m.Stats.PrepSeconds
+	if it := slices.Clone(m.Stats.IterSeconds); len(it) > 0 {
+		slices.Sort(it)
+		res.SecondsPerIteration = it[len(it)/2]
+		if len(it)%2 == 0 {
+			res.SecondsPerIteration = (it[len(it)/2-1] + it[len(it)/2]) / 2
+		}
+	}
+	res.TestRMSE, res.ColdTestRows = m.RMSE(bf.TestSet())
+	if trainErr {
+		res.TrainRMSE, _ = m.RMSE(bf.TrainSet())
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		res.PeakRSSBytes = ru.Maxrss * 1024 // Linux reports KiB
+	}
+	if c.Rank() != 0 {
+		return nil
+	}
+	if jsonOut {
+		return printJSON(res)
+	}
+	fmt.Printf("als: %d ratings (%d train), %d users, %d items; rank %d, λ %g, %d iterations on %d threads\n",
+		res.Ratings, res.Train, res.Users, res.Items, res.Rank, res.Lambda, res.Iters, res.Threads)
+	fmt.Printf("  load %.2f s, prep %.2f s, %.3f s/iteration (median), fit %.2f s, wall %.2f s\n",
+		res.LoadSeconds, res.PrepSeconds, res.SecondsPerIteration, res.TotalSeconds, res.WallSeconds)
+	trainMsg := ""
+	if trainErr {
+		trainMsg = fmt.Sprintf("train RMSE %.4f, ", res.TrainRMSE)
+	}
+	fmt.Printf("  %stest RMSE %.4f (%d cold test rows left out), peak RSS %.2f GiB\n",
+		trainMsg, res.TestRMSE, res.ColdTestRows, float64(res.PeakRSSBytes)/(1<<30))
+	if res.Ranks > 1 {
+		fmt.Printf("  %d ranks: rank 0 sent %d and received %d factor bytes per iteration (all factors: %d bytes); %d bytes of ratings received\n",
+			res.Ranks, res.SentBytesPerIteration, res.ReceivedBytesPerIteration, res.FactorBytes, res.ShuffleBytes)
+	}
+	return nil
+}
