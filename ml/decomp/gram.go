@@ -1,0 +1,395 @@
+package decomp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/ml"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Solvers.
+const (
+	SolverAuto       = "auto"
+	SolverGramian    = "gramian"
+	SolverRandomized = "randomized"
+)
+
+// maxGramianWidth is the widest matrix "auto" solves through its d × d
+// Gramian (8·d² bytes, 128 MiB at 4096).
+const maxGramianWidth = 4096
+
+// Randomized solver settings (Halko et al.; scikit-learn's defaults).
+const (
+	oversample = 10
+	powerIters = 7
+)
+
+// rows is one rank's rows, dense float64, with the facts every rank agrees
+// on.
+type rows struct {
+	c     ml.Comm
+	x     []float64 // n × d, this rank's rows
+	n, d  int
+	total int // rows over every rank
+}
+
+// readRows reads column col of this rank's frame and agrees with the other
+// ranks on the width and the total row count (a rank that failed still
+// joins the collective, so that none waits for it).
+func readRows(d ml.Data, col, who string) (*rows, error) {
+	c := d.C()
+	m, localErr := ml.Features(d.Frame, col)
+	width := m.Cols
+	meta := []float64{float64(width), -float64(width), 0, 0}
+	if localErr != nil {
+		meta = []float64{math.Inf(-1), math.Inf(-1), 1, 0}
+	}
+	meta[3] = float64(m.Rows)
+	sum := []float64{float64(m.Rows)}
+	if err := c.AllReduce(meta[:3], ml.OpMax); err != nil {
+		return nil, fmt.Errorf("%s: %w", who, err)
+	}
+	if err := c.AllReduce(sum, ml.OpSum); err != nil {
+		return nil, fmt.Errorf("%s: %w", who, err)
+	}
+	if localErr != nil {
+		return nil, fmt.Errorf("%s: %w", who, localErr)
+	}
+	if meta[2] != 0 {
+		return nil, fmt.Errorf("%s: %w", who, ml.ErrOtherRank)
+	}
+	if m.Rows > 0 && meta[0] != -meta[1] {
+		return nil, fmt.Errorf("%s: column %q has %d elements on rank %d and %g on another", who, col, width, c.Rank(), math.Max(meta[0], -meta[1]))
+	}
+	r := &rows{c: c, x: m.Data, n: m.Rows, d: int(meta[0]), total: int(sum[0])}
+	if r.d <= 0 {
+		return nil, fmt.Errorf("%s: column %q has vectors of 0 elements", who, col)
+	}
+	return r, nil
+}
+
+// center subtracts the column means over every rank from this rank's
+// rows (in place) and returns the means.
+func (r *rows) center() ([]float64, error) {
+	mean := make([]float64, r.d)
+	for i := range r.n {
+		kernel.AxpyF64(1, r.x[i*r.d:(i+1)*r.d], mean)
+	}
+	if err := r.c.AllReduce(mean, ml.OpSum); err != nil {
+		return nil, err
+	}
+	for j := range mean {
+		mean[j] /= float64(r.total)
+	}
+	for i := range r.n {
+		kernel.AxpyF64(-1, mean, r.x[i*r.d:(i+1)*r.d])
+	}
+	return mean, nil
+}
+
+// gramian returns XᵀX (d × d) over every rank's rows: one GEMM per rank,
+// all-reduced.
+func (r *rows) gramian() ([]float64, error) {
+	g := make([]float64, r.d*r.d)
+	if r.n > 0 {
+		kernel.Dgemm(true, false, r.d, r.d, r.n, 1, r.x, r.d, r.x, r.d, 0, g, r.d)
+	}
+	// exact symmetry (the GEMM's blocks may round the two triangles
+	// differently)
+	for i := range r.d {
+		for j := range i {
+			g[j*r.d+i] = g[i*r.d+j]
+		}
+	}
+	if err := r.c.AllReduce(g, ml.OpSum); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// gramTimes returns XᵀX·Q (d × p) over every rank's rows without forming
+// XᵀX: Xᵀ(XQ), two GEMMs per rank, all-reduced; and (XQ)ᵀ(XQ) = QᵀXᵀXQ
+// (p × p), all-reduced, when ritz is set.
+func (r *rows) gramTimes(q []float64, p int, ritz bool) (z, t []float64, err error) {
+	y := make([]float64, r.n*p)
+	z = make([]float64, r.d*p)
+	if r.n > 0 {
+		kernel.Dgemm(false, false, r.n, p, r.d, 1, r.x, r.d, q, p, 0, y, p)
+		kernel.Dgemm(true, false, r.d, p, r.n, 1, r.x, r.d, y, p, 0, z, p)
+	}
+	buf := z
+	if ritz {
+		t = make([]float64, p*p)
+		if r.n > 0 {
+			kernel.Dgemm(true, false, p, p, r.n, 1, y, p, y, p, 0, t, p)
+		}
+		buf = append(z, t...)
+	}
+	if err := r.c.AllReduce(buf, ml.OpSum); err != nil {
+		return nil, nil, err
+	}
+	if ritz {
+		copy(t, buf[r.d*p:])
+		z = buf[:r.d*p]
+	}
+	return z, t, nil
+}
+
+// eigen is the top k eigenpairs of a symmetric positive semi-definite
+// matrix: values in decreasing order and vectors as the columns of a d ×
+// k row-major matrix.
+type eigen struct {
+	values  []float64
+	vectors []float64
+	d, k    int
+}
+
+// symEigen returns the top k eigenpairs of the symmetric d × d matrix a
+// with gonum's EigenSym (LAPACK's dsyev algorithm).
+func symEigen(a []float64, d, k int) (eigen, error) {
+	s := mat.NewSymDense(d, nil)
+	for i := range d {
+		for j := i; j < d; j++ {
+			s.SetSym(i, j, a[i*d+j])
+		}
+	}
+	var es mat.EigenSym
+	if !es.Factorize(s, true) {
+		return eigen{}, errors.New("the symmetric eigensolver did not converge")
+	}
+	vals := es.Values(nil) // ascending
+	var vecs mat.Dense
+	es.VectorsTo(&vecs)
+	e := eigen{values: make([]float64, k), vectors: make([]float64, d*k), d: d, k: k}
+	for c := range k {
+		src := d - 1 - c
+		e.values[c] = vals[src]
+		for i := range d {
+			e.vectors[i*k+c] = vecs.At(i, src)
+		}
+	}
+	return e, nil
+}
+
+// subspaceEigen returns the top k eigenpairs of the symmetric positive
+// semi-definite operator apply (d × d, applied to a d × p block; t is
+// QᵀAQ when asked) by block subspace iteration with Rayleigh–Ritz
+// (Halko, Martinsson and Tropp, Algorithms 4.4 and 5.3): a block of p > k
+// random vectors is multiplied by A and re-orthonormalized iters times,
+// or, with iters 0, until the top k Ritz pairs' residuals are below
+// 1e-12 of the largest eigenvalue. The start is seeded: every rank and
+// every run gets the same vectors.
+func subspaceEigen(apply func(q []float64, p int, ritz bool) (z, t []float64, err error), d, k, p, iters int) (eigen, error) {
+	rng := rand.New(rand.NewPCG(0x70636121, uint64(d)<<20|uint64(k)))
+	q := make([]float64, d*p)
+	for i := range q {
+		q[i] = rng.NormFloat64()
+	}
+	if err := orthonormalize(q, d, p); err != nil {
+		return eigen{}, err
+	}
+	maxIter := iters
+	if iters == 0 {
+		maxIter = 500
+	}
+	var prev []float64
+	for it := 1; ; it++ {
+		check := iters == 0 && it%4 == 0 || it == maxIter
+		z, t, err := apply(q, p, check)
+		if err != nil {
+			return eigen{}, err
+		}
+		if check {
+			e, err := ritz(q, z, t, d, p, k)
+			if err != nil {
+				return eigen{}, err
+			}
+			if it == maxIter || converged(e, prev) {
+				if iters == 0 && it == maxIter && !converged(e, prev) {
+					return eigen{}, fmt.Errorf("the subspace iteration did not converge in %d steps", maxIter)
+				}
+				return e, nil
+			}
+			prev = e.values
+		}
+		copy(q, z)
+		if err := orthonormalize(q, d, p); err != nil {
+			return eigen{}, err
+		}
+	}
+}
+
+// converged reports whether the Ritz values moved by less than 1e-13 of
+// the largest since the last check.
+func converged(e eigen, prev []float64) bool {
+	if prev == nil {
+		return false
+	}
+	top := e.values[0]
+	for i, v := range e.values {
+		if math.Abs(v-prev[i]) > 1e-13*top {
+			return false
+		}
+	}
+	return true
+}
+
+// ritz is the Rayleigh–Ritz step: with Q orthonormal (d × p), z = AQ and
+// t = QᵀAQ, the eigenpairs (θ, w) of t give the Ritz pairs (θ, Qw). It
+// returns the top k.
+func ritz(q, z, t []float64, d, p, k int) (eigen, error) {
+	_ = z
+	for i := range p { // symmetrize the rounding
+		for j := range i {
+			v := (t[i*p+j] + t[j*p+i]) / 2
+			t[i*p+j], t[j*p+i] = v, v
+		}
+	}
+	small, err := symEigen(t, p, k)
+	if err != nil {
+		return eigen{}, err
+	}
+	vec := make([]float64, d*k)
+	kernel.Dgemm(false, false, d, k, p, 1, q, p, small.vectors, k, 0, vec, k)
+	return eigen{values: small.values, vectors: vec, d: d, k: k}, nil
+}
+
+// orthonormalize replaces the columns of q (d × p, row-major) by an
+// orthonormal basis of their span: Cholesky QR twice (CholeskyQR2), all
+// in GEMMs; a rank-deficient block falls back to Householder QR.
+func orthonormalize(q []float64, d, p int) error {
+	for range 2 {
+		if !cholQR(q, d, p) {
+			return householderQR(q, d, p)
+		}
+	}
+	return nil
+}
+
+// cholQR is one Cholesky QR step: G = QᵀQ = RᵀR, Q ← QR⁻¹. It reports
+// false when G is not numerically positive definite.
+func cholQR(q []float64, d, p int) bool {
+	g := make([]float64, p*p)
+	kernel.Dgemm(true, false, p, p, d, 1, q, p, q, p, 0, g, p)
+	s := mat.NewSymDense(p, nil)
+	for i := range p {
+		for j := i; j < p; j++ {
+			s.SetSym(i, j, g[i*p+j])
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(s) || ch.Cond() > 1e12 {
+		return false
+	}
+	var r mat.TriDense
+	ch.UTo(&r)
+	var inv mat.TriDense
+	if err := inv.InverseTri(&r); err != nil {
+		return false
+	}
+	ri := make([]float64, p*p)
+	for i := range p {
+		for j := i; j < p; j++ {
+			ri[i*p+j] = inv.At(i, j)
+		}
+	}
+	out := make([]float64, d*p)
+	kernel.Dgemm(false, false, d, p, p, 1, q, p, ri, p, 0, out, p)
+	copy(q, out)
+	return true
+}
+
+// householderQR replaces q by the Q of its Householder QR (gonum).
+func householderQR(q []float64, d, p int) error {
+	var qr mat.QR
+	qr.Factorize(mat.NewDense(d, p, q))
+	var full mat.Dense
+	qr.QTo(&full)
+	for i := range d {
+		for j := range p {
+			q[i*p+j] = full.At(i, j)
+		}
+	}
+	return nil
+}
+
+// fixSigns makes the largest-magnitude entry of each column of v (d × k)
+// positive (the first of equal magnitudes), negating the column
+// otherwise; it returns the signs applied.
+func fixSigns(v []float64, d, k int) []float64 {
+	signs := make([]float64, k)
+	for c := range k {
+		best, at := -1.0, 0
+		for i := range d {
+			if a := math.Abs(v[i*k+c]); a > best {
+				best, at = a, i
+			}
+		}
+		signs[c] = 1
+		if v[at*k+c] < 0 {
+			signs[c] = -1
+			for i := range d {
+				v[i*k+c] = -v[i*k+c]
+			}
+		}
+	}
+	return signs
+}
+
+// topEigen returns the top k eigenpairs of XᵀX over every rank's rows
+// with the given solver, signs fixed (fixSigns). "gramian" forms XᵀX and
+// solves it exactly: gonum's EigenSym when d is small or k is not small
+// beside d, otherwise subspace iteration on the formed matrix to
+// convergence (cheaper than a full eigendecomposition of a wide matrix,
+// and as exact). "randomized" never forms XᵀX: Halko et al.'s randomized
+// range finder with 7 power iterations and 10 oversampling columns, two
+// GEMMs over the rows per iteration.
+func topEigen(r *rows, k int, solver string) (eigen, error) {
+	d := r.d
+	if solver == SolverAuto {
+		solver = SolverGramian
+		if d > maxGramianWidth {
+			solver = SolverRandomized
+		}
+	}
+	var e eigen
+	var err error
+	switch solver {
+	case SolverGramian:
+		var g []float64
+		if g, err = r.gramian(); err != nil {
+			return eigen{}, err
+		}
+		if d <= 256 || 4*k > d {
+			e, err = symEigen(g, d, k)
+		} else {
+			apply := func(q []float64, p int, want bool) ([]float64, []float64, error) {
+				z := make([]float64, d*p)
+				kernel.Dgemm(false, false, d, p, d, 1, g, d, q, p, 0, z, p)
+				var t []float64
+				if want {
+					t = make([]float64, p*p)
+					kernel.Dgemm(true, false, p, p, d, 1, q, p, z, p, 0, t, p)
+				}
+				return z, t, nil
+			}
+			e, err = subspaceEigen(apply, d, k, min(d, 2*k+16), 0)
+		}
+	case SolverRandomized:
+		e, err = subspaceEigen(r.gramTimes, d, k, min(d, k+oversample), powerIters+1)
+	default:
+		return eigen{}, fmt.Errorf("solver must be auto, gramian or randomized, got %q", solver)
+	}
+	if err != nil {
+		return eigen{}, err
+	}
+	for i, v := range e.values {
+		e.values[i] = max(v, 0)
+	}
+	fixSigns(e.vectors, d, k)
+	return e, nil
+}
