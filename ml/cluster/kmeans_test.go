@@ -4,7 +4,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/commtest"
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
@@ -225,4 +229,27 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// evalOnRanks evaluates the silhouette of f split over n ranks.
+func evalOnRanks(t *testing.T, f *data.Frame, n int) []float64 {
+	t.Helper()
+	gs := commtest.Groups(t, n, comm.TransportTCP, nil)
+	out := make([]float64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r, g := range gs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[r], errs[r] = NewClusteringEvaluator().Evaluate(mltest.SplitRows(f, r, n), ml.Group(g))
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	return out
 }
