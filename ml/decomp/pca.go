@@ -69,8 +69,7 @@ func (p *PCA) Fit(d ml.Data) (ml.Model, error) {
 	if r.total < 2 {
 		return nil, fmt.Errorf("PCA: %d rows; the covariance needs at least 2", r.total)
 	}
-	mean, err := r.center()
-	if err != nil {
+	if _, err := r.center(); err != nil {
 		return nil, fmt.Errorf("PCA: %w", err)
 	}
 	// the total variance: Σ_j Σ_i (x_ij − mean_j)², all-reduced
@@ -90,7 +89,7 @@ func (p *PCA) Fit(d ml.Data) (ml.Model, error) {
 		return nil, fmt.Errorf("PCA: %w", err)
 	}
 	m := &PCAModel{InputCol: p.InputCol, OutputCol: p.OutputCol, K: p.K, NumFeatures: r.d,
-		PC: e.vectors, ExplainedVariance: make([]float64, p.K), Mean: mean}
+		PC: e.vectors, ExplainedVariance: make([]float64, p.K)}
 	for i, v := range e.values {
 		m.ExplainedVariance[i] = v / tr[0]
 	}
@@ -113,8 +112,6 @@ type PCAModel struct {
 	// component explains (Spark's explainedVariance, scikit-learn's
 	// explained_variance_ratio_).
 	ExplainedVariance []float64 `json:"-"`
-	// Mean is the training rows' mean (not used by Transform).
-	Mean []float64 `json:"-"`
 }
 
 // Type is "PCAModel".
@@ -137,13 +134,12 @@ func (m *PCAModel) Transform(f *data.Frame) (*data.Frame, error) {
 	return ml.WithColumns(f, ml.VectorOut(m.OutputCol, k, out))
 }
 
-// Encode stores the columns as params and PC, the explained variance and
-// the mean as arrays.
+// Encode stores the columns as params and PC and the explained variance
+// as arrays.
 func (m *PCAModel) Encode() (ml.Encoded, error) {
 	return ml.Encoded{Params: m, Arrays: map[string]ml.Array{
 		"pc":                ml.Mat(m.NumFeatures, m.K, m.PC),
 		"explainedVariance": ml.Vec(m.ExplainedVariance),
-		"mean":              ml.Vec(m.Mean),
 	}}, nil
 }
 
@@ -163,11 +159,7 @@ func decodePCAModel(raw json.RawMessage, arrays map[string]ml.Array) (ml.Model, 
 	if err != nil {
 		return nil, err
 	}
-	mean, err := ml.Need(arrays, "mean", m.NumFeatures)
-	if err != nil {
-		return nil, err
-	}
-	m.PC, m.ExplainedVariance, m.Mean = pc.Data, ev.Data, mean.Data
+	m.PC, m.ExplainedVariance = pc.Data, ev.Data
 	return m, nil
 }
 
