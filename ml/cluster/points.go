@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/internal/parallel"
 	"github.com/fathom-ml/fathom/ml"
 )
 
@@ -39,20 +41,31 @@ func readPoints(f *data.Frame, col string, unit bool) (*points, error) {
 		return nil, err
 	}
 	p := &points{n: m.Rows, d: m.Cols, x: m.Data, norm2: make([]float64, m.Rows)}
-	for i := range p.n {
-		r := p.row(i)
-		s := kernel.DotF64(r, r)
-		if unit {
-			if s == 0 {
+	var zero atomic.Bool
+	parallel.For(p.n, max(1, (1<<15)/max(p.d, 1)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := p.row(i)
+			s := kernel.DotF64(r, r)
+			if unit {
+				if s == 0 {
+					zero.Store(true)
+					continue
+				}
+				inv := 1 / math.Sqrt(s)
+				for j := range r {
+					r[j] *= inv
+				}
+				s = kernel.DotF64(r, r)
+			}
+			p.norm2[i] = s
+		}
+	})
+	if zero.Load() {
+		for i := range p.n {
+			if p.norm2[i] == 0 {
 				return nil, fmt.Errorf("column %q, row %d: the cosine distance is not defined for a zero vector", col, i+1)
 			}
-			inv := 1 / math.Sqrt(s)
-			for j := range r {
-				r[j] *= inv
-			}
-			s = kernel.DotF64(r, r)
 		}
-		p.norm2[i] = s
 	}
 	return p, nil
 }

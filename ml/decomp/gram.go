@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/internal/parallel"
 	"github.com/fathom-ml/fathom/ml"
 	"gonum.org/v1/gonum/mat"
 )
@@ -73,22 +74,38 @@ func readRows(d ml.Data, col, who string) (*rows, error) {
 }
 
 // center subtracts the column means over every rank from this rank's
-// rows (in place) and returns the means.
-func (r *rows) center() ([]float64, error) {
-	mean := make([]float64, r.d)
-	for i := range r.n {
-		kernel.AxpyF64(1, r.x[i*r.d:(i+1)*r.d], mean)
-	}
+// rows (in place) and returns the means and this rank's sum of squares of
+// the centered values (its share of the total variance). Both passes run
+// in parallel chunks, folded in order.
+func (r *rows) center() (mean []float64, ss float64, err error) {
+	d := r.d
+	grain := max(1, (1<<15)/d)
+	mean = parallel.MapReduce(r.n, grain, make([]float64, d), func(lo, hi int) []float64 {
+		acc := make([]float64, d)
+		for i := lo; i < hi; i++ {
+			kernel.AxpyF64(1, r.x[i*d:(i+1)*d], acc)
+		}
+		return acc
+	}, func(acc, part []float64) []float64 {
+		kernel.AxpyF64(1, part, acc)
+		return acc
+	})
 	if err := r.c.AllReduce(mean, ml.OpSum); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for j := range mean {
 		mean[j] /= float64(r.total)
 	}
-	for i := range r.n {
-		kernel.AxpyF64(-1, mean, r.x[i*r.d:(i+1)*r.d])
-	}
-	return mean, nil
+	ss = parallel.MapReduce(r.n, grain, 0.0, func(lo, hi int) float64 {
+		s := 0.0
+		for i := lo; i < hi; i++ {
+			row := r.x[i*d : (i+1)*d]
+			kernel.AxpyF64(-1, mean, row)
+			s += kernel.DotF64(row, row)
+		}
+		return s
+	}, func(a, b float64) float64 { return a + b })
+	return mean, ss, nil
 }
 
 // gramian returns XᵀX (d × d) over every rank's rows: one GEMM per rank,

@@ -69,15 +69,12 @@ func (p *PCA) Fit(d ml.Data) (ml.Model, error) {
 	if r.total < 2 {
 		return nil, fmt.Errorf("PCA: %d rows; the covariance needs at least 2", r.total)
 	}
-	if _, err := r.center(); err != nil {
+	_, ss, err := r.center()
+	if err != nil {
 		return nil, fmt.Errorf("PCA: %w", err)
 	}
 	// the total variance: Σ_j Σ_i (x_ij − mean_j)², all-reduced
-	tr := []float64{0}
-	for i := range r.n {
-		row := r.x[i*r.d : (i+1)*r.d]
-		tr[0] += kernel.DotF64(row, row)
-	}
+	tr := []float64{ss}
 	if err := r.c.AllReduce(tr, ml.OpSum); err != nil {
 		return nil, fmt.Errorf("PCA: %w", err)
 	}
