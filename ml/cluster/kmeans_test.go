@@ -253,3 +253,73 @@ func evalOnRanks(t *testing.T, f *data.Frame, n int) []float64 {
 	}
 	return out
 }
+
+// A rank whose rows are invalid fails with an error naming the row; the
+// other ranks fail with ml.ErrOtherRank instead of waiting.
+func TestBadRowOnOneRank(t *testing.T) {
+	good := blobs(30, 2, 2, 9)
+	bad := frameOf(2, []float64{1, 2, math.Inf(1), 0})
+	gs := commtest.Groups(t, 3, comm.TransportTCP, nil)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for r, g := range gs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := good
+			if r == 1 {
+				f = bad
+			}
+			_, errs[r] = NewKMeans().Fit(ml.Partitioned(f, ml.Group(g)))
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		want := "another rank's data is invalid"
+		if r == 1 {
+			want = "row 2, element 1: +Inf is not a finite number"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("rank %d: %v, want an error containing %q", r, err, want)
+		}
+	}
+}
+
+// The cosine cost is Σ (1 − cos) to the nearest center, computed
+// directly here.
+func TestCosineCost(t *testing.T) {
+	f := blobs(200, 5, 3, 13)
+	k := NewKMeans()
+	k.K, k.DistanceMeasure = 3, Cosine
+	m, err := k.Fit(ml.Local(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	km := m.(*KMeansModel)
+	x, _ := ml.Features(f, ml.FeaturesCol)
+	cost := 0.0
+	for i := range x.Rows {
+		r := x.Row(i)
+		best := math.Inf(1)
+		for j := range km.K {
+			c := km.Center(j)
+			dot, nr, nc := 0.0, 0.0, 0.0
+			for e := range r {
+				dot += r[e] * c[e]
+				nr += r[e] * r[e]
+				nc += c[e] * c[e]
+			}
+			best = min(best, 1-dot/math.Sqrt(nr*nc))
+		}
+		cost += best
+	}
+	if math.Abs(cost-km.TrainingCost) > 1e-9*cost {
+		t.Fatalf("cosine cost %.17g, direct %.17g", km.TrainingCost, cost)
+	}
+	for j := range km.K {
+		c := km.Center(j)
+		if n := math.Sqrt(dotSelf(c)); math.Abs(n-1) > 1e-12 {
+			t.Fatalf("center %d has norm %g, want 1", j, n)
+		}
+	}
+}
