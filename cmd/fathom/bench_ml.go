@@ -55,12 +55,13 @@ type benchMLResult struct {
 	FitSeconds   float64 `json:"fit_seconds"`
 	Iterations   int     `json:"iterations,omitempty"`
 	TestAccuracy float64 `json:"test_accuracy,omitempty"`
+	Skipped      bool    `json:"skipped,omitempty"`
+	Reason       string  `json:"reason,omitempty"`
+
 	// Inertia (kmeans) is the fitted model's sum of squared distances.
 	Inertia float64 `json:"inertia,omitempty"`
 	// ExplainedVarianceRatioSum (pca) is the variance the components keep.
 	ExplainedVarianceRatioSum float64 `json:"explained_variance_ratio_sum,omitempty"`
-	Skipped      bool    `json:"skipped,omitempty"`
-	Reason       string  `json:"reason,omitempty"`
 }
 
 func init() {
