@@ -324,7 +324,11 @@ func (s *lloyd) update() ([]float64, error) {
 		sum := buf[j*d : (j+1)*d]
 		scale := 1 / cnt
 		if s.cosine {
-			scale = 1 / math.Sqrt(kernel.DotF64(sum, sum))
+			norm := math.Sqrt(kernel.DotF64(sum, sum))
+			if norm == 0 {
+				continue // unit rows that cancel: no direction, the center stays
+			}
+			scale = 1 / norm
 		}
 		old := s.c[j*d : (j+1)*d]
 		m := 0.0
