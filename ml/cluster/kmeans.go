@@ -420,13 +420,43 @@ func (s *lloyd) hamerlyPass(moves []float64) {
 		rows := make([]float64, 0, block*d)
 		rn := make([]float64, 0, block)
 		dist := make([]float64, block*k)
-		flush := func() {
-			if len(idx) == 0 {
-				return
+		for b := lo; b < hi; b += block {
+			e := min(b+block, hi)
+			idx = idx[:0]
+			for i := b; i < e; i++ {
+				a := int(s.a[i])
+				s.u[i] += moves[a]
+				if a == top {
+					s.l[i] -= m2
+				} else {
+					s.l[i] -= m1
+				}
+				if s.u[i] > max(half[a], s.l[i]) {
+					idx = append(idx, i)
+				}
 			}
-			sqDist(rows, rn, len(idx), d, s.c, cn, k, dist)
+			if len(idx) == 0 {
+				continue
+			}
+			// The rows whose bounds fail get all k distances from one
+			// GEMM: over the block in place when most fail, else over
+			// the failing rows gathered. (Hamerly first tightens u with
+			// one distance; reading the row from memory is the cost of
+			// either, so the rows go straight to the GEMM.)
+			at := func(r, i int) []float64 { return dist[(i-b)*k : (i-b+1)*k] }
+			if 2*len(idx) > e-b {
+				sqDist(p.x[b*d:e*d], p.norm2[b:e], e-b, d, s.c, cn, k, dist)
+			} else {
+				rows, rn = rows[:0], rn[:0]
+				for _, i := range idx {
+					rows = append(rows, p.row(i)...)
+					rn = append(rn, p.norm2[i])
+				}
+				sqDist(rows, rn, len(idx), d, s.c, cn, k, dist)
+				at = func(r, i int) []float64 { return dist[r*k : (r+1)*k] }
+			}
 			for r, i := range idx {
-				j, best, second := argmin2(dist[r*k : (r+1)*k])
+				j, best, second := argmin2(at(r, i))
 				s.u[i], s.l[i] = math.Sqrt(best), math.Sqrt(second)
 				if old := int(s.a[i]); old != j {
 					if acc == nil {
@@ -440,33 +470,7 @@ func (s *lloyd) hamerlyPass(moves []float64) {
 					s.a[i] = int32(j)
 				}
 			}
-			idx, rows, rn = idx[:0], rows[:0], rn[:0]
 		}
-		for i := lo; i < hi; i++ {
-			a := int(s.a[i])
-			s.u[i] += moves[a]
-			if a == top {
-				s.l[i] -= m2
-			} else {
-				s.l[i] -= m1
-			}
-			m := max(half[a], s.l[i])
-			if s.u[i] <= m {
-				continue
-			}
-			x := p.row(i)
-			s.u[i] = math.Sqrt(max(p.norm2[i]-2*kernel.DotF64(x, s.c[a*d:(a+1)*d])+cn[a], 0))
-			if s.u[i] <= m {
-				continue
-			}
-			idx = append(idx, i)
-			rows = append(rows, x...)
-			rn = append(rn, p.norm2[i])
-			if len(idx) == block {
-				flush()
-			}
-		}
-		flush()
 		if acc == nil {
 			acc = make([]float64, size)
 		}
