@@ -39,9 +39,12 @@
 // its distance to any other; after the centers move by δ_j the bounds
 // move by δ, and only rows whose bounds no longer prove their center the
 // nearest (u > max(l, s(a)/2), s(a) the distance from its center to the
-// nearest other) get their distances computed — gathered into blocks for
-// the same GEMM. Rows that change center update the rank's sums
-// incrementally. It gives Lloyd's assignments (up to exact ties) at a
+// nearest other) get their distances computed, all k by the same GEMM: on
+// the block of 256 rows in place when most of it fails, on the failing
+// rows gathered otherwise. (Hamerly first tightens u with the one distance
+// to the row's own center; on wide rows reading the row from memory is the
+// cost of either, so fathom skips that step.) Rows that change center
+// update the rank's sums incrementally. It gives Lloyd's assignments (up to exact ties) at a
 // fraction of the distance work once the centers settle;
 // BenchmarkKMeansFashionMNIST compares the two.
 //
