@@ -45,13 +45,12 @@ func readRows(d ml.Data, col, who string) (*rows, error) {
 	c := d.C()
 	m, localErr := ml.Features(d.Frame, col)
 	width := m.Cols
-	meta := []float64{float64(width), -float64(width), 0, 0}
+	meta := []float64{float64(width), -float64(width), 0}
 	if localErr != nil {
-		meta = []float64{math.Inf(-1), math.Inf(-1), 1, 0}
+		meta = []float64{math.Inf(-1), math.Inf(-1), 1}
 	}
-	meta[3] = float64(m.Rows)
 	sum := []float64{float64(m.Rows)}
-	if err := c.AllReduce(meta[:3], ml.OpMax); err != nil {
+	if err := c.AllReduce(meta, ml.OpMax); err != nil {
 		return nil, fmt.Errorf("%s: %w", who, err)
 	}
 	if err := c.AllReduce(sum, ml.OpSum); err != nil {
