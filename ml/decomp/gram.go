@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
+	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/internal/parallel"
 	"github.com/fathom-ml/fathom/ml"
@@ -29,11 +31,16 @@ const (
 	powerIters = 7
 )
 
-// rows is one rank's rows, dense float64, with the facts every rank agrees
-// on.
+// rows is one rank's rows with the facts every rank agrees on. A plain
+// dense vector column is kept as the frame's own float32 or float64 values
+// (src32, src64) until a solver needs a float64 copy it may modify (x,
+// made by dense).
 type rows struct {
 	c     ml.Comm
-	x     []float64 // n × d, this rank's rows
+	x     []float64 // n × d, this rank's rows, once dense has run
+	src32 []float32
+	src64 []float64
+	sums  []float64 // column sums of src32/src64, when read from them
 	n, d  int
 	total int // rows over every rank
 }
@@ -43,13 +50,35 @@ type rows struct {
 // joins the collective, so that none waits for it).
 func readRows(d ml.Data, col, who string) (*rows, error) {
 	c := d.C()
-	m, localErr := ml.Features(d.Frame, col)
-	width := m.Cols
+	r := &rows{c: c}
+	var localErr error
+	width := 0
+	if vc, ok := d.Frame.Col(col).(*data.VectorColumn); ok && vc.NullCount() == 0 && vc.ElemValid() == nil {
+		r.src32, r.src64, r.n, width = vc.Float32s(), vc.Float64s(), vc.Len(), vc.Width()
+		// the column sums (the means need them) are finite exactly when
+		// every value is, barring overflow: scan for the culprit only then
+		if r.src64 != nil {
+			r.sums = colSums(r.src64, r.n, width)
+		} else {
+			r.sums = colSums(r.src32, r.n, width)
+		}
+		if !allFinite(r.sums) {
+			if i := firstNonFinite(r.src32, r.src64); i >= 0 {
+				localErr = fmt.Errorf("column %q, row %d, element %d: %g is not a finite number", col, i/width+1, i%width+1, r.at(i))
+			} else {
+				localErr = fmt.Errorf("column %q: the column sums overflow", col)
+			}
+		}
+	} else {
+		var m ml.Matrix
+		m, localErr = ml.Features(d.Frame, col)
+		r.x, r.n, width = m.Data, m.Rows, m.Cols
+	}
 	meta := []float64{float64(width), -float64(width), 0}
 	if localErr != nil {
 		meta = []float64{math.Inf(-1), math.Inf(-1), 1}
 	}
-	sum := []float64{float64(m.Rows)}
+	sum := []float64{float64(r.n)}
 	if err := c.AllReduce(meta, ml.OpMax); err != nil {
 		return nil, fmt.Errorf("%s: %w", who, err)
 	}
@@ -62,21 +91,174 @@ func readRows(d ml.Data, col, who string) (*rows, error) {
 	if meta[2] != 0 {
 		return nil, fmt.Errorf("%s: %w", who, ml.ErrOtherRank)
 	}
-	if m.Rows > 0 && meta[0] != -meta[1] {
+	if r.n > 0 && meta[0] != -meta[1] {
 		return nil, fmt.Errorf("%s: column %q has %d elements on rank %d and %g on another", who, col, width, c.Rank(), math.Max(meta[0], -meta[1]))
 	}
-	r := &rows{c: c, x: m.Data, n: m.Rows, d: int(meta[0]), total: int(sum[0])}
+	r.d, r.total = int(meta[0]), int(sum[0])
 	if r.d <= 0 {
 		return nil, fmt.Errorf("%s: column %q has vectors of 0 elements", who, col)
 	}
 	return r, nil
 }
 
+// at returns value i of the source column.
+func (r *rows) at(i int) float64 {
+	if r.src64 != nil {
+		return r.src64[i]
+	}
+	return float64(r.src32[i])
+}
+
+// firstNonFinite returns the index of the first NaN or ±Inf in whichever
+// slice is set, or −1; the scan runs in parallel chunks.
+func firstNonFinite(a []float32, b []float64) int {
+	if b != nil {
+		return firstBad(b)
+	}
+	return firstBad(a)
+}
+
+func firstBad[T float32 | float64](v []T) int {
+	return parallel.MapReduce(len(v), 1<<16, -1, func(lo, hi int) int {
+		for i, x := range v[lo:hi] {
+			if x-x != 0 {
+				return lo + i
+			}
+		}
+		return -1
+	}, func(acc, x int) int {
+		if acc >= 0 {
+			return acc
+		}
+		return x
+	})
+}
+
+// dense makes r.x, a float64 copy of the rows the solver may modify.
+func (r *rows) dense() {
+	if r.x != nil || (r.src32 == nil && r.src64 == nil) {
+		return
+	}
+	r.x = make([]float64, r.n*r.d)
+	parallel.For(len(r.x), 1<<16, func(lo, hi int) {
+		if r.src64 != nil {
+			copy(r.x[lo:hi], r.src64[lo:hi])
+			return
+		}
+		for i, v := range r.src32[lo:hi] {
+			r.x[lo+i] = float64(v)
+		}
+	})
+}
+
+// centeredGramian returns (X − 1·meanᵀ)ᵀ(X − 1·meanᵀ) (d × d) over every
+// rank's rows and its trace (the total sum of squares about the mean),
+// both all-reduced, without modifying X. Each rank writes its centered
+// rows transposed (d × n, in cache-sized tiles: the pass that centers
+// also transposes) and computes the lower triangle in row panels,
+// G[i:i+m, 0:i+m] = Xcᵀ[i:i+m]·Xcᵀ[0:i+m]ᵀ, one GEMM each with both
+// operands read along contiguous rows (BLAS's dsyrk, blocked: 5/8 of a
+// full product's work); the upper triangle is mirrored.
+func (r *rows) centeredGramian() (g []float64, trace float64, err error) {
+	n, d := r.n, r.d
+	var mean, xt []float64
+	var ss float64
+	switch {
+	case r.sums != nil && r.x == nil:
+		mean = slices.Clone(r.sums)
+	case r.x != nil:
+		mean = colSums(r.x, n, d)
+	case r.src64 != nil:
+		mean = colSums(r.src64, n, d)
+	default:
+		mean = colSums(r.src32, n, d)
+	}
+	if err := r.c.AllReduce(mean, ml.OpSum); err != nil {
+		return nil, 0, err
+	}
+	for j := range mean {
+		mean[j] /= float64(r.total)
+	}
+	switch {
+	case r.x != nil:
+		xt, ss = centerTranspose(r.x, n, d, mean)
+	case r.src64 != nil:
+		xt, ss = centerTranspose(r.src64, n, d, mean)
+	default:
+		xt, ss = centerTranspose(r.src32, n, d, mean)
+	}
+	g = make([]float64, d*d+1)
+	if n > 0 {
+		bw := (d + gramPanels - 1) / gramPanels
+		for bi := 0; bi < d; bi += bw {
+			m := min(bw, d-bi)
+			kernel.Dgemm(false, true, m, bi+m, n, 1, xt[bi*n:], n, xt, n, 0, g[bi*d:], d)
+		}
+	}
+	for i := range d {
+		for j := i + 1; j < d; j++ {
+			g[i*d+j] = g[j*d+i]
+		}
+	}
+	g[d*d] = ss
+	if err := r.c.AllReduce(g, ml.OpSum); err != nil {
+		return nil, 0, err
+	}
+	return g[:d*d], g[d*d], nil
+}
+
+// colSums returns the column sums of x (n × d), in parallel chunks folded
+// in order.
+func colSums[T float32 | float64](x []T, n, d int) []float64 {
+	return parallel.MapReduce(n, max(1, (1<<15)/d), make([]float64, d), func(lo, hi int) []float64 {
+		acc := make([]float64, d)
+		for i := lo; i < hi; i++ {
+			for j, v := range x[i*d : (i+1)*d] {
+				acc[j] += float64(v)
+			}
+		}
+		return acc
+	}, func(acc, part []float64) []float64 {
+		kernel.AxpyF64(1, part, acc)
+		return acc
+	})
+}
+
+// centerTranspose returns (x − mean)ᵀ (d × n) and its sum of squares,
+// tile by tile (32 rows at a time, every column) on the worker pool.
+func centerTranspose[T float32 | float64](x []T, n, d int, mean []float64) ([]float64, float64) {
+	const tile = 32
+	xt := make([]float64, n*d)
+	ss := parallel.MapReduce((n+tile-1)/tile, 4, 0.0, func(lo, hi int) float64 {
+		s := 0.0
+		var buf [tile]float64
+		for bi := lo * tile; bi < min(hi*tile, n); bi += tile {
+			ie := min(bi+tile, n)
+			for j := range d {
+				m := mean[j]
+				col := buf[:ie-bi]
+				for i := range col {
+					v := float64(x[(bi+i)*d+j]) - m
+					col[i] = v
+					s += v * v
+				}
+				copy(xt[j*n+bi:], col)
+			}
+		}
+		return s
+	}, func(a, b float64) float64 { return a + b })
+	return xt, ss
+}
+
+// gramPanels is the number of row panels of centeredGramian's triangle.
+const gramPanels = 4
+
 // center subtracts the column means over every rank from this rank's
 // rows (in place) and returns the means and this rank's sum of squares of
 // the centered values (its share of the total variance). Both passes run
 // in parallel chunks, folded in order.
 func (r *rows) center() (mean []float64, ss float64, err error) {
+	r.dense()
 	d := r.d
 	grain := max(1, (1<<15)/d)
 	mean = parallel.MapReduce(r.n, grain, make([]float64, d), func(lo, hi int) []float64 {
@@ -110,6 +292,7 @@ func (r *rows) center() (mean []float64, ss float64, err error) {
 // gramian returns XᵀX (d × d) over every rank's rows: one GEMM per rank,
 // all-reduced.
 func (r *rows) gramian() ([]float64, error) {
+	r.dense()
 	g := make([]float64, r.d*r.d)
 	if r.n > 0 {
 		kernel.Dgemm(true, false, r.d, r.d, r.n, 1, r.x, r.d, r.x, r.d, 0, g, r.d)
@@ -131,6 +314,7 @@ func (r *rows) gramian() ([]float64, error) {
 // XᵀX: Xᵀ(XQ), two GEMMs per rank, all-reduced; and (XQ)ᵀ(XQ) = QᵀXᵀXQ
 // (p × p), all-reduced, when ritz is set.
 func (r *rows) gramTimes(q []float64, p int, ritz bool) (z, t []float64, err error) {
+	r.dense()
 	y := make([]float64, r.n*p)
 	z = make([]float64, r.d*p)
 	if r.n > 0 {
@@ -370,12 +554,7 @@ func fixSigns(v []float64, d, k int) []float64 {
 // GEMMs over the rows per iteration.
 func topEigen(r *rows, k int, solver string) (eigen, error) {
 	d := r.d
-	if solver == SolverAuto {
-		solver = SolverGramian
-		if d > maxGramianWidth {
-			solver = SolverRandomized
-		}
-	}
+	solver = resolveSolver(solver, d)
 	var e eigen
 	var err error
 	switch solver {
@@ -384,21 +563,7 @@ func topEigen(r *rows, k int, solver string) (eigen, error) {
 		if g, err = r.gramian(); err != nil {
 			return eigen{}, err
 		}
-		if d <= 256 || 4*k > d {
-			e, err = symEigen(g, d, k)
-		} else {
-			apply := func(q []float64, p int, want bool) ([]float64, []float64, error) {
-				z := make([]float64, d*p)
-				kernel.Dgemm(false, false, d, p, d, 1, g, d, q, p, 0, z, p)
-				var t []float64
-				if want {
-					t = make([]float64, p*p)
-					kernel.Dgemm(true, false, p, p, d, 1, q, p, z, p, 0, t, p)
-				}
-				return z, t, nil
-			}
-			e, err = subspaceEigen(apply, d, k, min(d, 2*k+16), 0)
-		}
+		return gramEigen(g, d, k)
 	case SolverRandomized:
 		e, err = subspaceEigen(r.gramTimes, d, k, min(d, k+oversample), powerIters+1)
 	default:
@@ -407,9 +572,62 @@ func topEigen(r *rows, k int, solver string) (eigen, error) {
 	if err != nil {
 		return eigen{}, err
 	}
+	return finish(e), nil
+}
+
+// resolveSolver turns "auto" into "gramian" up to maxGramianWidth
+// columns, "randomized" above.
+func resolveSolver(solver string, d int) string {
+	if solver != SolverAuto {
+		return solver
+	}
+	if d > maxGramianWidth {
+		return SolverRandomized
+	}
+	return SolverGramian
+}
+
+// gramEigen returns the top k eigenpairs of the formed d × d Gramian g:
+// gonum's EigenSym when d ≤ 256 or k > d/4, otherwise subspace iteration
+// to convergence (see topEigen).
+func gramEigen(g []float64, d, k int) (eigen, error) {
+	var e eigen
+	var err error
+	if d <= 256 || 4*k > d {
+		e, err = symEigen(g, d, k)
+	} else {
+		apply := func(q []float64, p int, want bool) ([]float64, []float64, error) {
+			z := make([]float64, d*p)
+			kernel.Dgemm(false, false, d, p, d, 1, g, d, q, p, 0, z, p)
+			var t []float64
+			if want {
+				t = make([]float64, p*p)
+				kernel.Dgemm(true, false, p, p, d, 1, q, p, z, p, 0, t, p)
+			}
+			return z, t, nil
+		}
+		e, err = subspaceEigen(apply, d, k, min(d, 2*k+16), 0)
+	}
+	if err != nil {
+		return eigen{}, err
+	}
+	return finish(e), nil
+}
+
+// finish clamps rounding-negative eigenvalues to 0 and fixes the signs.
+func finish(e eigen) eigen {
 	for i, v := range e.values {
 		e.values[i] = max(v, 0)
 	}
-	fixSigns(e.vectors, d, k)
-	return e, nil
+	fixSigns(e.vectors, e.d, e.k)
+	return e
+}
+
+func allFinite(v []float64) bool {
+	for _, x := range v {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -69,26 +69,36 @@ func (p *PCA) Fit(d ml.Data) (ml.Model, error) {
 	if r.total < 2 {
 		return nil, fmt.Errorf("PCA: %d rows; the covariance needs at least 2", r.total)
 	}
-	_, ss, err := r.center()
+	var e eigen
+	total := 0.0
+	if resolveSolver(p.Solver, r.d) == SolverGramian {
+		// one pass centers and transposes; the Gramian's trace comes along
+		var g []float64
+		if g, total, err = r.centeredGramian(); err == nil && total > 0 {
+			e, err = gramEigen(g, r.d, p.K)
+		}
+	} else {
+		var ss float64
+		if _, ss, err = r.center(); err == nil {
+			tr := []float64{ss}
+			if err = r.c.AllReduce(tr, ml.OpSum); err == nil {
+				total = tr[0]
+				if total > 0 {
+					e, err = topEigen(r, p.K, p.Solver)
+				}
+			}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("PCA: %w", err)
 	}
-	// the total variance: Σ_j Σ_i (x_ij − mean_j)², all-reduced
-	tr := []float64{ss}
-	if err := r.c.AllReduce(tr, ml.OpSum); err != nil {
-		return nil, fmt.Errorf("PCA: %w", err)
-	}
-	if !(tr[0] > 0) {
+	if !(total > 0) {
 		return nil, fmt.Errorf("PCA: every column of %q is constant: there is no variance to explain", p.InputCol)
-	}
-	e, err := topEigen(r, p.K, p.Solver)
-	if err != nil {
-		return nil, fmt.Errorf("PCA: %w", err)
 	}
 	m := &PCAModel{InputCol: p.InputCol, OutputCol: p.OutputCol, K: p.K, NumFeatures: r.d,
 		PC: e.vectors, ExplainedVariance: make([]float64, p.K)}
 	for i, v := range e.values {
-		m.ExplainedVariance[i] = v / tr[0]
+		m.ExplainedVariance[i] = v / total
 	}
 	return m, nil
 }

@@ -83,6 +83,7 @@ func ComputeSVD(d ml.Data, col string, k int, o SVDOptions) (*SVD, error) {
 	}
 	out := &SVD{S: s, V: v, Cols: r.d}
 	if o.ComputeU && kk > 0 {
+		r.dense()
 		out.U = make([]float64, r.n*kk)
 		if r.n > 0 {
 			kernel.Dgemm(false, false, r.n, kk, r.d, 1, r.x, r.d, v, kk, 0, out.U, kk)
