@@ -8,9 +8,13 @@
 // Both reduce to the top k eigenpairs of a Gramian XᵀX (for PCA, of the
 // rows centered on the column means, all-reduced first):
 //
-//   - "gramian" (exact): each rank computes XᵀX of its rows with one GEMM
-//     (internal/kernel.Dgemm); the d × d matrices are all-reduced and
-//     every rank solves the same symmetric eigenproblem — with gonum's
+//   - "gramian" (exact): each rank computes XᵀX of its rows through
+//     internal/kernel.Dgemm — for PCA, reading the frame's float32 or
+//     float64 values in place: one pass of column sums (which also proves
+//     every value finite), one pass that centers and transposes, and the
+//     lower triangle in four row panels of GEMMs (5/8 of the full
+//     product); the d × d matrices are all-reduced and every rank solves
+//     the same symmetric eigenproblem — with gonum's
 //     EigenSym when d ≤ 256 or k > d/4, otherwise by block subspace
 //     iteration with Rayleigh–Ritz on the formed matrix (a block of
 //     2k + 16 vectors, orthonormalized by CholeskyQR2, iterated until the
