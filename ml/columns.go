@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/parallel"
 )
 
 // Default column names, Spark ML's.
@@ -58,14 +60,30 @@ func Features(f *data.Frame, col string) (Matrix, error) {
 		}
 	}
 	out := make([]float64, n*w)
-	if v := vc.Float64s(); v != nil {
-		copy(out, v)
-	} else {
-		for i, x := range vc.Float32s() {
-			out[i] = float64(x)
+	// Copy (widen) and check in parallel chunks: a wide column is hundreds
+	// of megabytes, which one core converts at a fraction of the memory's
+	// speed.
+	f64, f32 := vc.Float64s(), vc.Float32s()
+	var bad atomic.Bool
+	parallel.For(len(out), 1<<16, func(lo, hi int) {
+		if f64 != nil {
+			copy(out[lo:hi], f64[lo:hi])
+		} else {
+			for i, x := range f32[lo:hi] {
+				out[lo+i] = float64(x)
+			}
 		}
-	}
+		for _, x := range out[lo:hi] {
+			if x-x != 0 { // NaN or ±Inf
+				bad.Store(true)
+				return
+			}
+		}
+	})
 	for i, x := range out {
+		if !bad.Load() {
+			break
+		}
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return Matrix{}, fmt.Errorf("column %q, row %d, element %d: %g is not a finite number", col, i/max(w, 1)+1, i%max(w, 1)+1, x)
 		}

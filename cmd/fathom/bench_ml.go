@@ -39,6 +39,9 @@ var benchMLRecipes = map[string]benchMLRecipe{
 		"LinearSVC(C=1, squared hinge, one-vs-rest, max_iter=1000)", true},
 	"mlp": {"MultilayerPerceptronClassifier", "{layers: [784, 100, 10], maxIter: 100, precision: float32}",
 		"MLPClassifier(hidden_layer_sizes=(100,), solver='lbfgs', max_iter=100)", false},
+	"kmeans": {"KMeans", "{k: 10, maxIter: 100}",
+		"KMeans(n_clusters=10, n_init=1, max_iter=100, algorithm='lloyd')", false},
+	"pca": {"PCA", "{k: 50}", "PCA(n_components=50, svd_solver='randomized')", false},
 }
 
 // benchMLResult is the line of `fathom bench ml --json`.
@@ -51,14 +54,20 @@ type benchMLResult struct {
 	Threads      int     `json:"threads"`
 	FitSeconds   float64 `json:"fit_seconds"`
 	Iterations   int     `json:"iterations,omitempty"`
-	TestAccuracy float64 `json:"test_accuracy"`
+	TestAccuracy float64 `json:"test_accuracy,omitempty"`
 	Skipped      bool    `json:"skipped,omitempty"`
 	Reason       string  `json:"reason,omitempty"`
+
+	// Inertia (kmeans) is the fitted model's sum of squared distances.
+	Inertia float64 `json:"inertia,omitempty"`
+	// ExplainedVarianceRatioSum (pca) is the variance the components keep.
+	ExplainedVarianceRatioSum float64 `json:"explained_variance_ratio_sum,omitempty"`
 }
 
 func init() {
 	var rows, threads int
 	var sets []string
+	var centers string
 	cmd := &cobra.Command{
 		Use:   "ml ALGO",
 		Short: "Time a classic-ML fit on Fashion-MNIST (" + strings.Join(benchMLAlgos(), ", ") + ")",
@@ -70,17 +79,29 @@ them) and test_accuracy. ALGO is one of:
 
 ` + benchMLHelp() + `
 --param overrides a param (key=value, YAML value); --rows fits on the first N
-training rows. scripts/compare-ml.sh runs it against the peer.`,
+training rows. kmeans and pca are unsupervised: they print inertia or
+explained_variance_ratio_sum instead of test_accuracy; --init-centers FILE
+(k rows of 784 numbers, comma- or space-separated) starts kmeans from given
+centers. scripts/compare-ml.sh and scripts/compare-ml-part2.sh run them
+against the peer.`,
 		Example: `  fathom bench ml logreg --json
   fathom bench ml mlp --param maxIter=10 --rows 10000`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if centers != "" {
+				c, err := readCenters(centers)
+				if err != nil {
+					return err
+				}
+				sets = append(sets, c...)
+			}
 			return runBenchML(args[0], rows, threads, sets)
 		},
 	}
 	cmd.Flags().IntVar(&rows, "rows", 0, "fit on the first N training rows (0: all)")
 	cmd.Flags().IntVar(&threads, "threads", 0, "GOMAXPROCS for the run (0: all cores)")
 	cmd.Flags().StringArrayVar(&sets, "param", nil, "override a param: key=value (repeatable)")
+	cmd.Flags().StringVar(&centers, "init-centers", "", "kmeans: start from the centers in FILE (one per line)")
 	benchCmd.AddCommand(cmd)
 }
 
@@ -168,6 +189,17 @@ func runBenchML(algo string, rows, threads int, sets []string) error {
 	}
 	res.FitSeconds = time.Since(start).Seconds()
 	res.Iterations = mljob.Iterations(m)
+	if done, err := unsupervisedResult(m, &res); done || err != nil {
+		if err != nil {
+			return fmt.Errorf("bench ml %s: %w", algo, err)
+		}
+		if jsonOut {
+			return printJSON(res)
+		}
+		fmt.Printf("%s (%s): fit %.3f s on %d rows, %d iterations, inertia %.6g, explained variance ratio sum %.6g, %d threads\n",
+			algo, r.stage, res.FitSeconds, res.TrainRows, res.Iterations, res.Inertia, res.ExplainedVarianceRatioSum, res.Threads)
+		return nil
+	}
 	out, err := m.Transform(test)
 	if err != nil {
 		return fmt.Errorf("bench ml %s: %w", algo, err)

@@ -311,7 +311,7 @@ tuning:
 		{[]string{"ml", "predict", model, filepath.Join(dir, "iris.csv"), "--keep", "nope", "--out", filepath.Join(dir, "p.csv")}, "--keep nope: no such input column"},
 		{[]string{"ml", "eval", model, filepath.Join(dir, "iris.csv"), "--evaluator", "cmdTestAccuracy", "--param", "metric=f1"}, `unknown key "metric"`},
 		{[]string{"ml", "eval", config, filepath.Join(dir, "iris.csv")}, "ml: load"},
-		{[]string{"bench", "ml", "kmeans"}, `unknown algorithm "kmeans" (want one of gnb, linsvc, logreg, mlp)`},
+		{[]string{"bench", "ml", "nope"}, `unknown algorithm "nope" (want one of gnb, kmeans, linsvc, logreg, mlp, pca)`},
 	} {
 		_, err := execute(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -33,6 +33,7 @@ var floors = map[string]int{
 	"pipe":      4, // pipeline stages: on comm, nn, tensor
 	"ml":        4, // on data, comm, optim, safetensors, metrics, internal/kernel
 	"ml/mltest": 5, "ml/feature": 5, "ml/linear": 5, "ml/bayes": 5, "ml/glm": 5, "ml/mlp": 5, "ml/eval": 5, "ml/tune": 5, "ml/recommend": 5,
+	"ml/cluster": 5, "ml/decomp": 5,
 	"ml/mljob":  6, // the YAML config behind `fathom ml`: every stage type
 	"serve":     5, // the inference server: on modelfile, never the training job
 	"infer":     5, // batch inference: on modelfile, ml, data and comm/store, never the training job

@@ -12,7 +12,9 @@ package mljob
 // through the same registry as any other evaluator.
 import (
 	"github.com/fathom-ml/fathom/ml"
-	_ "github.com/fathom-ml/fathom/ml/bayes" // NaiveBayes
+	_ "github.com/fathom-ml/fathom/ml/bayes"   // NaiveBayes
+	_ "github.com/fathom-ml/fathom/ml/cluster" // KMeans, ClusteringEvaluator
+	_ "github.com/fathom-ml/fathom/ml/decomp"  // PCA
 	"github.com/fathom-ml/fathom/ml/eval"
 	_ "github.com/fathom-ml/fathom/ml/feature"   // StringIndexer, VectorAssembler, StandardScaler, ...
 	_ "github.com/fathom-ml/fathom/ml/glm"       // GeneralizedLinearRegression
