@@ -212,7 +212,7 @@ func TestPredictDashboardInBrowser(t *testing.T) {
 	var url string
 	for deadline := time.Now().Add(30 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		for _, l := range strings.Split(stderr.String(), "\n") {
-			if u, ok := strings.CutPrefix(l, "dashboard: "); ok {
+			if u, ok := strings.CutPrefix(l, "dashboard: "); ok && strings.HasPrefix(u, "http://") && url == "" {
 				url = u
 			}
 		}
