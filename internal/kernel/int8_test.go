@@ -1,0 +1,174 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// i8Shapes are awkward sizes for the int8 GEMM: empty, single, a k that is
+// not a multiple of 4, one past a tile in m (4, 14) and n (8, 32), and
+// shapes large enough to take the parallel path. With all (the exhaustive
+// set) every combination of the small sizes runs.
+func i8Shapes(all bool) []gemmShape {
+	small := []int{0, 1, 3, 4, 5, 13, 14, 15, 31, 33}
+	var shapes []gemmShape
+	for i, m := range small {
+		for j, n := range small {
+			if !all {
+				shapes = append(shapes, gemmShape{m, n, small[(i+j)%len(small)]})
+				continue
+			}
+			for _, k := range small {
+				shapes = append(shapes, gemmShape{m, n, k})
+			}
+		}
+	}
+	shapes = append(shapes,
+		gemmShape{64, 256, 784}, gemmShape{29, 65, 513}, gemmShape{300, 7, 9}, gemmShape{2, 300, 70},
+		gemmShape{128, 96, 288}, gemmShape{1, 1, 1000},
+	)
+	if all {
+		shapes = append(shapes, gemmShape{1031, 40, 130}, gemmShape{200, 1030, 67}, gemmShape{17, 33, 4099})
+	}
+	return shapes
+}
+
+// i8Fill fills the operands: random values, or all at the extremes that
+// would saturate a 16-bit pair sum (255·127·2 > 32767).
+func i8Fill(r *rand.Rand, a []uint8, w []int8, extreme int) {
+	for i := range a {
+		switch extreme {
+		case 0:
+			a[i] = uint8(r.IntN(256))
+		default:
+			a[i] = 255
+		}
+	}
+	for i := range w {
+		switch extreme {
+		case 0:
+			w[i] = int8(r.IntN(256) - 128)
+		case 1:
+			w[i] = 127
+		default:
+			w[i] = -128
+		}
+	}
+}
+
+// withI8Variant runs fn with every int8 variant active in turn.
+func withI8Variant(t *testing.T, fn func(t *testing.T)) {
+	saved := i8Active
+	defer func() { i8Active = saved }()
+	for _, v := range i8Variants {
+		i8Active = v
+		t.Run(v.name, fn)
+	}
+}
+
+func TestGemmU8I8Variants(t *testing.T) {
+	shapes := i8Shapes(exhaustive())
+	withI8Variant(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, s := range shapes {
+			for extreme := 0; extreme < 3; extreme++ {
+				pad := extreme // padded strides in some cases
+				lda, ldw, ldc := s.k+pad, s.k+2*pad, s.n+pad
+				a := make([]uint8, max(0, s.m*lda))
+				w := make([]int8, max(0, s.n*ldw))
+				i8Fill(r, a, w, extreme)
+				want := make([]int32, s.m*ldc)
+				got := make([]int32, s.m*ldc)
+				for i := range got {
+					got[i], want[i] = -7, -7 // padding must be left alone
+				}
+				gemmU8I8Ref(s.m, s.n, s.k, a, lda, w, ldw, want, ldc)
+				GemmU8I8(s.m, a, lda, PackI8(s.n, s.k, w, ldw), got, ldc)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("m=%d n=%d k=%d extreme=%d: C[%d] = %d, want %d", s.m, s.n, s.k, extreme, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestGemmU8I8F32(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	withI8Variant(t, func(t *testing.T) {
+		for _, s := range []gemmShape{{1, 1, 1}, {5, 33, 17}, {70, 40, 300}, {3, 70, 8}} {
+			for _, trans := range []bool{false, true} {
+				m, n, k := s.m, s.n, s.k
+				a := make([]uint8, m*k)
+				w := make([]int8, n*k)
+				i8Fill(r, a, w, 0)
+				d := &I8Dequant{AScale: 0.02, AZero: 37, WScale: make([]float32, n), Bias: make([]float32, n), ReLU: trans, TransC: trans}
+				for j := range n {
+					d.WScale[j] = 0.001 * float32(j+1)
+					d.Bias[j] = float32(j%5) - 2
+				}
+				c := make([]float32, m*n)
+				GemmU8I8F32(m, a, k, PackI8(n, k, w, k), d, c, map[bool]int{false: n, true: m}[trans])
+				for i := range m {
+					for j := range n {
+						var s float64
+						for p := range k {
+							s += (float64(a[i*k+p]) - 37) * 0.02 * float64(w[j*k+p]) * float64(d.WScale[j])
+						}
+						s += float64(d.Bias[j])
+						if d.ReLU {
+							s = math.Max(s, 0)
+						}
+						got := c[i*n+j]
+						if trans {
+							got = c[j*m+i]
+						}
+						if math.Abs(float64(got)-s) > 1e-4*(1+math.Abs(s)) {
+							t.Fatalf("%v trans=%v: C(%d,%d) = %g, want %g", s, trans, i, j, got, s)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestPackI8RowSum(t *testing.T) {
+	w := []int8{1, -2, 3, 127, -128, 0, 5, 5}
+	p := PackI8(2, 4, w, 4)
+	if p.RowSum[0] != 129 || p.RowSum[1] != -118 {
+		t.Fatalf("RowSum = %v, want [129 -118]", p.RowSum)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("PackI8 with k > MaxI8K did not panic")
+		}
+	}()
+	PackI8(1, MaxI8K+1, make([]int8, MaxI8K+1), MaxI8K+1)
+}
+
+func BenchmarkGemmU8I8(b *testing.B) {
+	for _, s := range []gemmShape{{64, 256, 784}, {256, 256, 256}, {1024, 1024, 1024}} {
+		for _, v := range i8Variants {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", v.name, s.m, s.n, s.k), func(b *testing.B) {
+				saved := i8Active
+				i8Active = v
+				defer func() { i8Active = saved }()
+				a := make([]uint8, s.m*s.k)
+				w := make([]int8, s.n*s.k)
+				i8Fill(rand.New(rand.NewPCG(1, 1)), a, w, 0)
+				p := PackI8(s.n, s.k, w, s.k)
+				c := make([]int32, s.m*s.n)
+				b.SetBytes(0)
+				b.ResetTimer()
+				for range b.N {
+					GemmU8I8(s.m, a, s.k, p, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gop/s")
+			})
+		}
+	}
+}
