@@ -75,9 +75,28 @@ func (p *PackedI8) Bytes() int { return len(p.data) + 4*len(p.RowSum) }
 // rows×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups, A packed as
 // a[g*4*rows + 4*i + t], b one W panel.
 type i8Variant struct {
-	name  string
-	mr    int
-	micro func(rows, kg int, a []uint8, b []int8, c []int32)
+	name    string
+	mr      int
+	micro   func(rows, kg int, a []uint8, b []int8, c []int32)
+	dequant dequantFunc // nil: dequantGo
+}
+
+// dequantFunc writes rows rows of cols values, dst[i*ldd+j] =
+// acc[i*32+j]·sc[j] + off[j], with ReLU when relu is set.
+type dequantFunc func(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool)
+
+func dequantGo(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	for i := 0; i < rows; i++ {
+		ar := acc[i*i8NR : i*i8NR+cols]
+		dr := dst[i*ldd : i*ldd+cols]
+		for j, v := range ar {
+			y := float32(v)*sc[j] + off[j]
+			if relu && !(y > 0) {
+				y = 0
+			}
+			dr[j] = y
+		}
+	}
 }
 
 // i8Variants lists the variants this CPU runs, the Go one first; i8Active is
@@ -156,7 +175,12 @@ func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float
 			checkStride("GemmU8I8F32", ldc, n, len(c), m)
 		}
 	}
-	GemmU8I8Tiles(m, a, lda, w, func(i0, j0, rows, cols int, acc []int32, ld int) {
+	v := i8Active
+	deq := v.dequant
+	if deq == nil {
+		deq = dequantGo
+	}
+	gemmI8(v, m, a, lda, w, func(i0, j0, rows, cols int, acc []int32, ld int) {
 		var sc, off [i8NR]float32
 		for j := 0; j < cols; j++ {
 			sc[j] = d.AScale * d.WScale[j0+j]
@@ -165,18 +189,18 @@ func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float
 				off[j] += d.Bias[j0+j]
 			}
 		}
+		if !d.TransC {
+			deq(rows, cols, acc, &sc, &off, c[i0*ldc+j0:], ldc, d.ReLU)
+			return
+		}
 		for i := 0; i < rows; i++ {
 			ar := acc[i*ld : i*ld+cols]
 			for j, v := range ar {
 				y := float32(v)*sc[j] + off[j]
-				if d.ReLU && y < 0 {
+				if d.ReLU && !(y > 0) {
 					y = 0
 				}
-				if d.TransC {
-					c[(j0+j)*ldc+i0+i] = y
-				} else {
-					c[(i0+i)*ldc+j0+j] = y
-				}
+				c[(j0+j)*ldc+i0+i] = y
 			}
 		}
 	})
@@ -287,5 +311,32 @@ func gemmU8I8Ref(m, n, k int, a []uint8, lda int, w []int8, ldw int, c []int32, 
 			}
 			c[i*ldc+j] = s
 		}
+	}
+}
+
+// QuantizeU8 sets dst[i] = clamp(round(x[i]·inv) + zero, 0, 255), rounding
+// half to even (the rounding of VCVTPS2DQ); NaN maps to 0.
+// inv is 1/scale of the affine map real = scale·(q − zero).
+func QuantizeU8(dst []uint8, x []float32, inv float32, zero int32) {
+	checkLen("QuantizeU8", "dst", len(dst), len(x))
+	quantU8(dst[:len(x)], x, inv, zero)
+}
+
+// quantU8Go is QuantizeU8 in Go. Adding and subtracting 1.5·2²³ rounds a
+// float32 of magnitude below 2²² to the nearest integer, ties to even (Go
+// rounds every float32 operation to float32).
+func quantU8Go(dst []uint8, x []float32, inv float32, zero int32) {
+	const magic = 1.5 * (1 << 23)
+	lo, hi := float32(-zero), float32(255-zero)
+	dst = dst[:len(x)]
+	for i, v := range x {
+		v *= inv
+		if !(v >= lo) {
+			v = lo
+		}
+		if v > hi {
+			v = hi
+		}
+		dst[i] = uint8(int32((v+magic)-magic) + zero)
 	}
 }

@@ -2,7 +2,11 @@
 
 package kernel
 
-import "github.com/fathom-ml/fathom/internal/cpufeat"
+import (
+	"math"
+
+	"github.com/fathom-ml/fathom/internal/cpufeat"
+)
 
 //go:generate sh -c "cd _asm_int8 && go run . -out ../int8_amd64.s -stubs ../int8_stubs_amd64.go -pkg kernel"
 
@@ -46,7 +50,7 @@ func asmI8Variants() []*i8Variant {
 		vs = append(vs, &i8Variant{name: "avx2", mr: 4, micro: i8MicroAVX2})
 	}
 	if cpufeat.HasVNNI() {
-		vs = append(vs, &i8Variant{name: "vnni", mr: 14, micro: i8MicroVNNI})
+		vs = append(vs, &i8Variant{name: "vnni", mr: 14, micro: i8MicroVNNI, dequant: dequantAVX512})
 	}
 	return vs
 }
@@ -61,4 +65,35 @@ func Int8PeakOps(iters int) float64 {
 	}
 	i8PeakVNNI(iters)
 	return float64(iters) * 24 * 64 * 2
+}
+
+func dequantAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_, _ = acc[rows*i8NR-1], dst[(rows-1)*ldd+cols-1]
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantAVX512(rows, &acc[0], &sc[0], &off[0], &dst[0], ldd, 1<<cols-1, floor)
+}
+
+// quantU8 is QuantizeU8 without the length check: AVX-512 for whole
+// vectors, Go for the rest.
+var quantU8 = quantU8Go
+
+func init() {
+	if cpufeat.Has(cpufeat.AVX512) {
+		quantU8 = quantU8AVX512
+	}
+}
+
+func quantU8AVX512(dst []uint8, x []float32, inv float32, zero int32) {
+	n := len(x) &^ 15
+	if n > 0 {
+		_ = dst[n-1]
+		i8QuantAVX512(n, &x[0], &dst[0], inv, float32(-zero), float32(255-zero), zero)
+	}
+	quantU8Go(dst[n:], x[n:], inv, zero)
 }

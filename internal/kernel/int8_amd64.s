@@ -1309,3 +1309,73 @@ peak_loop:
 peak_done:
 	VZEROUPPER
 	RET
+
+// func i8DequantAVX512(rows int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)
+// Requires: AVX, AVX512F
+TEXT ·i8DequantAVX512(SB), NOSPLIT, $0-60
+	MOVQ         rows+0(FP), CX
+	MOVQ         acc+8(FP), SI
+	MOVQ         sc+16(FP), AX
+	VMOVUPS      (AX), Z2
+	VMOVUPS      64(AX), Z3
+	MOVQ         off+24(FP), AX
+	VMOVUPS      (AX), Z4
+	VMOVUPS      64(AX), Z5
+	VBROADCASTSS floor+56(FP), Z6
+	MOVQ         dst+32(FP), DI
+	MOVQ         ldd+40(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         mask+48(FP), AX
+	KMOVW        AX, K1
+	SHRQ         $0x10, AX
+	KMOVW        AX, K2
+	TESTQ        CX, CX
+	JZ           deq_done
+
+deq_loop:
+	VCVTDQ2PS   (SI), Z0
+	VCVTDQ2PS   64(SI), Z1
+	VFMADD213PS Z4, Z2, Z0
+	VFMADD213PS Z5, Z3, Z1
+	VMAXPS      Z6, Z0, Z0
+	VMAXPS      Z6, Z1, Z1
+	VMOVUPS     Z0, K1, (DI)
+	VMOVUPS     Z1, K2, 64(DI)
+	ADDQ        $0x00000080, SI
+	ADDQ        R8, DI
+	DECQ        CX
+	JNZ         deq_loop
+
+deq_done:
+	VZEROUPPER
+	RET
+
+// func i8QuantAVX512(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)
+// Requires: AVX, AVX512F
+TEXT ·i8QuantAVX512(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), CX
+	MOVQ         x+8(FP), SI
+	MOVQ         dst+16(FP), DI
+	VBROADCASTSS inv+24(FP), Z1
+	VBROADCASTSS lo+28(FP), Z2
+	VBROADCASTSS hi+32(FP), Z3
+	MOVL         zero+36(FP), AX
+	VPBROADCASTD AX, Z4
+	SHRQ         $0x04, CX
+	JZ           q_done
+
+q_loop:
+	VMULPS    (SI), Z1, Z0
+	VMAXPS    Z2, Z0, Z0
+	VMINPS    Z3, Z0, Z0
+	VCVTPS2DQ Z0, Z0
+	VPADDD    Z4, Z0, Z0
+	VPMOVDB   Z0, (DI)
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000010, DI
+	DECQ      CX
+	JNZ       q_loop
+
+q_done:
+	VZEROUPPER
+	RET

@@ -103,3 +103,13 @@ func i8gemmAVX2R4(kg int, a *uint8, b *int8, c *int32)
 //
 //go:noescape
 func i8PeakVNNI(n int)
+
+// i8DequantAVX512 writes rows rows of max(acc·sc + off, floor) into dst (row stride ldd), masked columns only.
+//
+//go:noescape
+func i8DequantAVX512(rows int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)
+
+// i8QuantAVX512 sets dst[i] = round(clamp(x[i]·inv, lo, hi)) + zero for n (a multiple of 16) values.
+//
+//go:noescape
+func i8QuantAVX512(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)

@@ -172,3 +172,35 @@ func BenchmarkGemmU8I8(b *testing.B) {
 		}
 	}
 }
+
+// TestQuantizeU8 checks QuantizeU8 (the AVX-512 kernel where there is one)
+// against its definition: ties round to even, values clamp to [0, 255],
+// NaN maps to 0, on every length around the vector width.
+func TestQuantizeU8(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, 0.5, 1.5, 2.5, -0.5, -1.5, 127.5, 128.5, 1e30, -1e30,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 255, 256, -300}
+	for n := 0; n <= 70; n++ {
+		for _, zero := range []int32{0, 128, 255} {
+			x := make([]float32, n)
+			for i := range x {
+				if r.IntN(3) == 0 {
+					x[i] = special[r.IntN(len(special))]
+				} else {
+					x[i] = float32(r.NormFloat64() * 200)
+				}
+			}
+			got := make([]uint8, n)
+			QuantizeU8(got, x, 1, zero)
+			for i, v := range x {
+				q := 0.0 // NaN
+				if v == v {
+					q = math.RoundToEven(min(max(float64(v), float64(-zero)), float64(255-zero))) + float64(zero)
+				}
+				if got[i] != uint8(q) {
+					t.Fatalf("n=%d zero=%d: QuantizeU8(%g) = %d, want %d", n, zero, v, got[i], uint8(q))
+				}
+			}
+		}
+	}
+}

@@ -25,6 +25,16 @@
 // lane then holds half of a column's sum (k ≡ 0,1 or 2,3 mod 4); VPHADDD
 // and VPERMQ fold the halves and restore the column order once, at the end.
 //
+// i8DequantAVX512 is the epilogue of the float32 product: for each of
+// rows rows of a 32-wide int32 tile it writes
+// dst[j] = max(float32(acc[j])·sc[j] + off[j], floor) for the columns whose
+// mask bit is set (floor 0 applies a ReLU, −Inf none).
+//
+// i8QuantAVX512 quantizes n (a multiple of 16) float32 values to uint8:
+// clamp(x·inv, lo, hi) rounded half to even (VCVTPS2DQ under the default
+// rounding mode) plus the zero point; NaN becomes lo (VMAXPS returns its
+// second source for NaN).
+//
 // i8PeakVNNI runs VPDPBUSD on registers only: the instruction throughput
 // that bounds any int8 GEMM on this core (fathom bench matmul --dtype int8
 // reports it beside the GEMM's rate).
@@ -80,6 +90,8 @@ func main() {
 		genAVX2(rows)
 	}
 	genPeak()
+	genDequant()
+	genQuant()
 	Generate()
 }
 
@@ -184,4 +196,85 @@ func genPeak() {
 	Label("peak_done")
 	VZEROUPPER()
 	RET()
+}
+
+func genDequant() {
+	TEXT("i8DequantAVX512", NOSPLIT, "func(rows int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)")
+	Pragma("noescape")
+	Doc("i8DequantAVX512 writes rows rows of max(acc·sc + off, floor) into dst (row stride ldd), masked columns only.")
+	rows, acc, dst, ldd, tmp := reg.RCX, reg.RSI, reg.RDI, reg.R8, reg.RAX
+	Load(Param("rows"), rows)
+	Load(Param("acc"), acc)
+	Load(Param("sc"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[2])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[3])
+	Load(Param("off"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[4])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
+	VBROADCASTSS(paramAddr("floor"), zmms[6])
+	Load(Param("dst"), dst)
+	Load(Param("ldd"), ldd)
+	SHLQ(U8(2), ldd)
+	Load(Param("mask"), tmp)
+	KMOVW(tmp.As32(), reg.K1)
+	SHRQ(U8(16), tmp)
+	KMOVW(tmp.As32(), reg.K2)
+	TESTQ(rows, rows)
+	JZ(LabelRef("deq_done"))
+	Label("deq_loop")
+	VCVTDQ2PS(Mem{Base: acc}, zmms[0])
+	VCVTDQ2PS(Mem{Base: acc, Disp: 64}, zmms[1])
+	VFMADD213PS(zmms[4], zmms[2], zmms[0])
+	VFMADD213PS(zmms[5], zmms[3], zmms[1])
+	VMAXPS(zmms[6], zmms[0], zmms[0])
+	VMAXPS(zmms[6], zmms[1], zmms[1])
+	VMOVUPS(zmms[0], reg.K1, Mem{Base: dst})
+	VMOVUPS(zmms[1], reg.K2, Mem{Base: dst, Disp: 64})
+	ADDQ(U32(tileC), acc)
+	ADDQ(ldd, dst)
+	DECQ(rows)
+	JNZ(LabelRef("deq_loop"))
+	Label("deq_done")
+	VZEROUPPER()
+	RET()
+}
+
+func genQuant() {
+	TEXT("i8QuantAVX512", NOSPLIT, "func(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)")
+	Pragma("noescape")
+	Doc("i8QuantAVX512 sets dst[i] = round(clamp(x[i]·inv, lo, hi)) + zero for n (a multiple of 16) values.")
+	n, x, dst := reg.RCX, reg.RSI, reg.RDI
+	Load(Param("n"), n)
+	Load(Param("x"), x)
+	Load(Param("dst"), dst)
+	VBROADCASTSS(paramAddr("inv"), zmms[1])
+	VBROADCASTSS(paramAddr("lo"), zmms[2])
+	VBROADCASTSS(paramAddr("hi"), zmms[3])
+	Load(Param("zero"), reg.EAX)
+	VPBROADCASTD(reg.EAX, zmms[4])
+	SHRQ(U8(4), n)
+	JZ(LabelRef("q_done"))
+	Label("q_loop")
+	VMULPS(Mem{Base: x}, zmms[1], zmms[0])
+	VMAXPS(zmms[2], zmms[0], zmms[0])
+	VMINPS(zmms[3], zmms[0], zmms[0])
+	VCVTPS2DQ(zmms[0], zmms[0])
+	VPADDD(zmms[4], zmms[0], zmms[0])
+	VPMOVDB(zmms[0], Mem{Base: dst})
+	ADDQ(U32(64), x)
+	ADDQ(U32(16), dst)
+	DECQ(n)
+	JNZ(LabelRef("q_loop"))
+	Label("q_done")
+	VZEROUPPER()
+	RET()
+}
+
+// paramAddr is the frame address of a scalar argument.
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
 }

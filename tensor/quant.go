@@ -1,0 +1,271 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/internal/parallel"
+)
+
+// Int8 inference: weights quantized per output channel to int8
+// (symmetric, W(j,·) ≈ scale_j·q, q in [−127, 127]), activations to uint8
+// with an affine map (x ≈ scale·(q − zero), q in [0, 255]), products on the
+// int8 GEMM of internal/kernel (AVX512-VNNI where the CPU has it) with the
+// dequantization, bias and ReLU fused into its tile epilogue. The scheme
+// is that of Jacob et al. (CVPR 2018) and of PyTorch's fbgemm backend.
+// These ops are for inference only: they record nothing for autograd.
+
+// QuantParams is the affine map of uint8 activations: x ≈ Scale·(q − ZeroPoint).
+type QuantParams struct {
+	Scale     float32
+	ZeroPoint int32
+}
+
+// ChooseQuantParams returns the uint8 map for values in [lo, hi]. The range
+// is first widened to contain 0, so that 0 (ReLU outputs, padding) is exact.
+// Asymmetric maps [lo, hi] onto [0, 255]; symmetric centres it (zero point
+// 128, scale max(|lo|, |hi|)/127.5), as for activations of either sign.
+func ChooseQuantParams(lo, hi float32, symmetric bool) QuantParams {
+	lo, hi = min(lo, 0), max(hi, 0)
+	if symmetric {
+		a := max(-lo, hi)
+		if !(a > 0) || math.IsInf(float64(a), 0) {
+			return QuantParams{Scale: 1, ZeroPoint: 128}
+		}
+		return QuantParams{Scale: a / 127.5, ZeroPoint: 128}
+	}
+	if !(hi > lo) || math.IsInf(float64(hi-lo), 0) {
+		return QuantParams{Scale: 1, ZeroPoint: 0}
+	}
+	s := (hi - lo) / 255
+	z := int32(math.Round(float64(-lo / s)))
+	return QuantParams{Scale: s, ZeroPoint: min(max(z, 0), 255)}
+}
+
+// QuantizeWeightInt8 quantizes w [out, ...] per output channel (dim 0),
+// symmetrically: it returns q (Int8, w's shape, values in [−127, 127]) and
+// scale (Float32 [out]) with w ≈ scale[j]·q[j, ...]. An all-zero channel
+// gets scale 1.
+func QuantizeWeightInt8(w *Tensor) (q, scale *Tensor) {
+	if len(w.shape) < 1 || !w.dtype.IsFloat() {
+		panic(fmt.Sprintf("tensor: QuantizeWeightInt8: want a float weight [out, ...], got %v %v", w.dtype, w.shape))
+	}
+	out := w.shape[0]
+	vals := w.Detach().To(Float32).Contiguous()
+	v := data[float32](vals)[vals.offset : vals.offset+vals.Numel()]
+	per := 0
+	if out > 0 {
+		per = len(v) / out
+	}
+	qs := make([]int8, len(v))
+	sc := make([]float32, out)
+	for j := range out {
+		row := v[j*per : (j+1)*per]
+		var a float32
+		for _, x := range row {
+			a = max(a, float32(math.Abs(float64(x))))
+		}
+		s := a / 127
+		if !(s > 0) || math.IsInf(float64(s), 0) {
+			s = 1
+		}
+		sc[j] = s
+		for i, x := range row {
+			r := math.RoundToEven(float64(x / s))
+			qs[j*per+i] = int8(min(max(r, -127), 127))
+		}
+	}
+	return FromInt8(qs, w.shape...), FromFloat32(sc, out)
+}
+
+// Int8Weights is a weight matrix quantized per output channel and packed
+// for the int8 GEMM: Out rows of In values (a Linear weight, or a Conv2d
+// weight [OC, C, KH, KW] seen as OC × C·KH·KW). Packing happens once, in
+// NewInt8Weights; the value is read-only and safe for concurrent use.
+type Int8Weights struct {
+	Out, In int
+	packed  *kernel.PackedI8
+	scale   []float32
+}
+
+// NewInt8Weights packs q (Int8 [out, ...]) with its per-channel scale
+// (Float32 [out]).
+func NewInt8Weights(q, scale *Tensor) (*Int8Weights, error) {
+	if q.dtype != Int8 || len(q.shape) < 1 {
+		return nil, fmt.Errorf("quantized weight must be int8 [out, ...], got %v %v", q.dtype, q.shape)
+	}
+	out := q.shape[0]
+	if scale.dtype != Float32 || scale.Numel() != out {
+		return nil, fmt.Errorf("weight scale must be float32 [%d], got %v %v", out, scale.dtype, scale.shape)
+	}
+	in := 0
+	if out > 0 {
+		in = q.Numel() / out
+	}
+	if in > kernel.MaxI8K {
+		return nil, fmt.Errorf("quantized weight has %d inputs per channel, more than the int8 GEMM's %d", in, kernel.MaxI8K)
+	}
+	sc := scale.Float32s()
+	for j, s := range sc {
+		if !(s > 0) || math.IsInf(float64(s), 0) {
+			return nil, fmt.Errorf("weight scale[%d] = %g, want a positive finite number", j, s)
+		}
+	}
+	return &Int8Weights{Out: out, In: in, packed: kernel.PackI8(out, in, q.Int8s(), in), scale: sc}, nil
+}
+
+// Bytes returns the memory the packed weights hold.
+func (w *Int8Weights) Bytes() int { return w.packed.Bytes() + 4*len(w.scale) }
+
+// MinMax returns the smallest and largest element of a float32 tensor
+// (the observation of a min-max observer), ignoring NaN.
+func MinMax(x *Tensor) (lo, hi float32) {
+	v := x.Detach().To(Float32).Contiguous()
+	d := data[float32](v)[v.offset : v.offset+v.Numel()]
+	if len(d) == 0 {
+		return 0, 0
+	}
+	return kernel.MinF32(d), kernel.MaxF32(d)
+}
+
+// quantizeRows quantizes the float32 values d (rows of in) to uint8 with p,
+// on several cores when large.
+func quantizeRows(dst []uint8, d []float32, p QuantParams) {
+	inv := 1 / p.Scale
+	parallel.For(len(d), 1<<15, func(lo, hi int) {
+		kernel.QuantizeU8(dst[lo:hi], d[lo:hi], inv, p.ZeroPoint)
+	})
+}
+
+// activationParams returns p, or (p nil: dynamic quantization) the
+// asymmetric min-max map of d.
+func activationParams(d []float32, p *QuantParams) QuantParams {
+	if p != nil {
+		return *p
+	}
+	if len(d) == 0 {
+		return QuantParams{Scale: 1}
+	}
+	return ChooseQuantParams(kernel.MinF32(d), kernel.MaxF32(d), false)
+}
+
+func (p QuantParams) check(op string) {
+	if !(p.Scale > 0) || math.IsInf(float64(p.Scale), 0) || p.ZeroPoint < 0 || p.ZeroPoint > 255 {
+		panic(fmt.Sprintf("tensor: %s: activation scale %g and zero point %d (want a positive scale, zero point in [0, 255])", op, p.Scale, p.ZeroPoint))
+	}
+}
+
+// LinearInt8 returns x·Wᵀ + b (then ReLU with relu) for x [..., In] float32,
+// computed in int8: x is quantized to uint8 with p, or with p nil per call
+// from its own min and max (dynamic quantization), and the int32 products
+// are dequantized with the bias added in the GEMM's epilogue. b is nil or
+// Float32 [Out]. The result is Float32 [..., Out] and records no gradient.
+func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool) *Tensor {
+	if len(x.shape) == 0 || x.shape[len(x.shape)-1] != w.In {
+		panic(fmt.Sprintf("tensor: LinearInt8: input %v does not match weights of %d inputs", x.shape, w.In))
+	}
+	bias := int8Bias("LinearInt8", b, w.Out)
+	xc := x.Detach().To(Float32).Contiguous()
+	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
+	m := 0
+	if w.In > 0 {
+		m = len(d) / w.In
+	} else {
+		m = product(x.shape[:len(x.shape)-1])
+	}
+	qp := activationParams(d, p)
+	qp.check("LinearInt8")
+	a := make([]uint8, len(d))
+	quantizeRows(a, d, qp)
+	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
+	out := emptyUninit(Float32, outShape)
+	c := data[float32](out)
+	if w.In == 0 {
+		// No inputs: the product is zero, the output the bias.
+		for i := range m {
+			for j := range w.Out {
+				v := float32(0)
+				if bias != nil {
+					v = bias[j]
+				}
+				if relu {
+					v = max(v, 0)
+				}
+				c[i*w.Out+j] = v
+			}
+		}
+		return out
+	}
+	kernel.GemmU8I8F32(m, a, w.In, w.packed, &kernel.I8Dequant{
+		AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: relu,
+	}, c, w.Out)
+	return out
+}
+
+func int8Bias(op string, b *Tensor, out int) []float32 {
+	if b == nil {
+		return nil
+	}
+	if b.Numel() != out || len(b.shape) != 1 {
+		panic(fmt.Sprintf("tensor: %s: bias %v does not match %d outputs", op, b.shape, out))
+	}
+	return b.Detach().To(Float32).Float32s()
+}
+
+func product(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}
+
+// Conv2dInt8 is Conv2d (opts.Groups must be 1; opts.Relu applies) with
+// weights w (a quantized [OC, C, KH, KW] filter bank, kh×kw taps) and
+// activations quantized as in LinearInt8: each image is unfolded (im2col),
+// quantized position-major and multiplied by the weights in one int8 GEMM
+// whose epilogue writes the channel-major output with bias (and ReLU).
+// x is [N, C, H, W] or [C, H, W]; the result is Float32 and records no
+// gradient.
+func Conv2dInt8(x *Tensor, w *Int8Weights, kh, kw int, b *Tensor, p *QuantParams, opts Conv2dOpts) *Tensor {
+	if len(x.shape) == 3 {
+		return Conv2dInt8(x.Unsqueeze(0), w, kh, kw, b, p, opts).Squeeze(0)
+	}
+	if max(opts.Groups, 1) != 1 {
+		panic("tensor: Conv2dInt8: grouped convolutions are not supported")
+	}
+	if len(x.shape) != 4 || kh <= 0 || kw <= 0 || x.shape[1]*kh*kw != w.In {
+		panic(fmt.Sprintf("tensor: Conv2dInt8: input %v does not match weights of %d inputs per channel with a %d×%d kernel", x.shape, w.In, kh, kw))
+	}
+	g := newConvGeom(x.shape, []int{w.Out, x.shape[1], kh, kw}, opts)
+	bias := int8Bias("Conv2dInt8", b, w.Out)
+	xc := x.Detach().To(Float32).Contiguous()
+	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
+	qp := activationParams(d, p)
+	qp.check("Conv2dInt8")
+	out := emptyUninit(Float32, []int{g.n, g.oc, g.oh, g.ow})
+	o := data[float32](out)
+	k, pl := g.kg, g.p
+	inv := 1 / qp.Scale
+	parallel.For(g.n, 1, func(lo, hi int) {
+		col := make([]float32, k*pl)
+		tr := make([]float32, pl*k)
+		a := make([]uint8, pl*k)
+		for n := lo; n < hi; n++ {
+			kernel.Im2col(col, pl, d[n*g.c*g.hw:(n+1)*g.c*g.hw], g.c, g.win)
+			// Position-major: row p of A holds the k taps of output position p.
+			for r := range k {
+				cr := col[r*pl : (r+1)*pl]
+				for q, v := range cr {
+					tr[q*k+r] = v
+				}
+			}
+			kernel.QuantizeU8(a, tr, inv, qp.ZeroPoint)
+			kernel.GemmU8I8F32(pl, a, k, w.packed, &kernel.I8Dequant{
+				AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu, TransC: true,
+			}, o[n*g.oc*pl:(n+1)*g.oc*pl], pl)
+		}
+	})
+	return out
+}
