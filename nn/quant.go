@@ -28,7 +28,7 @@ import (
 // "linear").
 type QLinear struct {
 	Base
-	Weight, WeightScale, Bias   *tensor.Tensor
+	Weight, WeightScale, Bias  *tensor.Tensor
 	InputScale, InputZeroPoint *tensor.Tensor
 	In, Out                    int
 	packed                     atomic.Pointer[tensor.Int8Weights]
@@ -38,7 +38,7 @@ type QLinear struct {
 // "conv2d" but groups).
 type QConv2d struct {
 	Base
-	Weight, WeightScale, Bias   *tensor.Tensor
+	Weight, WeightScale, Bias  *tensor.Tensor
 	InputScale, InputZeroPoint *tensor.Tensor
 	Conv2dConfig
 	packed atomic.Pointer[tensor.Int8Weights]

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/internal/parallel"
@@ -129,11 +130,22 @@ func MinMax(x *Tensor) (lo, hi float32) {
 	return kernel.MinF32(d), kernel.MaxF32(d)
 }
 
+// u8Pool holds the quantized activations of LinearInt8 between calls.
+var u8Pool = sync.Pool{New: func() any { return new([]uint8) }}
+
+func getU8(n int) *[]uint8 {
+	b := u8Pool.Get().(*[]uint8)
+	if cap(*b) < n {
+		*b = make([]uint8, n)
+	}
+	return b
+}
+
 // quantizeRows quantizes the float32 values d (rows of in) to uint8 with p,
 // on several cores when large.
 func quantizeRows(dst []uint8, d []float32, p QuantParams) {
 	inv := 1 / p.Scale
-	parallel.For(len(d), 1<<15, func(lo, hi int) {
+	parallel.For(len(d), 1<<17, func(lo, hi int) {
 		kernel.QuantizeU8(dst[lo:hi], d[lo:hi], inv, p.ZeroPoint)
 	})
 }
@@ -176,7 +188,9 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 	}
 	qp := activationParams(d, p)
 	qp.check("LinearInt8")
-	a := make([]uint8, len(d))
+	ab := getU8(len(d))
+	defer u8Pool.Put(ab)
+	a := (*ab)[:len(d)]
 	quantizeRows(a, d, qp)
 	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
 	out := emptyUninit(Float32, outShape)
