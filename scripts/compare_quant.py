@@ -72,7 +72,7 @@ def fathom_rows_per_s(binary, model, batches, threads):
     out = subprocess.run([binary, "bench", "infer", model, "--batches", ",".join(map(str, batches)), "--json"],
                          env=env, check=True, capture_output=True, text=True).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    return {r["batch"]: r["rows_per_s"] for r in rows}, rows[0]["accuracy"]
+    return {r["batch"]: r["rows_per_s"] for r in rows}, rows[0]["test_accuracy"]
 
 
 def main():
