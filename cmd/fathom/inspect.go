@@ -205,4 +205,3 @@ func printInspect(w io.Writer, r *inspectResult) {
 	}
 	fmt.Fprintf(w, "by dtype: %s\n", strings.Join(parts, ", "))
 }
-
