@@ -237,9 +237,11 @@ func product(s []int) int {
 
 // Conv2dInt8 is Conv2d (opts.Groups must be 1; opts.Relu applies) with
 // weights w (a quantized [OC, C, KH, KW] filter bank, kh×kw taps) and
-// activations quantized as in LinearInt8: each image is unfolded (im2col),
-// quantized position-major and multiplied by the weights in one int8 GEMM
-// whose epilogue writes the channel-major output with bias (and ReLU).
+// activations quantized as in LinearInt8 (one map for the batch): the
+// batch is quantized once, each image's bytes are unfolded position-major
+// (kernel.Im2rowU8, padding at the zero point) and multiplied by the
+// weights in one int8 GEMM whose epilogue writes the channel-major output
+// with bias (and ReLU).
 // x is [N, C, H, W] or [C, H, W]; the result is Float32 and records no
 // gradient.
 func Conv2dInt8(x *Tensor, w *Int8Weights, kh, kw int, b *Tensor, p *QuantParams, opts Conv2dOpts) *Tensor {
@@ -261,21 +263,17 @@ func Conv2dInt8(x *Tensor, w *Int8Weights, kh, kw int, b *Tensor, p *QuantParams
 	out := emptyUninit(Float32, []int{g.n, g.oc, g.oh, g.ow})
 	o := data[float32](out)
 	k, pl := g.kg, g.p
-	inv := 1 / qp.Scale
+	// Quantize the whole batch once, then unfold each image's bytes.
+	xb := getU8(len(d))
+	defer u8Pool.Put(xb)
+	xq := (*xb)[:len(d)]
+	quantizeRows(xq, d, qp)
 	parallel.For(g.n, 1, func(lo, hi int) {
-		col := make([]float32, k*pl)
-		tr := make([]float32, pl*k)
-		a := make([]uint8, pl*k)
+		ab := getU8(pl * k)
+		defer u8Pool.Put(ab)
+		a := (*ab)[:pl*k]
 		for n := lo; n < hi; n++ {
-			kernel.Im2col(col, pl, d[n*g.c*g.hw:(n+1)*g.c*g.hw], g.c, g.win)
-			// Position-major: row p of A holds the k taps of output position p.
-			for r := range k {
-				cr := col[r*pl : (r+1)*pl]
-				for q, v := range cr {
-					tr[q*k+r] = v
-				}
-			}
-			kernel.QuantizeU8(a, tr, inv, qp.ZeroPoint)
+			kernel.Im2rowU8(a, xq[n*g.c*g.hw:(n+1)*g.c*g.hw], g.c, g.win, uint8(qp.ZeroPoint))
 			kernel.GemmU8I8F32(pl, a, k, w.packed, &kernel.I8Dequant{
 				AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu, TransC: true,
 			}, o[n*g.oc*pl:(n+1)*g.oc*pl], pl)

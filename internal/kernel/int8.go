@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -281,20 +282,22 @@ func gemmI8(v *i8Variant, m int, a []uint8, lda int, w *PackedI8, fn I8Tile) {
 // A(i, 4g+t), zero past k.
 func packAI8(dst, a []uint8, lda, rows, k, kg int) {
 	full := k / 4
+	stride := 4 * rows
+	le := binary.LittleEndian
 	for i := 0; i < rows; i++ {
 		row := a[i*lda : i*lda+k]
+		d := dst[4*i:]
 		for g := 0; g < full; g++ {
-			o := g*4*rows + 4*i
-			copy(dst[o:o+4], row[4*g:4*g+4])
+			le.PutUint32(d[g*stride:], le.Uint32(row[4*g:]))
 		}
 		if full < kg {
-			o := full*4*rows + 4*i
+			o := full * stride
 			for t := 0; t < 4; t++ {
 				var x uint8
 				if 4*full+t < k {
 					x = row[4*full+t]
 				}
-				dst[o+t] = x
+				d[o+t] = x
 			}
 		}
 	}
@@ -338,5 +341,48 @@ func quantU8Go(dst []uint8, x []float32, inv float32, zero int32) {
 			v = hi
 		}
 		dst[i] = uint8(int32((v+magic)-magic) + zero)
+	}
+}
+
+// Im2rowU8 unfolds one quantized CHW image position-major: row p of dst
+// (OutH·OutW rows of channels·KH·KW bytes, the A operand of GemmU8I8 for a
+// convolution computed as positions × output channels) holds the window of
+// output position p, tap (c, i, j) at column (c·KH + i)·KW + j. Taps in the
+// padding get pad (the zero point: the quantized 0).
+func Im2rowU8(dst, img []uint8, channels int, g Window2d, pad uint8) {
+	g = g.norm("Im2rowU8")
+	g.noCeil("Im2rowU8")
+	oh, ow := g.OutH(), g.OutW()
+	k := channels * g.KH * g.KW
+	checkLen("Im2rowU8", "img", len(img), channels*g.H*g.W)
+	checkLen("Im2rowU8", "dst", len(dst), oh*ow*k)
+	for y := 0; y < oh; y++ {
+		for x := 0; x < ow; x++ {
+			row := dst[(y*ow+x)*k : (y*ow+x+1)*k]
+			o := 0
+			for c := 0; c < channels; c++ {
+				plane := img[c*g.H*g.W : (c+1)*g.H*g.W]
+				for i := 0; i < g.KH; i++ {
+					iy := y*g.StrideH - g.PadH + i*g.DilH
+					if iy < 0 || iy >= g.H {
+						for j := 0; j < g.KW; j++ {
+							row[o+j] = pad
+						}
+						o += g.KW
+						continue
+					}
+					line := plane[iy*g.W : (iy+1)*g.W]
+					for j := 0; j < g.KW; j++ {
+						ix := x*g.StrideW - g.PadW + j*g.DilW
+						if ix < 0 || ix >= g.W {
+							row[o] = pad
+						} else {
+							row[o] = line[ix]
+						}
+						o++
+					}
+				}
+			}
+		}
 	}
 }

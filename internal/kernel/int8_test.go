@@ -204,3 +204,34 @@ func TestQuantizeU8(t *testing.T) {
 		}
 	}
 }
+
+// TestIm2rowU8 checks the byte unfolding against the float Im2col,
+// transposed, with the padding value where Im2col writes 0.
+func TestIm2rowU8(t *testing.T) {
+	for _, g := range []Window2d{
+		{H: 5, W: 4, KH: 3, KW: 3, PadH: 1, PadW: 1},
+		{H: 7, W: 6, KH: 2, KW: 3, StrideH: 2, StrideW: 1, PadH: 2, PadW: 0, DilH: 2, DilW: 1},
+		{H: 3, W: 3, KH: 1, KW: 1},
+	} {
+		const ch = 3
+		img := make([]uint8, ch*g.H*g.W)
+		f := make([]float32, len(img))
+		for i := range img {
+			img[i] = uint8(1 + i%250) // never the padding value 0
+			f[i] = float32(img[i])
+		}
+		gn := g.norm("test")
+		p, k := gn.OutH()*gn.OutW(), ch*g.KH*g.KW
+		col := make([]float32, k*p)
+		Im2col(col, p, f, ch, g)
+		rows := make([]uint8, p*k)
+		Im2rowU8(rows, img, ch, g, 0)
+		for r := range k {
+			for q := range p {
+				if float32(rows[q*k+r]) != col[r*p+q] {
+					t.Fatalf("%+v: position %d tap %d = %d, want %g", g, q, r, rows[q*k+r], col[r*p+q])
+				}
+			}
+		}
+	}
+}
