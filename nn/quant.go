@@ -84,14 +84,15 @@ func forEachModule(m Module, fn func(Module)) {
 type qfields struct {
 	weight, weightScale, bias, inScale, inZero **tensor.Tensor
 	packed                                     *atomic.Pointer[tensor.Int8Weights]
+	conv                                       bool
 }
 
 func (l *QLinear) state() *qfields {
-	return &qfields{&l.Weight, &l.WeightScale, &l.Bias, &l.InputScale, &l.InputZeroPoint, &l.packed}
+	return &qfields{&l.Weight, &l.WeightScale, &l.Bias, &l.InputScale, &l.InputZeroPoint, &l.packed, false}
 }
 
 func (m *QConv2d) state() *qfields {
-	return &qfields{&m.Weight, &m.WeightScale, &m.Bias, &m.InputScale, &m.InputZeroPoint, &m.packed}
+	return &qfields{&m.Weight, &m.WeightScale, &m.Bias, &m.InputScale, &m.InputZeroPoint, &m.packed, true}
 }
 
 func (l *QLinear) init(shape []int, bias bool) { initQ(&l.Base, l.state(), shape, bias) }
@@ -151,7 +152,11 @@ func (f *qfields) weights() *tensor.Int8Weights {
 	if w := f.packed.Load(); w != nil {
 		return w
 	}
-	w, err := tensor.NewInt8Weights(*f.weight, *f.weightScale)
+	newWeights := tensor.NewInt8Weights
+	if f.conv {
+		newWeights = tensor.NewInt8ConvWeights
+	}
+	w, err := newWeights(*f.weight, *f.weightScale)
 	if err != nil {
 		panic("nn: quantized layer: " + err.Error())
 	}
@@ -185,7 +190,7 @@ func (m *QConv2d) Forward(x *tensor.Tensor) *tensor.Tensor { return m.forwardRel
 func (m *QConv2d) forwardRelu(x *tensor.Tensor, relu bool) *tensor.Tensor {
 	f := m.state()
 	c := m.Conv2dConfig
-	return tensor.Conv2dInt8(x, f.weights(), c.Kernel[0], c.Kernel[1], m.Bias, f.inputParams(),
+	return tensor.Conv2dInt8(x, f.weights(), m.Bias, f.inputParams(),
 		tensor.Conv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, Relu: relu})
 }
 

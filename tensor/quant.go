@@ -88,6 +88,10 @@ type Int8Weights struct {
 	Out, In int
 	packed  *kernel.PackedI8
 	scale   []float32
+	// A convolution's filter [OC, C, KH, KW] is packed with its taps in
+	// (KH, KW, C) order, the order of kernel.Im2rowU8 (NewInt8ConvWeights).
+	conv      bool
+	c, kh, kw int
 }
 
 // NewInt8Weights packs q (Int8 [out, ...]) with its per-channel scale
@@ -114,6 +118,33 @@ func NewInt8Weights(q, scale *Tensor) (*Int8Weights, error) {
 		}
 	}
 	return &Int8Weights{Out: out, In: in, packed: kernel.PackI8(out, in, q.Int8s(), in), scale: sc}, nil
+}
+
+// NewInt8ConvWeights packs a quantized filter bank q (Int8 [OC, C, KH, KW])
+// with its per-channel scale for Conv2dInt8.
+func NewInt8ConvWeights(q, scale *Tensor) (*Int8Weights, error) {
+	if q.dtype != Int8 || len(q.shape) != 4 {
+		return nil, fmt.Errorf("quantized filters must be int8 [OC, C, KH, KW], got %v %v", q.dtype, q.shape)
+	}
+	w, err := NewInt8Weights(q, scale)
+	if err != nil {
+		return nil, err
+	}
+	oc, c, kh, kw := q.shape[0], q.shape[1], q.shape[2], q.shape[3]
+	src := q.Int8s()
+	perm := make([]int8, len(src))
+	for o := range oc {
+		for ci := range c {
+			for i := range kh {
+				for j := range kw {
+					perm[o*w.In+(i*kw+j)*c+ci] = src[o*w.In+(ci*kh+i)*kw+j]
+				}
+			}
+		}
+	}
+	w.packed = kernel.PackI8(oc, w.In, perm, w.In)
+	w.conv, w.c, w.kh, w.kw = true, c, kh, kw
+	return w, nil
 }
 
 // Bytes returns the memory the packed weights hold.
@@ -236,25 +267,28 @@ func product(s []int) int {
 }
 
 // Conv2dInt8 is Conv2d (opts.Groups must be 1; opts.Relu applies) with
-// weights w (a quantized [OC, C, KH, KW] filter bank, kh×kw taps) and
+// weights w (a quantized [OC, C, KH, KW] filter bank, NewInt8ConvWeights) and
 // activations quantized as in LinearInt8 (one map for the batch): the
 // batch is quantized once, each image's bytes are unfolded position-major
-// (kernel.Im2rowU8, padding at the zero point) and multiplied by the
+// (channels innermost, kernel.Im2rowU8, padding at the zero point) and multiplied by the
 // weights in one int8 GEMM whose epilogue writes the channel-major output
 // with bias (and ReLU).
 // x is [N, C, H, W] or [C, H, W]; the result is Float32 and records no
 // gradient.
-func Conv2dInt8(x *Tensor, w *Int8Weights, kh, kw int, b *Tensor, p *QuantParams, opts Conv2dOpts) *Tensor {
+func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2dOpts) *Tensor {
 	if len(x.shape) == 3 {
-		return Conv2dInt8(x.Unsqueeze(0), w, kh, kw, b, p, opts).Squeeze(0)
+		return Conv2dInt8(x.Unsqueeze(0), w, b, p, opts).Squeeze(0)
 	}
 	if max(opts.Groups, 1) != 1 {
 		panic("tensor: Conv2dInt8: grouped convolutions are not supported")
 	}
-	if len(x.shape) != 4 || kh <= 0 || kw <= 0 || x.shape[1]*kh*kw != w.In {
-		panic(fmt.Sprintf("tensor: Conv2dInt8: input %v does not match weights of %d inputs per channel with a %d×%d kernel", x.shape, w.In, kh, kw))
+	if !w.conv {
+		panic("tensor: Conv2dInt8: weights not packed by NewInt8ConvWeights")
 	}
-	g := newConvGeom(x.shape, []int{w.Out, x.shape[1], kh, kw}, opts)
+	if len(x.shape) != 4 || x.shape[1] != w.c {
+		panic(fmt.Sprintf("tensor: Conv2dInt8: input %v does not match filters of %d channels", x.shape, w.c))
+	}
+	g := newConvGeom(x.shape, []int{w.Out, w.c, w.kh, w.kw}, opts)
 	bias := int8Bias("Conv2dInt8", b, w.Out)
 	xc := x.Detach().To(Float32).Contiguous()
 	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
@@ -269,11 +303,21 @@ func Conv2dInt8(x *Tensor, w *Int8Weights, kh, kw int, b *Tensor, p *QuantParams
 	xq := (*xb)[:len(d)]
 	quantizeRows(xq, d, qp)
 	parallel.For(g.n, 1, func(lo, hi int) {
-		ab := getU8(pl * k)
+		ab, hb := getU8(pl*k), getU8(g.c*g.hw)
 		defer u8Pool.Put(ab)
-		a := (*ab)[:pl*k]
+		defer u8Pool.Put(hb)
+		a, hwc := (*ab)[:pl*k], (*hb)[:g.c*g.hw]
 		for n := lo; n < hi; n++ {
-			kernel.Im2rowU8(a, xq[n*g.c*g.hw:(n+1)*g.c*g.hw], g.c, g.win, uint8(qp.ZeroPoint))
+			img := xq[n*g.c*g.hw : (n+1)*g.c*g.hw]
+			if g.c > 1 { // CHW → HWC
+				for c := range g.c {
+					for q, v := range img[c*g.hw : (c+1)*g.hw] {
+						hwc[q*g.c+c] = v
+					}
+				}
+				img = hwc
+			}
+			kernel.Im2rowU8(a, img, g.c, g.win, uint8(qp.ZeroPoint))
 			kernel.GemmU8I8F32(pl, a, k, w.packed, &kernel.I8Dequant{
 				AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu, TransC: true,
 			}, o[n*g.oc*pl:(n+1)*g.oc*pl], pl)

@@ -155,13 +155,13 @@ func TestConv2dInt8(t *testing.T) {
 			w := tensor.FromFloat32(randnQ(rng, c.oc*c.ch*c.k*c.k, 0.2), c.oc, c.ch, c.k, c.k)
 			b := tensor.FromFloat32(randnQ(rng, c.oc, 1), c.oc)
 			q, s := tensor.QuantizeWeightInt8(w)
-			iw, err := tensor.NewInt8Weights(q, s)
+			iw, err := tensor.NewInt8ConvWeights(q, s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			lo, hi := tensor.MinMax(x)
 			qp := tensor.ChooseQuantParams(lo, hi, false)
-			got := tensor.Conv2dInt8(x, iw, c.k, c.k, b, nil, c.opts)
+			got := tensor.Conv2dInt8(x, iw, b, nil, c.opts)
 			want := tensor.Conv2d(tensor.FromFloat32(fakeQuant(xv, qp), x.Shape()...), dequant(q, s), b, c.opts)
 			if fmt.Sprint(got.Shape()) != fmt.Sprint(want.Shape()) {
 				t.Fatalf("shape %v, want %v", got.Shape(), want.Shape())

@@ -194,14 +194,16 @@ func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float
 			deq(rows, cols, acc, &sc, &off, c[i0*ldc+j0:], ldc, d.ReLU)
 			return
 		}
-		for i := 0; i < rows; i++ {
-			ar := acc[i*ld : i*ld+cols]
-			for j, v := range ar {
-				y := float32(v)*sc[j] + off[j]
+		// Column-major writes: one run of rows floats per output column.
+		for j := 0; j < cols; j++ {
+			dst := c[(j0+j)*ldc+i0 : (j0+j)*ldc+i0+rows]
+			s, o := sc[j], off[j]
+			for i := range dst {
+				y := float32(acc[i*ld+j])*s + o
 				if d.ReLU && !(y > 0) {
 					y = 0
 				}
-				c[(j0+j)*ldc+i0+i] = y
+				dst[i] = y
 			}
 		}
 	})
@@ -344,43 +346,38 @@ func quantU8Go(dst []uint8, x []float32, inv float32, zero int32) {
 	}
 }
 
-// Im2rowU8 unfolds one quantized CHW image position-major: row p of dst
-// (OutH·OutW rows of channels·KH·KW bytes, the A operand of GemmU8I8 for a
-// convolution computed as positions × output channels) holds the window of
-// output position p, tap (c, i, j) at column (c·KH + i)·KW + j. Taps in the
-// padding get pad (the zero point: the quantized 0).
+// Im2rowU8 unfolds one quantized image stored HWC (channels innermost)
+// position-major: row p of dst (OutH·OutW rows of KH·KW·channels bytes, the
+// A operand of GemmU8I8 for a convolution computed as positions × output
+// channels) holds the window of output position p, tap (i, j, c) at column
+// (i·KW + j)·channels + c, so each tap is one run of channels bytes. Taps
+// in the padding get pad (the zero point: the quantized 0). The weights
+// must be packed in the same (KH, KW, C) order.
 func Im2rowU8(dst, img []uint8, channels int, g Window2d, pad uint8) {
 	g = g.norm("Im2rowU8")
 	g.noCeil("Im2rowU8")
 	oh, ow := g.OutH(), g.OutW()
-	k := channels * g.KH * g.KW
-	checkLen("Im2rowU8", "img", len(img), channels*g.H*g.W)
+	c := channels
+	k := c * g.KH * g.KW
+	checkLen("Im2rowU8", "img", len(img), c*g.H*g.W)
 	checkLen("Im2rowU8", "dst", len(dst), oh*ow*k)
 	for y := 0; y < oh; y++ {
 		for x := 0; x < ow; x++ {
 			row := dst[(y*ow+x)*k : (y*ow+x+1)*k]
 			o := 0
-			for c := 0; c < channels; c++ {
-				plane := img[c*g.H*g.W : (c+1)*g.H*g.W]
-				for i := 0; i < g.KH; i++ {
-					iy := y*g.StrideH - g.PadH + i*g.DilH
-					if iy < 0 || iy >= g.H {
-						for j := 0; j < g.KW; j++ {
-							row[o+j] = pad
+			for i := 0; i < g.KH; i++ {
+				iy := y*g.StrideH - g.PadH + i*g.DilH
+				for j := 0; j < g.KW; j++ {
+					ix := x*g.StrideW - g.PadW + j*g.DilW
+					run := row[o : o+c]
+					if iy < 0 || iy >= g.H || ix < 0 || ix >= g.W {
+						for t := range run {
+							run[t] = pad
 						}
-						o += g.KW
-						continue
+					} else {
+						copy(run, img[(iy*g.W+ix)*c:])
 					}
-					line := plane[iy*g.W : (iy+1)*g.W]
-					for j := 0; j < g.KW; j++ {
-						ix := x*g.StrideW - g.PadW + j*g.DilW
-						if ix < 0 || ix >= g.W {
-							row[o] = pad
-						} else {
-							row[o] = line[ix]
-						}
-						o++
-					}
+					o += c
 				}
 			}
 		}

@@ -205,8 +205,9 @@ func TestQuantizeU8(t *testing.T) {
 	}
 }
 
-// TestIm2rowU8 checks the byte unfolding against the float Im2col,
-// transposed, with the padding value where Im2col writes 0.
+// TestIm2rowU8 checks the byte unfolding of an HWC image against the
+// float Im2col of the same image in CHW, with taps reordered (c, i, j) →
+// (i, j, c) and the padding value where Im2col writes 0.
 func TestIm2rowU8(t *testing.T) {
 	for _, g := range []Window2d{
 		{H: 5, W: 4, KH: 3, KW: 3, PadH: 1, PadW: 1},
@@ -214,22 +215,30 @@ func TestIm2rowU8(t *testing.T) {
 		{H: 3, W: 3, KH: 1, KW: 1},
 	} {
 		const ch = 3
-		img := make([]uint8, ch*g.H*g.W)
-		f := make([]float32, len(img))
-		for i := range img {
-			img[i] = uint8(1 + i%250) // never the padding value 0
-			f[i] = float32(img[i])
+		hwc := make([]uint8, ch*g.H*g.W)
+		chw := make([]float32, len(hwc))
+		for c := range ch {
+			for p := range g.H * g.W {
+				v := uint8(1 + (c*g.H*g.W+p)%250) // never the padding value 0
+				hwc[p*ch+c], chw[c*g.H*g.W+p] = v, float32(v)
+			}
 		}
 		gn := g.norm("test")
 		p, k := gn.OutH()*gn.OutW(), ch*g.KH*g.KW
 		col := make([]float32, k*p)
-		Im2col(col, p, f, ch, g)
+		Im2col(col, p, chw, ch, g)
 		rows := make([]uint8, p*k)
-		Im2rowU8(rows, img, ch, g, 0)
-		for r := range k {
-			for q := range p {
-				if float32(rows[q*k+r]) != col[r*p+q] {
-					t.Fatalf("%+v: position %d tap %d = %d, want %g", g, q, r, rows[q*k+r], col[r*p+q])
+		Im2rowU8(rows, hwc, ch, g, 0)
+		for c := range ch {
+			for i := range g.KH {
+				for j := range g.KW {
+					r := (c*g.KH+i)*g.KW + j
+					rr := (i*g.KW+j)*ch + c
+					for q := range p {
+						if float32(rows[q*k+rr]) != col[r*p+q] {
+							t.Fatalf("%+v: position %d tap (%d,%d,%d) = %d, want %g", g, q, c, i, j, rows[q*k+rr], col[r*p+q])
+						}
+					}
 				}
 			}
 		}
