@@ -103,3 +103,39 @@ func TestQuantizeIris(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeFashionMLP: the MLP recipe trained for one epoch, quantized
+// (dynamic), loads in `fathom bench infer` and scores within a point of the
+// float model on the 10k test images.
+func TestQuantizeFashionMLP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on Fashion-MNIST; skipped with -short")
+	}
+	if reason := fashionMNISTMissing(); reason != "" {
+		t.Skip(reason)
+	}
+	dir := t.TempDir()
+	if _, err := captureStdout(t, true, func() error {
+		return runTrain(context.Background(), "../../examples/fashion-mlp.yaml", []string{"epochs=1", "output.dir=" + dir}, true, io.Discard)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	model, q := filepath.Join(dir, "model.safetensors"), filepath.Join(dir, "int8.safetensors")
+	if err := runQuantize(model, quantizeOptions{out: q, mode: "dynamic", percentile: 99.99, rows: 1}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	acc := func(path string) float64 {
+		out, err := captureStdout(t, true, func() error { return runBenchInfer(path, []int{64}, 1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lastJSON(t, out)["test_accuracy"].(float64)
+	}
+	f, i := acc(model), acc(q)
+	if math.Abs(f-i) > 0.01 || f < 0.8 {
+		t.Errorf("accuracy float32 %.4f, int8 %.4f", f, i)
+	}
+	if fileSize(q)*3 > fileSize(model) {
+		t.Errorf("int8 file %d bytes, float %d: want under a third", fileSize(q), fileSize(model))
+	}
+}
