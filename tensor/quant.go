@@ -151,14 +151,31 @@ func NewInt8ConvWeights(q, scale *Tensor) (*Int8Weights, error) {
 func (w *Int8Weights) Bytes() int { return w.packed.Bytes() + 4*len(w.scale) }
 
 // MinMax returns the smallest and largest element of a float32 tensor
-// (the observation of a min-max observer), ignoring NaN.
+// (the observation of a min-max observer).
 func MinMax(x *Tensor) (lo, hi float32) {
 	v := x.Detach().To(Float32).Contiguous()
 	d := data[float32](v)[v.offset : v.offset+v.Numel()]
 	if len(d) == 0 {
 		return 0, 0
 	}
-	return kernel.MinF32(d), kernel.MaxF32(d)
+	return minMaxF32(d)
+}
+
+// minMaxF32 returns the smallest and largest of d (not empty), in chunks
+// small enough that the second scan of each (for the max) hits the cache,
+// on several cores when d is large.
+func minMaxF32(d []float32) (lo, hi float32) {
+	const chunk = 1 << 13
+	type span struct{ lo, hi float32 }
+	r := parallel.MapReduce((len(d)+chunk-1)/chunk, 16, span{d[0], d[0]}, func(c0, c1 int) span {
+		s := span{d[c0*chunk], d[c0*chunk]}
+		for c := c0; c < c1; c++ {
+			part := d[c*chunk : min((c+1)*chunk, len(d))]
+			s.lo, s.hi = min(s.lo, kernel.MinF32(part)), max(s.hi, kernel.MaxF32(part))
+		}
+		return s
+	}, func(a, b span) span { return span{min(a.lo, b.lo), max(a.hi, b.hi)} })
+	return r.lo, r.hi
 }
 
 // u8Pool holds the quantized activations of LinearInt8 between calls.
@@ -190,7 +207,8 @@ func activationParams(d []float32, p *QuantParams) QuantParams {
 	if len(d) == 0 {
 		return QuantParams{Scale: 1}
 	}
-	return ChooseQuantParams(kernel.MinF32(d), kernel.MaxF32(d), false)
+	lo, hi := minMaxF32(d)
+	return ChooseQuantParams(lo, hi, false)
 }
 
 func (p QuantParams) check(op string) {
