@@ -19,6 +19,7 @@ import (
 var stDTypes = map[tensor.DType]string{
 	tensor.Float32: "F32", tensor.Float64: "F64", tensor.Int64: "I64", tensor.Int32: "I32",
 	tensor.Uint8: "U8", tensor.Bool: "BOOL", tensor.Float16: "F16", tensor.BFloat16: "BF16",
+	tensor.Int8: "I8",
 }
 
 // TensorEntry converts t to a safetensors entry: its dtype name and its
@@ -54,6 +55,11 @@ func TensorEntry(name string, t *tensor.Tensor) safetensors.Entry {
 		}
 	case tensor.Uint8:
 		b = slices.Clone(t.Uint8s())
+	case tensor.Int8:
+		b = make([]byte, n)
+		for i, v := range t.Int8s() {
+			b[i] = byte(v)
+		}
 	case tensor.Bool:
 		b = make([]byte, n)
 		for i, v := range t.Bools() {
@@ -86,7 +92,7 @@ func EntryTensor(e safetensors.Entry) (*tensor.Tensor, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("tensor %q: dtype %s is not supported (want F32, F64, F16, BF16, I64, I32, U8 or BOOL)", e.Name, e.DType)
+		return nil, fmt.Errorf("tensor %q: dtype %s is not supported (want F32, F64, F16, BF16, I64, I32, U8, I8 or BOOL)", e.Name, e.DType)
 	}
 	if len(e.Data) != n*dt.Size() {
 		return nil, fmt.Errorf("tensor %q: %d bytes for shape %v of %s (want %d)", e.Name, len(e.Data), e.Shape, e.DType, n*dt.Size())
@@ -121,6 +127,12 @@ func EntryTensor(e safetensors.Entry) (*tensor.Tensor, error) {
 		t = tensor.FromInt32(v, n)
 	case tensor.Uint8:
 		t = tensor.FromUint8(slices.Clone(d), n)
+	case tensor.Int8:
+		v := make([]int8, n)
+		for i := range v {
+			v[i] = int8(d[i])
+		}
+		t = tensor.FromInt8(v, n)
 	case tensor.Bool:
 		v := make([]bool, n)
 		for i := range v {

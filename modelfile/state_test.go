@@ -76,6 +76,7 @@ func TestTensorEntryAllDTypes(t *testing.T) {
 		tensor.FromInt64([]int64{-1 << 62, 7}, 2, 1),
 		tensor.FromInt32([]int32{-5, 1 << 30}, 2),
 		tensor.FromUint8([]uint8{0, 255}, 2),
+		tensor.FromInt8([]int8{-128, 0, 127}, 3),
 		tensor.FromBool([]bool{true, false, true}, 3),
 		tensor.FromFloat32([]float32{1.5, -2}, 2).To(tensor.Float16),
 		tensor.FromFloat32([]float32{1.5, -2}, 2).To(tensor.BFloat16),
@@ -96,8 +97,8 @@ func TestTensorEntryAllDTypes(t *testing.T) {
 	if _, err := modelfile.EntryTensor(e); err == nil {
 		t.Fatal("short data accepted")
 	}
-	e.DType = "I8"
-	if _, err := modelfile.EntryTensor(e); err == nil || !strings.Contains(err.Error(), "I8") {
+	e.DType = "U16"
+	if _, err := modelfile.EntryTensor(e); err == nil || !strings.Contains(err.Error(), "U16") {
 		t.Fatalf("unsupported dtype: %v", err)
 	}
 }

@@ -58,6 +58,10 @@ func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 					x = tensor.LinearRelu(x, l.Weight, l.Bias)
 					i++
 					continue
+				case reluFuser:
+					x = l.forwardRelu(x, true)
+					i++
+					continue
 				}
 			}
 		}

@@ -100,5 +100,10 @@ func LoadStateDict(m Module, sd map[string]*tensor.Tensor, strict bool) error {
 			en.Tensor.CopyFrom(src.Detach())
 		}
 	}
+	forEachModule(m, func(x Module) {
+		if q, ok := x.(qstate); ok {
+			q.state().stateLoaded()
+		}
+	})
 	return nil
 }

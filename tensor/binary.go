@@ -108,6 +108,8 @@ func binaryRaw(op binOp, a, b *Tensor) *Tensor {
 			cmpTyped[int32](op, out, a, b)
 		case Uint8, Bool:
 			cmpTyped[uint8](op, out, a, b)
+		case Int8:
+			cmpTyped[int8](op, out, a, b)
 		}
 		return out
 	}
@@ -126,6 +128,8 @@ func binaryRaw(op binOp, a, b *Tensor) *Tensor {
 		binaryTyped[int32](op, out, a, b, nil)
 	case Uint8:
 		binaryTyped[uint8](op, out, a, b, nil)
+	case Int8:
+		binaryTyped[int8](op, out, a, b, nil)
 	}
 	return out
 }

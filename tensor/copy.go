@@ -23,6 +23,8 @@ func copyRaw(dst, src *Tensor) {
 		copyRows[int32](dst, src)
 	case *buffer[uint8]:
 		copyRows[uint8](dst, src)
+	case *buffer[int8]:
+		copyRows[int8](dst, src)
 	case *buffer[uint16]:
 		copyRows[uint16](dst, src)
 	}
@@ -104,6 +106,8 @@ func (t *Tensor) castRaw(dt DType) *Tensor {
 		castTo[int32](out, t)
 	case Uint8:
 		castTo[uint8](out, t)
+	case Int8:
+		castTo[int8](out, t)
 	case Bool:
 		switch t.st.(type) {
 		case *buffer[float32]:
@@ -116,6 +120,8 @@ func (t *Tensor) castRaw(dt DType) *Tensor {
 			toBool[int32](out, t)
 		case *buffer[uint8]:
 			toBool[uint8](out, t)
+		case *buffer[int8]:
+			toBool[int8](out, t)
 		}
 	}
 	return out
@@ -133,6 +139,8 @@ func castTo[D number](dst, src *Tensor) {
 		convertRows[int32, D](dst, src)
 	case *buffer[uint8]:
 		convertRows[uint8, D](dst, src)
+	case *buffer[int8]:
+		convertRows[int8, D](dst, src)
 	}
 }
 
@@ -184,6 +192,8 @@ func (t *Tensor) fillRaw(v float64) {
 		fillRows(t, int32(v))
 	case Uint8:
 		fillRows(t, uint8(v))
+	case Int8:
+		fillRows(t, int8(v))
 	case Bool:
 		var b uint8
 		if v != 0 {

@@ -23,10 +23,13 @@ const (
 	Bool
 	Float16
 	BFloat16
+	// Int8 holds quantized values (weights of int8 layers); see the DType
+	// doc for what integer tensors support.
+	Int8
 )
 
-var dtypeNames = [...]string{"float32", "float64", "int64", "int32", "uint8", "bool", "float16", "bfloat16"}
-var dtypeSizes = [...]int{4, 8, 8, 4, 1, 1, 2, 2}
+var dtypeNames = [...]string{"float32", "float64", "int64", "int32", "uint8", "bool", "float16", "bfloat16", "int8"}
+var dtypeSizes = [...]int{4, 8, 8, 4, 1, 1, 2, 2, 1}
 
 // String returns the lower-case name PyTorch uses ("float32", "bfloat16", ...).
 func (d DType) String() string {
@@ -70,16 +73,18 @@ func (d DType) rank() int {
 		return 0
 	case Uint8:
 		return 1
-	case Int32:
+	case Int8:
 		return 2
-	case Int64:
+	case Int32:
 		return 3
-	case Float16, BFloat16:
+	case Int64:
 		return 4
-	case Float32:
+	case Float16, BFloat16:
 		return 5
-	case Float64:
+	case Float32:
 		return 6
+	case Float64:
+		return 7
 	}
 	panic(fmt.Sprintf("tensor: invalid dtype %d", int(d)))
 }

@@ -8,12 +8,12 @@ import (
 // elem is the set of Go types storage holds. Bool and Uint8 are stored as
 // uint8, Float16 and BFloat16 as their uint16 bit patterns.
 type elem interface {
-	float32 | float64 | int64 | int32 | uint8 | uint16
+	float32 | float64 | int64 | int32 | uint8 | int8 | uint16
 }
 
 // number is the set of storage types ops compute in directly.
 type number interface {
-	float32 | float64 | int64 | int32 | uint8
+	float32 | float64 | int64 | int32 | uint8 | int8
 }
 
 // float is the set of storage types transcendental ops compute in.
@@ -56,6 +56,8 @@ func allocStorage(dt DType, n int, clear bool) storage {
 		return &buffer[int32]{data: make([]int32, n)}
 	case Uint8, Bool:
 		return &buffer[uint8]{data: make([]uint8, n)}
+	case Int8:
+		return &buffer[int8]{data: make([]int8, n)}
 	case Float16, BFloat16:
 		return &buffer[uint16]{data: make([]uint16, n)}
 	}
@@ -156,6 +158,9 @@ func FromInt32(data []int32, shape ...int) *Tensor { return fromSlice(Int32, dat
 
 // FromUint8 is FromFloat32 for uint8 data (no copy).
 func FromUint8(data []uint8, shape ...int) *Tensor { return fromSlice(Uint8, data, shape) }
+
+// FromInt8 is FromFloat32 for int8 data (no copy).
+func FromInt8(data []int8, shape ...int) *Tensor { return fromSlice(Int8, data, shape) }
 
 // FromBool returns a Bool tensor holding a copy of data.
 func FromBool(data []bool, shape ...int) *Tensor {
@@ -460,6 +465,12 @@ func (t *Tensor) Int32s() []int32 {
 func (t *Tensor) Uint8s() []uint8 {
 	t.wantDType("Uint8s", Uint8, Bool)
 	return contiguousData[uint8](t)
+}
+
+// Int8s is Float32s for Int8 tensors.
+func (t *Tensor) Int8s() []int8 {
+	t.wantDType("Int8s", Int8)
+	return contiguousData[int8](t)
 }
 
 // Bools returns a copy of the elements of a Bool tensor.

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,11 @@ type matmulResult struct {
 	Sec     float64 `json:"sec"`
 	GFlops  float64 `json:"gflops"`
 	Samples int     `json:"samples"`
+	// Kernel and PeakGFlops (int8 only): the variant that ran and the
+	// throughput of its core instruction on registers alone (VPDPBUSD),
+	// on --threads cores: the ceiling GFlops is measured against.
+	Kernel     string  `json:"kernel,omitempty"`
+	PeakGFlops float64 `json:"peak_gflops,omitempty"`
 }
 
 func init() {
@@ -37,10 +43,16 @@ func init() {
 		Long: `Times C = A·B for row-major m×k by k×n matrices of standard-normal values
 into a preallocated C. After one warm-up call, each of --iters samples repeats
 the multiply until it lasts at least --min-time; the median time per multiply
-gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
+gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.
+
+--dtype int8 times the quantized product: uint8 A times int8 B into int32
+(B packed once, before timing, as quantization does; --trans-a/--trans-b do
+not apply). Its gflops then counts int8 operations (a multiply and an add
+each), and peak_gflops is the VPDPBUSD throughput on the same cores.`,
 		Example: `  fathom bench matmul --n 1024
   fathom bench matmul --n 2048 --dtype f64 --json
-  fathom bench matmul --m 64 --k 784 --n 256 --trans-b --threads 2`,
+  fathom bench matmul --m 64 --k 784 --n 256 --trans-b --threads 2
+  fathom bench matmul --n 1024 --dtype int8 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if m == 0 {
@@ -67,6 +79,7 @@ gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
 				ldb = k
 			}
 			var call func()
+			var peak float64
 			switch dtype {
 			case "f32", "float32":
 				dtype = "f32"
@@ -76,13 +89,22 @@ gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
 				dtype = "f64"
 				a, b, c := randF64(m*k), randF64(k*n), make([]float64, m*n)
 				call = func() { kernel.Dgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, n) }
+			case "int8":
+				if transA || transB {
+					return fmt.Errorf("bench matmul: --trans-a/--trans-b do not apply to --dtype int8")
+				}
+				call = int8MatmulCall(m, n, k)
+				peak = int8PeakGFlops(runtime.GOMAXPROCS(0))
 			default:
-				return fmt.Errorf("bench matmul: unknown --dtype %q (want f32 or f64)", dtype)
+				return fmt.Errorf("bench matmul: unknown --dtype %q (want float32, float64 or int8)", dtype)
 			}
 			sec, samples := medianTime(call, iters, minTime)
 			res := matmulResult{
 				M: m, N: n, K: k, TransA: transA, TransB: transB, Dtype: dtype, Threads: runtime.GOMAXPROCS(0),
 				Sec: sec, GFlops: 2 * float64(m) * float64(n) * float64(k) / sec / 1e9, Samples: samples,
+			}
+			if dtype == "int8" {
+				res.Kernel, res.PeakGFlops = kernel.Int8Variant(), peak
 			}
 			if jsonOut {
 				return printJSON(res)
@@ -95,6 +117,10 @@ gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "matmul %s A%s·B%s m=%d n=%d k=%d threads=%d: %.3f ms  %.1f GFLOP/s (median of %d)\n",
 				res.Dtype, op(transA), op(transB), m, n, k, res.Threads, sec*1e3, res.GFlops, samples)
+			if res.PeakGFlops > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %s kernel; VPDPBUSD peak on %d threads %.1f GOP/s (%.0f%%)\n",
+					res.Kernel, res.Threads, res.PeakGFlops, 100*res.GFlops/res.PeakGFlops)
+			}
 			return nil
 		},
 	}
@@ -102,7 +128,7 @@ gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
 	f.IntVar(&n, "n", 1024, "columns of B and C (and every size when --m/--k are not given)")
 	f.IntVar(&m, "m", 0, "rows of A and C (default --n)")
 	f.IntVar(&k, "k", 0, "columns of A, rows of B (default --n)")
-	f.StringVar(&dtype, "dtype", "f32", "element type: f32 or f64")
+	f.StringVar(&dtype, "dtype", "float32", "element type: float32 (f32), float64 (f64) or int8")
 	f.BoolVar(&transA, "trans-a", false, "multiply by Aᵀ (A stored k×m)")
 	f.BoolVar(&transB, "trans-b", false, "multiply by Bᵀ (B stored n×k)")
 	f.IntVar(&iters, "iters", 5, "number of timed samples (the median is reported)")
@@ -154,4 +180,50 @@ func randF64(n int) []float64 {
 		x[i] = r.NormFloat64()
 	}
 	return x
+}
+
+// int8MatmulCall returns one int8 product: uint8 activations (m×k) times
+// int8 weights (n×k, packed once here) into int32.
+func int8MatmulCall(m, n, k int) func() {
+	if k > kernel.MaxI8K {
+		k = kernel.MaxI8K
+	}
+	r := rand.New(rand.NewPCG(3, uint64(m*n+k)))
+	a := make([]uint8, m*k)
+	for i := range a {
+		a[i] = uint8(r.IntN(256))
+	}
+	w := make([]int8, n*k)
+	for i := range w {
+		w[i] = int8(r.IntN(256) - 128)
+	}
+	packed := kernel.PackI8(n, k, w, k)
+	c := make([]int32, m*n)
+	return func() { kernel.GemmU8I8(m, a, k, packed, c, n) }
+}
+
+// int8PeakGFlops runs the VPDPBUSD register loop on threads goroutines at
+// once and returns their total int8 GOP/s (0 without VNNI).
+func int8PeakGFlops(threads int) float64 {
+	const iters = 2_000_000
+	if kernel.Int8PeakOps(1) == 0 {
+		return 0
+	}
+	best := 0.0
+	for range 3 {
+		var wg sync.WaitGroup
+		ops := make([]float64, threads)
+		t0 := time.Now()
+		for t := range threads {
+			wg.Go(func() { ops[t] = kernel.Int8PeakOps(iters) })
+		}
+		wg.Wait()
+		sec := time.Since(t0).Seconds()
+		total := 0.0
+		for _, o := range ops {
+			total += o
+		}
+		best = max(best, total/sec/1e9)
+	}
+	return best
 }

@@ -42,6 +42,7 @@ var floors = map[string]int{
 	"onnx":      5, // ONNX export and import: on modelfile and nn, registered as a modelfile format
 	"trials":    5, // fathom tune's search: trials, queue (in process or over the job store), ASHA, results table and plot
 	"dashboard": 4, // the live page of a job: plain events, no trainer (train/job feeds it)
+	"quant":     4, // post-training quantization of an nn model: observers, layer swap
 	"cmd/":      7, "examples/": 7, "deploy": 7,
 }
 

@@ -1,0 +1,280 @@
+// Command _asm_int8 generates the int8 GEMM micro-kernels of package kernel
+// (../int8_amd64.s and ../int8_stubs_amd64.go) with avo.
+//
+// Run `go generate` in internal/kernel (see int8_amd64.go) to regenerate.
+// This generator has its own module because it needs avo v0.6.0, the first
+// release that knows the AVX512-VNNI instructions.
+//
+// Each micro-kernel computes one int32 tile of C = A·Wᵀ from packed panels:
+// A is uint8, W int8, and k runs in groups of four (kg groups), the unit of
+// VPDPBUSD. The layouts (see ../int8.go):
+//
+//	A panel: a[g*4*rows + 4*i + t] = A(i, 4g+t)       rows × 4 bytes per group
+//	W panel: b[g*128 + 4*j + t]    = W(j, 4g+t)       32 columns × 4 bytes per group
+//	C tile:  c[i*32 + j]                              int32, overwritten
+//
+// AVX512-VNNI (i8gemmVNNI1..14): a 14×32 tile in 28 zmm accumulators; per
+// group two W loads and, per row, one dword broadcast of A and two
+// VPDPBUSD (u8×s8, four products summed into each int32 lane, no
+// saturation).
+//
+// AVX2 (i8gemmAVX2R1..4): a 4×8 tile, for CPUs without VNNI. It avoids
+// VPMADDUBSW, whose int16 pair sums saturate (255·127·2 > 32767): W bytes
+// are sign-extended and A bytes zero-extended to int16 (VPMOVSXBW,
+// VPMOVZXBW) and VPMADDWD forms exact int32 pair sums. Each accumulator
+// lane then holds half of a column's sum (k ≡ 0,1 or 2,3 mod 4); VPHADDD
+// and VPERMQ fold the halves and restore the column order once, at the end.
+//
+// i8DequantAVX512 is the epilogue of the float32 product: for each of
+// rows rows of a 32-wide int32 tile it writes
+// dst[j] = max(float32(acc[j])·sc[j] + off[j], floor) for the columns whose
+// mask bit is set (floor 0 applies a ReLU, −Inf none).
+//
+// i8QuantAVX512 quantizes n (a multiple of 16) float32 values to uint8:
+// clamp(x·inv, lo, hi) rounded half to even (VCVTPS2DQ under the default
+// rounding mode) plus the zero point; NaN becomes lo (VMAXPS returns its
+// second source for NaN).
+//
+// i8PeakVNNI runs VPDPBUSD on registers only: the instruction throughput
+// that bounds any int8 GEMM on this core (fathom bench matmul --dtype int8
+// reports it beside the GEMM's rate).
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+var zmms = []reg.VecPhysical{
+	reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
+	reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+	reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
+	reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
+}
+
+var ymms = []reg.VecPhysical{
+	reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
+	reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
+}
+
+var xmms = []reg.VecPhysical{
+	reg.X0, reg.X1, reg.X2, reg.X3, reg.X4, reg.X5, reg.X6, reg.X7,
+	reg.X8, reg.X9, reg.X10, reg.X11, reg.X12, reg.X13, reg.X14, reg.X15,
+}
+
+const (
+	vnniMR = 14
+	avx2MR = 4
+	groupB = 128 // bytes of a W panel per k group (32 columns × 4)
+	tileC  = 128 // bytes of a C tile row (32 int32)
+)
+
+var (
+	regG = reg.RCX // remaining k groups
+	regA = reg.RSI
+	regB = reg.RDX
+	regC = reg.RDI
+)
+
+const signature = "func(kg int, a *uint8, b *int8, c *int32)"
+
+func main() {
+	ConstraintExpr("!purego")
+	for rows := 1; rows <= vnniMR; rows++ {
+		genVNNI(rows)
+	}
+	for rows := 1; rows <= avx2MR; rows++ {
+		genAVX2(rows)
+	}
+	genPeak()
+	genDequant()
+	genQuant()
+	Generate()
+}
+
+func prologue() {
+	Load(Param("kg"), regG)
+	Load(Param("a"), regA)
+	Load(Param("b"), regB)
+	Load(Param("c"), regC)
+}
+
+func genVNNI(rows int) {
+	name := fmt.Sprintf("i8gemmVNNI%d", rows)
+	TEXT(name, NOSPLIT, signature)
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets the %d×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4 (AVX512-VNNI).", name, rows))
+	prologue()
+	for i := 0; i < 2*rows; i++ {
+		VPXORD(zmms[i], zmms[i], zmms[i])
+	}
+	b0, b1 := zmms[28], zmms[29]
+	TESTQ(regG, regG)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	VMOVDQU32(Mem{Base: regB}, b0)
+	VMOVDQU32(Mem{Base: regB, Disp: 64}, b1)
+	for i := 0; i < rows; i++ {
+		t := zmms[30+i%2]
+		VPBROADCASTD(Mem{Base: regA, Disp: 4 * i}, t)
+		VPDPBUSD(b0, t, zmms[2*i])
+		VPDPBUSD(b1, t, zmms[2*i+1])
+	}
+	ADDQ(U32(4*rows), regA)
+	ADDQ(U32(groupB), regB)
+	DECQ(regG)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_store")
+	for i := 0; i < rows; i++ {
+		VMOVDQU32(zmms[2*i], Mem{Base: regC, Disp: i * tileC})
+		VMOVDQU32(zmms[2*i+1], Mem{Base: regC, Disp: i*tileC + 64})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func genAVX2(rows int) {
+	name := fmt.Sprintf("i8gemmAVX2R%d", rows)
+	TEXT(name, NOSPLIT, signature)
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets the %d×8 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, b", name, rows),
+		"pointing at 8 columns of a 32-column W panel (AVX2, exact int16 products).")
+	prologue()
+	for i := 0; i < 2*rows; i++ {
+		VPXOR(ymms[i], ymms[i], ymms[i])
+	}
+	b0, b1 := ymms[8], ymms[9]
+	TESTQ(regG, regG)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	VPMOVSXBW(Mem{Base: regB}, b0)
+	VPMOVSXBW(Mem{Base: regB, Disp: 16}, b1)
+	for i := 0; i < rows; i++ {
+		VPBROADCASTD(Mem{Base: regA, Disp: 4 * i}, xmms[10])
+		VPMOVZXBW(xmms[10], ymms[10])
+		VPMADDWD(b0, ymms[10], ymms[11])
+		VPADDD(ymms[11], ymms[2*i], ymms[2*i])
+		VPMADDWD(b1, ymms[10], ymms[12])
+		VPADDD(ymms[12], ymms[2*i+1], ymms[2*i+1])
+	}
+	ADDQ(U32(4*rows), regA)
+	ADDQ(U32(groupB), regB)
+	DECQ(regG)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_store")
+	for i := 0; i < rows; i++ {
+		// Lanes of acc0: col 0 (two halves), col 1, | col 2, col 3; acc1 the
+		// same for cols 4..7. VPHADDD gives cols 0 1 4 5 | 2 3 6 7.
+		VPHADDD(ymms[2*i+1], ymms[2*i], ymms[12])
+		VPERMQ(U8(0xD8), ymms[12], ymms[12])
+		VMOVDQU(ymms[12], Mem{Base: regC, Disp: i * tileC})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func genPeak() {
+	TEXT("i8PeakVNNI", NOSPLIT, "func(n int)")
+	Pragma("noescape")
+	Doc("i8PeakVNNI runs n iterations of 24 independent VPDPBUSD on zmm registers",
+		"(24·64 multiply-adds each): the instruction's throughput, for reports.")
+	Load(Param("n"), regG)
+	for i := 0; i < 26; i++ {
+		VPXORD(zmms[i], zmms[i], zmms[i])
+	}
+	TESTQ(regG, regG)
+	JZ(LabelRef("peak_done"))
+	Label("peak_loop")
+	for i := 0; i < 24; i++ {
+		VPDPBUSD(zmms[24+i%2], zmms[25-i%2], zmms[i])
+	}
+	DECQ(regG)
+	JNZ(LabelRef("peak_loop"))
+	Label("peak_done")
+	VZEROUPPER()
+	RET()
+}
+
+func genDequant() {
+	TEXT("i8DequantAVX512", NOSPLIT, "func(rows int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)")
+	Pragma("noescape")
+	Doc("i8DequantAVX512 writes rows rows of max(acc·sc + off, floor) into dst (row stride ldd), masked columns only.")
+	rows, acc, dst, ldd, tmp := reg.RCX, reg.RSI, reg.RDI, reg.R8, reg.RAX
+	Load(Param("rows"), rows)
+	Load(Param("acc"), acc)
+	Load(Param("sc"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[2])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[3])
+	Load(Param("off"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[4])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
+	VBROADCASTSS(paramAddr("floor"), zmms[6])
+	Load(Param("dst"), dst)
+	Load(Param("ldd"), ldd)
+	SHLQ(U8(2), ldd)
+	Load(Param("mask"), tmp)
+	KMOVW(tmp.As32(), reg.K1)
+	SHRQ(U8(16), tmp)
+	KMOVW(tmp.As32(), reg.K2)
+	TESTQ(rows, rows)
+	JZ(LabelRef("deq_done"))
+	Label("deq_loop")
+	VCVTDQ2PS(Mem{Base: acc}, zmms[0])
+	VCVTDQ2PS(Mem{Base: acc, Disp: 64}, zmms[1])
+	VFMADD213PS(zmms[4], zmms[2], zmms[0])
+	VFMADD213PS(zmms[5], zmms[3], zmms[1])
+	VMAXPS(zmms[6], zmms[0], zmms[0])
+	VMAXPS(zmms[6], zmms[1], zmms[1])
+	VMOVUPS(zmms[0], reg.K1, Mem{Base: dst})
+	VMOVUPS(zmms[1], reg.K2, Mem{Base: dst, Disp: 64})
+	ADDQ(U32(tileC), acc)
+	ADDQ(ldd, dst)
+	DECQ(rows)
+	JNZ(LabelRef("deq_loop"))
+	Label("deq_done")
+	VZEROUPPER()
+	RET()
+}
+
+func genQuant() {
+	TEXT("i8QuantAVX512", NOSPLIT, "func(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)")
+	Pragma("noescape")
+	Doc("i8QuantAVX512 sets dst[i] = round(clamp(x[i]·inv, lo, hi)) + zero for n (a multiple of 16) values.")
+	n, x, dst := reg.RCX, reg.RSI, reg.RDI
+	Load(Param("n"), n)
+	Load(Param("x"), x)
+	Load(Param("dst"), dst)
+	VBROADCASTSS(paramAddr("inv"), zmms[1])
+	VBROADCASTSS(paramAddr("lo"), zmms[2])
+	VBROADCASTSS(paramAddr("hi"), zmms[3])
+	Load(Param("zero"), reg.EAX)
+	VPBROADCASTD(reg.EAX, zmms[4])
+	SHRQ(U8(4), n)
+	JZ(LabelRef("q_done"))
+	Label("q_loop")
+	VMULPS(Mem{Base: x}, zmms[1], zmms[0])
+	VMAXPS(zmms[2], zmms[0], zmms[0])
+	VMINPS(zmms[3], zmms[0], zmms[0])
+	VCVTPS2DQ(zmms[0], zmms[0])
+	VPADDD(zmms[4], zmms[0], zmms[0])
+	VPMOVDB(zmms[0], Mem{Base: dst})
+	ADDQ(U32(64), x)
+	ADDQ(U32(16), dst)
+	DECQ(n)
+	JNZ(LabelRef("q_loop"))
+	Label("q_done")
+	VZEROUPPER()
+	RET()
+}
+
+// paramAddr is the frame address of a scalar argument.
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}

@@ -1,0 +1,385 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/fathom-ml/fathom/internal/parallel"
+)
+
+// Int8 GEMM: C = A·Wᵀ with A an m×k uint8 matrix (quantized activations), W
+// an n×k int8 matrix (quantized weights, one row per output channel, the
+// layout of a Linear layer's weight) and C int32. This is the product
+// behind post-training quantization (Jacob et al., "Quantization and
+// Training of Neural Networks for Efficient Integer-Arithmetic-Only
+// Inference", CVPR 2018): with real A ≈ sa·(qa − za) and W ≈ sw_j·qw,
+//
+//	(A·Wᵀ)_ij ≈ sa·sw_j·(Σ_p qa_ip·qw_jp − za·Σ_p qw_jp)
+//
+// so one integer GEMM and a per-column correction (RowSum) give the float
+// result, which GemmU8I8F32 applies in the same pass as the bias (and
+// ReLU) while each tile is still in L1.
+//
+// W is packed once (PackI8, at quantization or load time) into panels of 32
+// columns in groups of 4 k values: the operand layout of VPDPBUSD, which
+// multiplies 4 unsigned bytes by 4 signed bytes and adds the four products
+// to an int32 lane. A is packed per row block by the driver. Sums are
+// exact: no kernel saturates (see _asm_int8 for the AVX2 kernel, which
+// avoids VPMADDUBSW for this reason), and k ≤ MaxI8K keeps every int32
+// accumulator in range (255·128·65536 < 2³¹).
+
+// MaxI8K is the largest inner dimension the int8 GEMM accepts.
+const MaxI8K = 1 << 16
+
+const i8NR = 32 // columns of a packed W panel and of a C tile
+
+// PackedI8 is an n×k int8 matrix W packed for GemmU8I8. It is read-only
+// once built and may be shared by concurrent products.
+type PackedI8 struct {
+	N, K int
+	kg   int    // groups of 4 k values: ceil(K/4)
+	data []int8 // ceil(N/32) panels of kg·128 bytes; padding is zero
+	// RowSum[j] is Σ_p W(j, p), the correction for the activations' zero point.
+	RowSum []int32
+}
+
+// PackI8 packs the n×k matrix W, row j at w[j*ldw : j*ldw+k].
+func PackI8(n, k int, w []int8, ldw int) *PackedI8 {
+	if n < 0 || k < 0 || k > MaxI8K {
+		panic(fmt.Sprintf("kernel.PackI8: n=%d k=%d (k at most %d)", n, k, MaxI8K))
+	}
+	if n > 0 && k > 0 {
+		checkStride("PackI8", ldw, k, len(w), n)
+	}
+	kg := (k + 3) / 4
+	panels := (n + i8NR - 1) / i8NR
+	p := &PackedI8{N: n, K: k, kg: kg, data: make([]int8, panels*kg*4*i8NR), RowSum: make([]int32, n)}
+	for j := 0; j < n; j++ {
+		row := w[j*ldw : j*ldw+k]
+		panel := p.data[(j/i8NR)*kg*4*i8NR:]
+		jj := j % i8NR
+		var s int32
+		for q, v := range row {
+			panel[(q/4)*4*i8NR+jj*4+q%4] = v
+			s += int32(v)
+		}
+		p.RowSum[j] = s
+	}
+	return p
+}
+
+// Bytes returns the memory the packed matrix holds.
+func (p *PackedI8) Bytes() int { return len(p.data) + 4*len(p.RowSum) }
+
+// i8Variant is one implementation of the int8 micro-kernel: micro sets the
+// rows×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups, A packed as
+// a[g*4*rows + 4*i + t], b one W panel.
+type i8Variant struct {
+	name    string
+	mr      int
+	micro   func(rows, kg int, a []uint8, b []int8, c []int32)
+	dequant dequantFunc // nil: dequantGo
+}
+
+// dequantFunc writes rows rows of cols values, dst[i*ldd+j] =
+// acc[i*32+j]·sc[j] + off[j], with ReLU when relu is set.
+type dequantFunc func(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool)
+
+func dequantGo(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	for i := 0; i < rows; i++ {
+		ar := acc[i*i8NR : i*i8NR+cols]
+		dr := dst[i*ldd : i*ldd+cols]
+		for j, v := range ar {
+			y := float32(v)*sc[j] + off[j]
+			if relu && !(y > 0) {
+				y = 0
+			}
+			dr[j] = y
+		}
+	}
+}
+
+// i8Variants lists the variants this CPU runs, the Go one first; i8Active is
+// the one the exported functions use (the last, the fastest). Tests set it
+// to each variant in turn.
+var (
+	i8Variants = append([]*i8Variant{{name: "go", mr: 4, micro: i8MicroGo}}, asmI8Variants()...)
+	i8Active   = i8Variants[len(i8Variants)-1]
+)
+
+// Int8Variant names the int8 GEMM variant in use ("vnni", "avx2" or "go").
+func Int8Variant() string { return i8Active.name }
+
+// i8MicroGo is the portable micro-kernel.
+func i8MicroGo(rows, kg int, a []uint8, b []int8, c []int32) {
+	var acc [i8NR]int32
+	for i := 0; i < rows; i++ {
+		acc = [i8NR]int32{}
+		for g := 0; g < kg; g++ {
+			ar := a[g*4*rows+4*i : g*4*rows+4*i+4 : g*4*rows+4*i+4]
+			a0, a1, a2, a3 := int32(ar[0]), int32(ar[1]), int32(ar[2]), int32(ar[3])
+			bg := b[g*4*i8NR : (g+1)*4*i8NR : (g+1)*4*i8NR]
+			for j := range acc {
+				bj := bg[4*j : 4*j+4 : 4*j+4]
+				acc[j] += a0*int32(bj[0]) + a1*int32(bj[1]) + a2*int32(bj[2]) + a3*int32(bj[3])
+			}
+		}
+		copy(c[i*i8NR:(i+1)*i8NR], acc[:])
+	}
+}
+
+// I8Tile receives one finished tile of C: rows×cols values, C(i0+i, j0+j)
+// at acc[i*ld+j]. Tiles are disjoint and may arrive concurrently.
+type I8Tile func(i0, j0, rows, cols int, acc []int32, ld int)
+
+// GemmU8I8 sets C = A·Wᵀ: A(i, p) at a[i*lda+p] (m×k uint8), W packed, and
+// C(i, j) at c[i*ldc+j] (m×n int32). Large products run on several cores.
+func GemmU8I8(m int, a []uint8, lda int, w *PackedI8, c []int32, ldc int) {
+	if m > 0 && w.N > 0 {
+		checkStride("GemmU8I8", ldc, w.N, len(c), m)
+	}
+	GemmU8I8Tiles(m, a, lda, w, func(i0, j0, rows, cols int, acc []int32, ld int) {
+		for i := 0; i < rows; i++ {
+			copy(c[(i0+i)*ldc+j0:(i0+i)*ldc+j0+cols], acc[i*ld:i*ld+cols])
+		}
+	})
+}
+
+// I8Dequant turns the int32 sums of GemmU8I8 into float32 outputs:
+//
+//	C(i, j) = AScale·WScale[j]·(acc − AZero·RowSum[j]) + Bias[j], then max(·, 0) with ReLU
+//
+// for activations A ≈ AScale·(qa − AZero) and weights W(j,·) ≈ WScale[j]·qw.
+type I8Dequant struct {
+	AScale float32
+	AZero  int32
+	WScale []float32 // one per output column (len n)
+	Bias   []float32 // nil or len n
+	ReLU   bool
+	// TransC stores C(i, j) at c[j*ldc+i] instead of c[i*ldc+j]: the
+	// channel-major output of a convolution computed as positions × channels.
+	TransC bool
+}
+
+// GemmU8I8F32 computes A·Wᵀ as GemmU8I8 does and writes the dequantized
+// float32 result (see I8Dequant) into c, tile by tile.
+func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float32, ldc int) {
+	n := w.N
+	if len(d.WScale) != n || (d.Bias != nil && len(d.Bias) != n) {
+		panic(fmt.Sprintf("kernel.GemmU8I8F32: %d weight scales and %d biases for n=%d", len(d.WScale), len(d.Bias), n))
+	}
+	if m > 0 && n > 0 {
+		if d.TransC {
+			checkStride("GemmU8I8F32", ldc, m, len(c), n)
+		} else {
+			checkStride("GemmU8I8F32", ldc, n, len(c), m)
+		}
+	}
+	v := i8Active
+	deq := v.dequant
+	if deq == nil {
+		deq = dequantGo
+	}
+	gemmI8(v, m, a, lda, w, func(i0, j0, rows, cols int, acc []int32, ld int) {
+		var sc, off [i8NR]float32
+		for j := 0; j < cols; j++ {
+			sc[j] = d.AScale * d.WScale[j0+j]
+			off[j] = -sc[j] * float32(d.AZero*w.RowSum[j0+j])
+			if d.Bias != nil {
+				off[j] += d.Bias[j0+j]
+			}
+		}
+		if !d.TransC {
+			deq(rows, cols, acc, &sc, &off, c[i0*ldc+j0:], ldc, d.ReLU)
+			return
+		}
+		// Column-major writes: one run of rows floats per output column.
+		for j := 0; j < cols; j++ {
+			dst := c[(j0+j)*ldc+i0 : (j0+j)*ldc+i0+rows]
+			s, o := sc[j], off[j]
+			for i := range dst {
+				y := float32(acc[i*ld+j])*s + o
+				if d.ReLU && !(y > 0) {
+					y = 0
+				}
+				dst[i] = y
+			}
+		}
+	})
+}
+
+// i8Scratch is one worker's packed A block and C tile.
+type i8Scratch struct {
+	a    []uint8
+	tile []int32
+}
+
+var i8Pool = sync.Pool{New: func() any { return new(i8Scratch) }}
+
+// i8SerialOps is the size (multiply-adds) below which a product runs on the
+// calling goroutine.
+const i8SerialOps = 1 << 20
+
+// GemmU8I8Tiles computes A·Wᵀ (A as for GemmU8I8) and hands each finished
+// tile to fn instead of storing it: the hook for fused epilogues.
+func GemmU8I8Tiles(m int, a []uint8, lda int, w *PackedI8, fn I8Tile) {
+	gemmI8(i8Active, m, a, lda, w, fn)
+}
+
+func gemmI8(v *i8Variant, m int, a []uint8, lda int, w *PackedI8, fn I8Tile) {
+	n, k := w.N, w.K
+	if m < 0 {
+		panic(fmt.Sprintf("kernel.GemmU8I8: m=%d", m))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if k > 0 {
+		checkStride("GemmU8I8", lda, k, len(a), m)
+	}
+	blocks := (m + v.mr - 1) / v.mr
+	panels := (n + i8NR - 1) / i8NR
+	// Split the panels into chunks too when there are few row blocks, so
+	// every core has work.
+	chunks := 1
+	workers := parallel.Workers()
+	if float64(m)*float64(n)*float64(k) >= i8SerialOps && blocks < 2*workers {
+		chunks = min(panels, (2*workers+blocks-1)/blocks)
+	}
+	per := (panels + chunks - 1) / chunks
+	units := blocks * chunks
+	run := func(lo, hi int) {
+		s := i8Pool.Get().(*i8Scratch)
+		if cap(s.a) < v.mr*4*w.kg {
+			s.a = make([]uint8, v.mr*4*w.kg)
+		}
+		if cap(s.tile) < v.mr*i8NR {
+			s.tile = make([]int32, v.mr*i8NR)
+		}
+		for u := lo; u < hi; u++ {
+			blk, ch := u/chunks, u%chunks
+			i0 := blk * v.mr
+			rows := min(v.mr, m-i0)
+			ap := s.a[:rows*4*w.kg]
+			if k > 0 {
+				packAI8(ap, a[i0*lda:], lda, rows, k, w.kg)
+			}
+			for p := ch * per; p < min(panels, (ch+1)*per); p++ {
+				j0 := p * i8NR
+				v.micro(rows, w.kg, ap, w.data[p*w.kg*4*i8NR:(p+1)*w.kg*4*i8NR], s.tile)
+				fn(i0, j0, rows, min(i8NR, n-j0), s.tile, i8NR)
+			}
+		}
+		i8Pool.Put(s)
+	}
+	if float64(m)*float64(n)*float64(k) < i8SerialOps || workers == 1 {
+		run(0, units)
+		return
+	}
+	parallel.For(units, 1, run)
+}
+
+// packAI8 packs rows×k of A (row stride lda) as dst[g*4*rows + 4*i + t] =
+// A(i, 4g+t), zero past k.
+func packAI8(dst, a []uint8, lda, rows, k, kg int) {
+	full := k / 4
+	stride := 4 * rows
+	le := binary.LittleEndian
+	for i := 0; i < rows; i++ {
+		row := a[i*lda : i*lda+k]
+		d := dst[4*i:]
+		for g := 0; g < full; g++ {
+			le.PutUint32(d[g*stride:], le.Uint32(row[4*g:]))
+		}
+		if full < kg {
+			o := full * stride
+			for t := 0; t < 4; t++ {
+				var x uint8
+				if 4*full+t < k {
+					x = row[4*full+t]
+				}
+				d[o+t] = x
+			}
+		}
+	}
+}
+
+// gemmU8I8Ref is the reference: the definition, on unpacked W (row j at
+// w[j*ldw:]), that every variant is tested against.
+func gemmU8I8Ref(m, n, k int, a []uint8, lda int, w []int8, ldw int, c []int32, ldc int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s int32
+			for p := 0; p < k; p++ {
+				s += int32(a[i*lda+p]) * int32(w[j*ldw+p])
+			}
+			c[i*ldc+j] = s
+		}
+	}
+}
+
+// QuantizeU8 sets dst[i] = clamp(round(x[i]·inv) + zero, 0, 255), rounding
+// half to even (the rounding of VCVTPS2DQ); NaN maps to 0.
+// inv is 1/scale of the affine map real = scale·(q − zero).
+func QuantizeU8(dst []uint8, x []float32, inv float32, zero int32) {
+	checkLen("QuantizeU8", "dst", len(dst), len(x))
+	quantU8(dst[:len(x)], x, inv, zero)
+}
+
+// quantU8Go is QuantizeU8 in Go. Adding and subtracting 1.5·2²³ rounds a
+// float32 of magnitude below 2²² to the nearest integer, ties to even (Go
+// rounds every float32 operation to float32).
+func quantU8Go(dst []uint8, x []float32, inv float32, zero int32) {
+	const magic = 1.5 * (1 << 23)
+	lo, hi := float32(-zero), float32(255-zero)
+	dst = dst[:len(x)]
+	for i, v := range x {
+		v *= inv
+		if !(v >= lo) {
+			v = lo
+		}
+		if v > hi {
+			v = hi
+		}
+		dst[i] = uint8(int32((v+magic)-magic) + zero)
+	}
+}
+
+// Im2rowU8 unfolds one quantized image stored HWC (channels innermost)
+// position-major: row p of dst (OutH·OutW rows of KH·KW·channels bytes, the
+// A operand of GemmU8I8 for a convolution computed as positions × output
+// channels) holds the window of output position p, tap (i, j, c) at column
+// (i·KW + j)·channels + c, so each tap is one run of channels bytes. Taps
+// in the padding get pad (the zero point: the quantized 0). The weights
+// must be packed in the same (KH, KW, C) order.
+func Im2rowU8(dst, img []uint8, channels int, g Window2d, pad uint8) {
+	g = g.norm("Im2rowU8")
+	g.noCeil("Im2rowU8")
+	oh, ow := g.OutH(), g.OutW()
+	c := channels
+	k := c * g.KH * g.KW
+	checkLen("Im2rowU8", "img", len(img), c*g.H*g.W)
+	checkLen("Im2rowU8", "dst", len(dst), oh*ow*k)
+	for y := 0; y < oh; y++ {
+		for x := 0; x < ow; x++ {
+			row := dst[(y*ow+x)*k : (y*ow+x+1)*k]
+			o := 0
+			for i := 0; i < g.KH; i++ {
+				iy := y*g.StrideH - g.PadH + i*g.DilH
+				for j := 0; j < g.KW; j++ {
+					ix := x*g.StrideW - g.PadW + j*g.DilW
+					run := row[o : o+c]
+					if iy < 0 || iy >= g.H || ix < 0 || ix >= g.W {
+						for t := range run {
+							run[t] = pad
+						}
+					} else {
+						copy(run, img[(iy*g.W+ix)*c:])
+					}
+					o += c
+				}
+			}
+		}
+	}
+}

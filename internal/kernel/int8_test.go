@@ -1,0 +1,246 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// i8Shapes are awkward sizes for the int8 GEMM: empty, single, a k that is
+// not a multiple of 4, one past a tile in m (4, 14) and n (8, 32), and
+// shapes large enough to take the parallel path. With all (the exhaustive
+// set) every combination of the small sizes runs.
+func i8Shapes(all bool) []gemmShape {
+	small := []int{0, 1, 3, 4, 5, 13, 14, 15, 31, 33}
+	var shapes []gemmShape
+	for i, m := range small {
+		for j, n := range small {
+			if !all {
+				shapes = append(shapes, gemmShape{m, n, small[(i+j)%len(small)]})
+				continue
+			}
+			for _, k := range small {
+				shapes = append(shapes, gemmShape{m, n, k})
+			}
+		}
+	}
+	shapes = append(shapes,
+		gemmShape{64, 256, 784}, gemmShape{29, 65, 513}, gemmShape{300, 7, 9}, gemmShape{2, 300, 70},
+		gemmShape{128, 96, 288}, gemmShape{1, 1, 1000},
+	)
+	if all {
+		shapes = append(shapes, gemmShape{1031, 40, 130}, gemmShape{200, 1030, 67}, gemmShape{17, 33, 4099})
+	}
+	return shapes
+}
+
+// i8Fill fills the operands: random values, or all at the extremes that
+// would saturate a 16-bit pair sum (255·127·2 > 32767).
+func i8Fill(r *rand.Rand, a []uint8, w []int8, extreme int) {
+	for i := range a {
+		switch extreme {
+		case 0:
+			a[i] = uint8(r.IntN(256))
+		default:
+			a[i] = 255
+		}
+	}
+	for i := range w {
+		switch extreme {
+		case 0:
+			w[i] = int8(r.IntN(256) - 128)
+		case 1:
+			w[i] = 127
+		default:
+			w[i] = -128
+		}
+	}
+}
+
+// withI8Variant runs fn with every int8 variant active in turn.
+func withI8Variant(t *testing.T, fn func(t *testing.T)) {
+	saved := i8Active
+	defer func() { i8Active = saved }()
+	for _, v := range i8Variants {
+		i8Active = v
+		t.Run(v.name, fn)
+	}
+}
+
+func TestGemmU8I8Variants(t *testing.T) {
+	shapes := i8Shapes(exhaustive())
+	withI8Variant(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, s := range shapes {
+			for extreme := 0; extreme < 3; extreme++ {
+				pad := extreme // padded strides in some cases
+				lda, ldw, ldc := s.k+pad, s.k+2*pad, s.n+pad
+				a := make([]uint8, max(0, s.m*lda))
+				w := make([]int8, max(0, s.n*ldw))
+				i8Fill(r, a, w, extreme)
+				want := make([]int32, s.m*ldc)
+				got := make([]int32, s.m*ldc)
+				for i := range got {
+					got[i], want[i] = -7, -7 // padding must be left alone
+				}
+				gemmU8I8Ref(s.m, s.n, s.k, a, lda, w, ldw, want, ldc)
+				GemmU8I8(s.m, a, lda, PackI8(s.n, s.k, w, ldw), got, ldc)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("m=%d n=%d k=%d extreme=%d: C[%d] = %d, want %d", s.m, s.n, s.k, extreme, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestGemmU8I8F32(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	withI8Variant(t, func(t *testing.T) {
+		for _, s := range []gemmShape{{1, 1, 1}, {5, 33, 17}, {70, 40, 300}, {3, 70, 8}} {
+			for _, trans := range []bool{false, true} {
+				m, n, k := s.m, s.n, s.k
+				a := make([]uint8, m*k)
+				w := make([]int8, n*k)
+				i8Fill(r, a, w, 0)
+				d := &I8Dequant{AScale: 0.02, AZero: 37, WScale: make([]float32, n), Bias: make([]float32, n), ReLU: trans, TransC: trans}
+				for j := range n {
+					d.WScale[j] = 0.001 * float32(j+1)
+					d.Bias[j] = float32(j%5) - 2
+				}
+				c := make([]float32, m*n)
+				GemmU8I8F32(m, a, k, PackI8(n, k, w, k), d, c, map[bool]int{false: n, true: m}[trans])
+				for i := range m {
+					for j := range n {
+						var s float64
+						for p := range k {
+							s += (float64(a[i*k+p]) - 37) * 0.02 * float64(w[j*k+p]) * float64(d.WScale[j])
+						}
+						s += float64(d.Bias[j])
+						if d.ReLU {
+							s = math.Max(s, 0)
+						}
+						got := c[i*n+j]
+						if trans {
+							got = c[j*m+i]
+						}
+						if math.Abs(float64(got)-s) > 1e-4*(1+math.Abs(s)) {
+							t.Fatalf("%v trans=%v: C(%d,%d) = %g, want %g", s, trans, i, j, got, s)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestPackI8RowSum(t *testing.T) {
+	w := []int8{1, -2, 3, 127, -128, 0, 5, 5}
+	p := PackI8(2, 4, w, 4)
+	if p.RowSum[0] != 129 || p.RowSum[1] != -118 {
+		t.Fatalf("RowSum = %v, want [129 -118]", p.RowSum)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("PackI8 with k > MaxI8K did not panic")
+		}
+	}()
+	PackI8(1, MaxI8K+1, make([]int8, MaxI8K+1), MaxI8K+1)
+}
+
+func BenchmarkGemmU8I8(b *testing.B) {
+	for _, s := range []gemmShape{{64, 256, 784}, {256, 256, 256}, {1024, 1024, 1024}} {
+		for _, v := range i8Variants {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", v.name, s.m, s.n, s.k), func(b *testing.B) {
+				saved := i8Active
+				i8Active = v
+				defer func() { i8Active = saved }()
+				a := make([]uint8, s.m*s.k)
+				w := make([]int8, s.n*s.k)
+				i8Fill(rand.New(rand.NewPCG(1, 1)), a, w, 0)
+				p := PackI8(s.n, s.k, w, s.k)
+				c := make([]int32, s.m*s.n)
+				b.SetBytes(0)
+				b.ResetTimer()
+				for range b.N {
+					GemmU8I8(s.m, a, s.k, p, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gop/s")
+			})
+		}
+	}
+}
+
+// TestQuantizeU8 checks QuantizeU8 (the AVX-512 kernel where there is one)
+// against its definition: ties round to even, values clamp to [0, 255],
+// NaN maps to 0, on every length around the vector width.
+func TestQuantizeU8(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, 0.5, 1.5, 2.5, -0.5, -1.5, 127.5, 128.5, 1e30, -1e30,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 255, 256, -300}
+	for n := 0; n <= 70; n++ {
+		for _, zero := range []int32{0, 128, 255} {
+			x := make([]float32, n)
+			for i := range x {
+				if r.IntN(3) == 0 {
+					x[i] = special[r.IntN(len(special))]
+				} else {
+					x[i] = float32(r.NormFloat64() * 200)
+				}
+			}
+			got := make([]uint8, n)
+			QuantizeU8(got, x, 1, zero)
+			for i, v := range x {
+				q := 0.0 // NaN
+				if v == v {
+					q = math.RoundToEven(min(max(float64(v), float64(-zero)), float64(255-zero))) + float64(zero)
+				}
+				if got[i] != uint8(q) {
+					t.Fatalf("n=%d zero=%d: QuantizeU8(%g) = %d, want %d", n, zero, v, got[i], uint8(q))
+				}
+			}
+		}
+	}
+}
+
+// TestIm2rowU8 checks the byte unfolding of an HWC image against the
+// float Im2col of the same image in CHW, with taps reordered (c, i, j) →
+// (i, j, c) and the padding value where Im2col writes 0.
+func TestIm2rowU8(t *testing.T) {
+	for _, g := range []Window2d{
+		{H: 5, W: 4, KH: 3, KW: 3, PadH: 1, PadW: 1},
+		{H: 7, W: 6, KH: 2, KW: 3, StrideH: 2, StrideW: 1, PadH: 2, PadW: 0, DilH: 2, DilW: 1},
+		{H: 3, W: 3, KH: 1, KW: 1},
+	} {
+		const ch = 3
+		hwc := make([]uint8, ch*g.H*g.W)
+		chw := make([]float32, len(hwc))
+		for c := range ch {
+			for p := range g.H * g.W {
+				v := uint8(1 + (c*g.H*g.W+p)%250) // never the padding value 0
+				hwc[p*ch+c], chw[c*g.H*g.W+p] = v, float32(v)
+			}
+		}
+		gn := g.norm("test")
+		p, k := gn.OutH()*gn.OutW(), ch*g.KH*g.KW
+		col := make([]float32, k*p)
+		Im2col(col, p, chw, ch, g)
+		rows := make([]uint8, p*k)
+		Im2rowU8(rows, hwc, ch, g, 0)
+		for c := range ch {
+			for i := range g.KH {
+				for j := range g.KW {
+					r := (c*g.KH+i)*g.KW + j
+					rr := (i*g.KW+j)*ch + c
+					for q := range p {
+						if float32(rows[q*k+rr]) != col[r*p+q] {
+							t.Fatalf("%+v: position %d tap (%d,%d,%d) = %d, want %g", g, q, c, i, j, rows[q*k+rr], col[r*p+q])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/internal/parallel"
+)
+
+// Int8 inference: weights quantized per output channel to int8
+// (symmetric, W(j,·) ≈ scale_j·q, q in [−127, 127]), activations to uint8
+// with an affine map (x ≈ scale·(q − zero), q in [0, 255]), products on the
+// int8 GEMM of internal/kernel (AVX512-VNNI where the CPU has it) with the
+// dequantization, bias and ReLU fused into its tile epilogue. The scheme
+// is that of Jacob et al. (CVPR 2018) and of PyTorch's fbgemm backend.
+// These ops are for inference only: they record nothing for autograd.
+
+// QuantParams is the affine map of uint8 activations: x ≈ Scale·(q − ZeroPoint).
+type QuantParams struct {
+	Scale     float32
+	ZeroPoint int32
+}
+
+// ChooseQuantParams returns the uint8 map for values in [lo, hi]. The range
+// is first widened to contain 0, so that 0 (ReLU outputs, padding) is exact.
+// Asymmetric maps [lo, hi] onto [0, 255]; symmetric centres it (zero point
+// 128, scale max(|lo|, |hi|)/127.5), as for activations of either sign.
+func ChooseQuantParams(lo, hi float32, symmetric bool) QuantParams {
+	lo, hi = min(lo, 0), max(hi, 0)
+	if symmetric {
+		a := max(-lo, hi)
+		if !(a > 0) || math.IsInf(float64(a), 0) {
+			return QuantParams{Scale: 1, ZeroPoint: 128}
+		}
+		return QuantParams{Scale: a / 127.5, ZeroPoint: 128}
+	}
+	if !(hi > lo) || math.IsInf(float64(hi-lo), 0) {
+		return QuantParams{Scale: 1, ZeroPoint: 0}
+	}
+	s := (hi - lo) / 255
+	z := int32(math.Round(float64(-lo / s)))
+	return QuantParams{Scale: s, ZeroPoint: min(max(z, 0), 255)}
+}
+
+// QuantizeWeightInt8 quantizes w [out, ...] per output channel (dim 0),
+// symmetrically: it returns q (Int8, w's shape, values in [−127, 127]) and
+// scale (Float32 [out]) with w ≈ scale[j]·q[j, ...]. An all-zero channel
+// gets scale 1.
+func QuantizeWeightInt8(w *Tensor) (q, scale *Tensor) {
+	if len(w.shape) < 1 || !w.dtype.IsFloat() {
+		panic(fmt.Sprintf("tensor: QuantizeWeightInt8: want a float weight [out, ...], got %v %v", w.dtype, w.shape))
+	}
+	out := w.shape[0]
+	vals := w.Detach().To(Float32).Contiguous()
+	v := data[float32](vals)[vals.offset : vals.offset+vals.Numel()]
+	per := 0
+	if out > 0 {
+		per = len(v) / out
+	}
+	qs := make([]int8, len(v))
+	sc := make([]float32, out)
+	for j := range out {
+		row := v[j*per : (j+1)*per]
+		var a float32
+		for _, x := range row {
+			a = max(a, float32(math.Abs(float64(x))))
+		}
+		s := a / 127
+		if !(s > 0) || math.IsInf(float64(s), 0) {
+			s = 1
+		}
+		sc[j] = s
+		for i, x := range row {
+			r := math.RoundToEven(float64(x / s))
+			qs[j*per+i] = int8(min(max(r, -127), 127))
+		}
+	}
+	return FromInt8(qs, w.shape...), FromFloat32(sc, out)
+}
+
+// Int8Weights is a weight matrix quantized per output channel and packed
+// for the int8 GEMM: Out rows of In values (a Linear weight, or a Conv2d
+// weight [OC, C, KH, KW] seen as OC × C·KH·KW). Packing happens once, in
+// NewInt8Weights; the value is read-only and safe for concurrent use.
+type Int8Weights struct {
+	Out, In int
+	packed  *kernel.PackedI8
+	scale   []float32
+	// A convolution's filter [OC, C, KH, KW] is packed with its taps in
+	// (KH, KW, C) order, the order of kernel.Im2rowU8 (NewInt8ConvWeights).
+	conv      bool
+	c, kh, kw int
+}
+
+// NewInt8Weights packs q (Int8 [out, ...]) with its per-channel scale
+// (Float32 [out]).
+func NewInt8Weights(q, scale *Tensor) (*Int8Weights, error) {
+	if q.dtype != Int8 || len(q.shape) < 1 {
+		return nil, fmt.Errorf("quantized weight must be int8 [out, ...], got %v %v", q.dtype, q.shape)
+	}
+	out := q.shape[0]
+	if scale.dtype != Float32 || scale.Numel() != out {
+		return nil, fmt.Errorf("weight scale must be float32 [%d], got %v %v", out, scale.dtype, scale.shape)
+	}
+	in := 0
+	if out > 0 {
+		in = q.Numel() / out
+	}
+	if in > kernel.MaxI8K {
+		return nil, fmt.Errorf("quantized weight has %d inputs per channel, more than the int8 GEMM's %d", in, kernel.MaxI8K)
+	}
+	sc := scale.Float32s()
+	for j, s := range sc {
+		if !(s > 0) || math.IsInf(float64(s), 0) {
+			return nil, fmt.Errorf("weight scale[%d] = %g, want a positive finite number", j, s)
+		}
+	}
+	return &Int8Weights{Out: out, In: in, packed: kernel.PackI8(out, in, q.Int8s(), in), scale: sc}, nil
+}
+
+// NewInt8ConvWeights packs a quantized filter bank q (Int8 [OC, C, KH, KW])
+// with its per-channel scale for Conv2dInt8.
+func NewInt8ConvWeights(q, scale *Tensor) (*Int8Weights, error) {
+	if q.dtype != Int8 || len(q.shape) != 4 {
+		return nil, fmt.Errorf("quantized filters must be int8 [OC, C, KH, KW], got %v %v", q.dtype, q.shape)
+	}
+	w, err := NewInt8Weights(q, scale)
+	if err != nil {
+		return nil, err
+	}
+	oc, c, kh, kw := q.shape[0], q.shape[1], q.shape[2], q.shape[3]
+	src := q.Int8s()
+	perm := make([]int8, len(src))
+	for o := range oc {
+		for ci := range c {
+			for i := range kh {
+				for j := range kw {
+					perm[o*w.In+(i*kw+j)*c+ci] = src[o*w.In+(ci*kh+i)*kw+j]
+				}
+			}
+		}
+	}
+	w.packed = kernel.PackI8(oc, w.In, perm, w.In)
+	w.conv, w.c, w.kh, w.kw = true, c, kh, kw
+	return w, nil
+}
+
+// Bytes returns the memory the packed weights hold.
+func (w *Int8Weights) Bytes() int { return w.packed.Bytes() + 4*len(w.scale) }
+
+// MinMax returns the smallest and largest element of a float32 tensor
+// (the observation of a min-max observer).
+func MinMax(x *Tensor) (lo, hi float32) {
+	v := x.Detach().To(Float32).Contiguous()
+	d := data[float32](v)[v.offset : v.offset+v.Numel()]
+	if len(d) == 0 {
+		return 0, 0
+	}
+	return minMaxF32(d)
+}
+
+// minMaxF32 returns the smallest and largest of d (not empty), in chunks
+// small enough that the second scan of each (for the max) hits the cache,
+// on several cores when d is large.
+func minMaxF32(d []float32) (lo, hi float32) {
+	const chunk = 1 << 13
+	type span struct{ lo, hi float32 }
+	r := parallel.MapReduce((len(d)+chunk-1)/chunk, 16, span{d[0], d[0]}, func(c0, c1 int) span {
+		s := span{d[c0*chunk], d[c0*chunk]}
+		for c := c0; c < c1; c++ {
+			part := d[c*chunk : min((c+1)*chunk, len(d))]
+			s.lo, s.hi = min(s.lo, kernel.MinF32(part)), max(s.hi, kernel.MaxF32(part))
+		}
+		return s
+	}, func(a, b span) span { return span{min(a.lo, b.lo), max(a.hi, b.hi)} })
+	return r.lo, r.hi
+}
+
+// u8Pool holds the quantized activations of LinearInt8 between calls.
+var u8Pool = sync.Pool{New: func() any { return new([]uint8) }}
+
+func getU8(n int) *[]uint8 {
+	b := u8Pool.Get().(*[]uint8)
+	if cap(*b) < n {
+		*b = make([]uint8, n)
+	}
+	return b
+}
+
+// quantizeRows quantizes the float32 values d (rows of in) to uint8 with p,
+// on several cores when large.
+func quantizeRows(dst []uint8, d []float32, p QuantParams) {
+	inv := 1 / p.Scale
+	parallel.For(len(d), 1<<17, func(lo, hi int) {
+		kernel.QuantizeU8(dst[lo:hi], d[lo:hi], inv, p.ZeroPoint)
+	})
+}
+
+// activationParams returns p, or (p nil: dynamic quantization) the
+// asymmetric min-max map of d.
+func activationParams(d []float32, p *QuantParams) QuantParams {
+	if p != nil {
+		return *p
+	}
+	if len(d) == 0 {
+		return QuantParams{Scale: 1}
+	}
+	lo, hi := minMaxF32(d)
+	return ChooseQuantParams(lo, hi, false)
+}
+
+func (p QuantParams) check(op string) {
+	if !(p.Scale > 0) || math.IsInf(float64(p.Scale), 0) || p.ZeroPoint < 0 || p.ZeroPoint > 255 {
+		panic(fmt.Sprintf("tensor: %s: activation scale %g and zero point %d (want a positive scale, zero point in [0, 255])", op, p.Scale, p.ZeroPoint))
+	}
+}
+
+// LinearInt8 returns x·Wᵀ + b (then ReLU with relu) for x [..., In] float32,
+// computed in int8: x is quantized to uint8 with p, or with p nil per call
+// from its own min and max (dynamic quantization), and the int32 products
+// are dequantized with the bias added in the GEMM's epilogue. b is nil or
+// Float32 [Out]. The result is Float32 [..., Out] and records no gradient.
+func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool) *Tensor {
+	if len(x.shape) == 0 || x.shape[len(x.shape)-1] != w.In {
+		panic(fmt.Sprintf("tensor: LinearInt8: input %v does not match weights of %d inputs", x.shape, w.In))
+	}
+	bias := int8Bias("LinearInt8", b, w.Out)
+	xc := x.Detach().To(Float32).Contiguous()
+	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
+	m := 0
+	if w.In > 0 {
+		m = len(d) / w.In
+	} else {
+		m = product(x.shape[:len(x.shape)-1])
+	}
+	qp := activationParams(d, p)
+	qp.check("LinearInt8")
+	ab := getU8(len(d))
+	defer u8Pool.Put(ab)
+	a := (*ab)[:len(d)]
+	quantizeRows(a, d, qp)
+	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
+	out := emptyUninit(Float32, outShape)
+	c := data[float32](out)
+	if w.In == 0 {
+		// No inputs: the product is zero, the output the bias.
+		for i := range m {
+			for j := range w.Out {
+				v := float32(0)
+				if bias != nil {
+					v = bias[j]
+				}
+				if relu {
+					v = max(v, 0)
+				}
+				c[i*w.Out+j] = v
+			}
+		}
+		return out
+	}
+	kernel.GemmU8I8F32(m, a, w.In, w.packed, &kernel.I8Dequant{
+		AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: relu,
+	}, c, w.Out)
+	return out
+}
+
+func int8Bias(op string, b *Tensor, out int) []float32 {
+	if b == nil {
+		return nil
+	}
+	if b.Numel() != out || len(b.shape) != 1 {
+		panic(fmt.Sprintf("tensor: %s: bias %v does not match %d outputs", op, b.shape, out))
+	}
+	return b.Detach().To(Float32).Float32s()
+}
+
+func product(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}
+
+// Conv2dInt8 is Conv2d (opts.Groups must be 1; opts.Relu applies) with
+// weights w (a quantized [OC, C, KH, KW] filter bank, NewInt8ConvWeights) and
+// activations quantized as in LinearInt8 (one map for the batch): the
+// batch is quantized once, each image's bytes are unfolded position-major
+// (channels innermost, kernel.Im2rowU8, padding at the zero point) and multiplied by the
+// weights in one int8 GEMM whose epilogue adds the bias (and ReLU); the
+// positions × channels result is transposed to NCHW at the end.
+// x is [N, C, H, W] or [C, H, W]; the result is Float32 and records no
+// gradient.
+func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2dOpts) *Tensor {
+	if len(x.shape) == 3 {
+		return Conv2dInt8(x.Unsqueeze(0), w, b, p, opts).Squeeze(0)
+	}
+	if max(opts.Groups, 1) != 1 {
+		panic("tensor: Conv2dInt8: grouped convolutions are not supported")
+	}
+	if !w.conv {
+		panic("tensor: Conv2dInt8: weights not packed by NewInt8ConvWeights")
+	}
+	if len(x.shape) != 4 || x.shape[1] != w.c {
+		panic(fmt.Sprintf("tensor: Conv2dInt8: input %v does not match filters of %d channels", x.shape, w.c))
+	}
+	g := newConvGeom(x.shape, []int{w.Out, w.c, w.kh, w.kw}, opts)
+	bias := int8Bias("Conv2dInt8", b, w.Out)
+	xc := x.Detach().To(Float32).Contiguous()
+	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
+	qp := activationParams(d, p)
+	qp.check("Conv2dInt8")
+	// Each image's GEMM writes positions × channels (the row-major
+	// epilogue) into a scratch that stays in cache, and a tiled transpose
+	// copies it into the image's NCHW output.
+	out := emptyUninit(Float32, []int{g.n, g.oc, g.oh, g.ow})
+	k, pl := g.kg, g.p
+	// Quantize the whole batch once, then unfold each image's bytes.
+	xb := getU8(len(d))
+	defer u8Pool.Put(xb)
+	xq := (*xb)[:len(d)]
+	quantizeRows(xq, d, qp)
+	parallel.For(g.n, 1, func(lo, hi int) {
+		ab, hb := getU8(pl*k), getU8(g.c*g.hw)
+		defer u8Pool.Put(ab)
+		defer u8Pool.Put(hb)
+		// sc: the scratch [positions, channels] seen as [channels, positions];
+		// dst: one image of out as [channels, positions].
+		sc := emptyUninit(Float32, []int{pl, g.oc})
+		defer sc.st.recycle()
+		sc.shape[0], sc.shape[1], sc.strides[0], sc.strides[1] = g.oc, pl, 1, g.oc
+		dst := header(Float32, 2)
+		dst.shape[0], dst.shape[1], dst.strides[0], dst.strides[1] = g.oc, pl, pl, 1
+		dst.st = out.st
+		a, hwc := (*ab)[:pl*k], (*hb)[:g.c*g.hw]
+		for n := lo; n < hi; n++ {
+			img := xq[n*g.c*g.hw : (n+1)*g.c*g.hw]
+			if g.c > 1 { // CHW → HWC
+				for c := range g.c {
+					for q, v := range img[c*g.hw : (c+1)*g.hw] {
+						hwc[q*g.c+c] = v
+					}
+				}
+				img = hwc
+			}
+			kernel.Im2rowU8(a, img, g.c, g.win, uint8(qp.ZeroPoint))
+			kernel.GemmU8I8F32(pl, a, k, w.packed, &kernel.I8Dequant{
+				AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu,
+			}, data[float32](sc)[:pl*g.oc], g.oc)
+			dst.offset = n * g.oc * pl
+			copyRaw(dst, sc)
+		}
+	})
+	return out
+}
