@@ -76,8 +76,14 @@ gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
 				dtype = "f64"
 				a, b, c := randF64(m*k), randF64(k*n), make([]float64, m*n)
 				call = func() { kernel.Dgemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, n) }
+			case "bf16", "bfloat16":
+				// float32 in and out, bfloat16 products (kernel.SgemmBF16);
+				// the time includes rounding A and B to bfloat16.
+				dtype = "bf16"
+				a, b, c := randF32(m*k), randF32(k*n), make([]float32, m*n)
+				call = func() { kernel.SgemmBF16(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, n) }
 			default:
-				return fmt.Errorf("bench matmul: unknown --dtype %q (want f32 or f64)", dtype)
+				return fmt.Errorf("bench matmul: unknown --dtype %q (want f32, f64 or bf16)", dtype)
 			}
 			sec, samples := medianTime(call, iters, minTime)
 			res := matmulResult{

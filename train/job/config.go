@@ -58,6 +58,11 @@ type Config struct {
 	// Distributed tunes data-parallel training (WORLD_SIZE > 1); a
 	// single-process run accepts and ignores it.
 	Distributed DistributedConfig `yaml:"distributed"`
+	// Precision is the arithmetic of the matrix products of training:
+	// float32 (default), bf16 or fp16 (train.Options.Precision); LossScale
+	// tunes fp16's dynamic loss scaling.
+	Precision string           `yaml:"precision"`
+	LossScale *LossScaleConfig `yaml:"loss_scale"`
 
 	// dir is the directory of the config file; relative data paths are
 	// resolved against it. file names the config in errors; modelLines
@@ -67,6 +72,30 @@ type Config struct {
 	file       string
 	modelLines []int
 	text       []byte
+}
+
+// LossScaleConfig is train.LossScale in a config (zero fields: defaults).
+type LossScaleConfig struct {
+	Init           float64 `yaml:"init"`
+	Growth         float64 `yaml:"growth"`
+	Backoff        float64 `yaml:"backoff"`
+	GrowthInterval int     `yaml:"growth_interval"`
+}
+
+// precision returns the train.Options precision and loss scaling.
+func (c *Config) precision() (tensor.Precision, *train.LossScale, error) {
+	p, err := tensor.ParsePrecision(c.Precision)
+	if err != nil {
+		return 0, nil, fmt.Errorf("precision: %w", err)
+	}
+	if c.LossScale == nil {
+		return p, nil, nil
+	}
+	if p != tensor.PrecisionFP16 {
+		return 0, nil, fmt.Errorf("loss_scale: applies to precision fp16 only, not %v", p)
+	}
+	l := c.LossScale
+	return p, &train.LossScale{Init: l.Init, Growth: l.Growth, Backoff: l.Backoff, Interval: l.GrowthInterval}, nil
 }
 
 // DataConfig says where the data comes from and how to prepare it.
@@ -626,6 +655,9 @@ func (c *Config) validate() error {
 	}
 	if c.Output.CheckpointEvery < 0 {
 		return fmt.Errorf("output.checkpoint_every: must not be negative, got %d", c.Output.CheckpointEvery)
+	}
+	if _, _, err := c.precision(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -245,12 +245,16 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	if err != nil {
 		return nil, err
 	}
+	prec, scale, err := c.precision()
+	if err != nil {
+		return nil, err
+	}
 	tr, err := train.New(train.Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: sched,
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
 		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport, Strategy: dist.strategy(),
-		MicroShards: c.Distributed.microShards()})
+		MicroShards: c.Distributed.microShards(), Precision: prec, LossScale: scale})
 	if err != nil {
 		return nil, err
 	}
