@@ -76,6 +76,9 @@ type sbgemmVariant struct {
 	// trans16, when set, sets dst[p*ldd+j] = src[j*lds+p] for j < 16, p < k
 	// (k a multiple of 16): the transposition of a transposed B.
 	trans16 func(k int, src []uint32, lds int, dst []uint32, ldd int)
+	// amxStrip, when set, replaces micro: it computes rows ≤ 32 rows of C
+	// against npanels B panels with AMX tiles (see sbgemmAMX).
+	amxStrip func(k16 int, a []uint32, lda int, b []uint32, panel, npanels int, c []float32, ldc int, alpha, beta float32, rows, cols int)
 }
 
 const (
@@ -217,6 +220,10 @@ func sbgemm(v *sbgemmVariant, transA, transB bool, m, n, k int, alpha float32, a
 	kp := (k + 1) / 2
 	bf := sbgemmBufs.Get().(*sbgemmBuf)
 	defer sbgemmBufs.Put(bf)
+	if v.amxStrip != nil {
+		sbgemmAMX(v, bf, transA, transB, m, n, k, kp, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 
 	// A in pairs.
 	var ap []uint32
@@ -251,26 +258,10 @@ func sbgemm(v *sbgemmVariant, transA, transB bool, m, n, k int, alpha float32, a
 		})
 	}
 
-	// B in panels of 32 columns, kpp ≥ kp pair rows each.
 	nq := (n + sbNR - 1) / sbNR
 	kpp := roundUp(kp, 16)
 	panel := kpp * sbNR
-	bf.b = growWords(bf.b, nq*panel)
-	bp := bf.b
-	if !transB {
-		parallel.For(kp, max(1, sbgemmConvGrain/n), func(lo, hi int) {
-			for q := lo; q < hi; q++ {
-				x := b[2*q*ldb : 2*q*ldb+n]
-				var y []float32
-				if 2*q+1 < k {
-					y = b[(2*q+1)*ldb : (2*q+1)*ldb+n]
-				}
-				sbgemmPairs(v, n, x, y, bp[q*sbNR:], panel)
-			}
-		})
-	} else {
-		sbgemmPackBT(v, bf, n, k, kp, kpp, b, ldb, bp)
-	}
+	bp := sbgemmPackB(v, bf, transB, n, k, kp, kpp, b, ldb)
 
 	// The tiles.
 	kc := balancedBlock(sbKC, kp, unroll4)
@@ -308,6 +299,33 @@ func sbgemm(v *sbgemmVariant, transA, transB bool, m, n, k int, alpha float32, a
 	default:
 		parallel.For(nq, 1, func(lo, hi int) { body(0, mPanels, lo, hi) })
 	}
+}
+
+// sbgemmPackB lays op(B) out in panels of 32 columns, kpp ≥ kp pair rows
+// each; the rows from kp to kpp are zero.
+func sbgemmPackB(v *sbgemmVariant, bf *sbgemmBuf, transB bool, n, k, kp, kpp int, b []float32, ldb int) []uint32 {
+	nq := (n + sbNR - 1) / sbNR
+	panel := kpp * sbNR
+	bf.b = growWords(bf.b, nq*panel)
+	bp := bf.b
+	if transB {
+		sbgemmPackBT(v, bf, n, k, kp, kpp, b, ldb, bp)
+		return bp
+	}
+	parallel.For(kp, max(1, sbgemmConvGrain/n), func(lo, hi int) {
+		for q := lo; q < hi; q++ {
+			x := b[2*q*ldb : 2*q*ldb+n]
+			var y []float32
+			if 2*q+1 < k {
+				y = b[(2*q+1)*ldb : (2*q+1)*ldb+n]
+			}
+			sbgemmPairs(v, n, x, y, bp[q*sbNR:], panel)
+		}
+	})
+	for q := 0; q < nq; q++ {
+		clear(bp[q*panel+kp*sbNR : (q+1)*panel])
+	}
+	return bp
 }
 
 // unroll4 keeps k blocks a multiple of the kernels' unrolled step.

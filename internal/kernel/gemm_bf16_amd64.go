@@ -43,15 +43,45 @@ func sbgemmAVX512Trans(k int, src []uint32, lds int, dst []uint32, ldd int) {
 	sgemmTransAVX512(k, (*float32)(unsafe.Pointer(&src[0])), lds, (*float32)(unsafe.Pointer(&dst[0])), ldd)
 }
 
+// sbgemmAMXConfig is the tile configuration of sbgemmAMXStrip (palette 1):
+// tiles 0-3 are 16 rows of 16 float32, 4-7 16 rows of 16 bfloat16 pairs,
+// all 64 bytes a row.
+var sbgemmAMXConfig = func() (cfg [64]byte) {
+	cfg[0] = 1
+	for t := 0; t < 8; t++ {
+		cfg[16+2*t] = 64 // bytes per row
+		cfg[48+t] = 16   // rows
+	}
+	return cfg
+}()
+
+func sbgemmAMXStripGo(k16 int, a []uint32, lda int, b []uint32, panel, npanels int, c []float32, ldc int, alpha, beta float32, rows, cols int) {
+	_ = a[31*lda+16*k16-1]
+	_ = b[npanels*panel-1]
+	_ = c[(rows-1)*ldc+(npanels-1)*sbNR+cols-1]
+	var scratch [32 * 32]float32
+	sbgemmAMXStrip(k16, &a[0], lda, &b[0], panel, npanels, &c[0], ldc, alpha, beta, rows, 1<<cols-1, &sbgemmAMXConfig[0], &scratch[0])
+}
+
 func sbgemmAsmVariants() []*sbgemmVariant {
 	if !cpufeat.HasAVX512BF16() {
 		return nil
 	}
-	return []*sbgemmVariant{{
+	var vs []*sbgemmVariant
+	if cpufeat.HasAMXBF16() {
+		vs = append(vs, &sbgemmVariant{
+			name:     "amx",
+			pairs32:  sbgemmAVX512Pairs,
+			contig32: sbgemmAVX512Contig,
+			trans16:  sbgemmAVX512Trans,
+			amxStrip: sbgemmAMXStripGo,
+		})
+	}
+	return append(vs, &sbgemmVariant{
 		name:     "avx512bf16",
 		micro:    sbgemmAVX512Micro,
 		pairs32:  sbgemmAVX512Pairs,
 		contig32: sbgemmAVX512Contig,
 		trans16:  sbgemmAVX512Trans,
-	}}
+	})
 }

@@ -19132,3 +19132,199 @@ contig_loop:
 contig_done:
 	VZEROUPPER
 	RET
+
+// func sbgemmAMXStrip(k16 int, a *uint32, lda int, b *uint32, panel int, npanels int, c *float32, ldc int, alpha float32, beta float32, rows int, mask uint64, cfg *byte, scratch *float32)
+// Requires: AVX, AVX512F
+TEXT ·sbgemmAMXStrip(SB), NOSPLIT, $0-104
+	MOVQ         cfg+88(FP), AX
+	BYTE         $0xc4
+	BYTE         $0xe2
+	BYTE         $0x78
+	BYTE         $0x49
+	BYTE         $0x40
+	BYTE         $0x00
+	MOVQ         lda+16(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         ldc+56(FP), R12
+	SHLQ         $0x02, R12
+	MOVQ         b+24(FP), DX
+	MOVQ         c+48(FP), R11
+	MOVQ         scratch+96(FP), R10
+	MOVQ         $0x00000080, R9
+	VBROADCASTSS alpha+64(FP), Z30
+	VBROADCASTSS beta+68(FP), Z31
+	MOVQ         npanels+40(FP), BX
+	MOVL         $0x0000ffff, AX
+	KMOVW        AX, K1
+	KMOVW        AX, K2
+
+amx_panel:
+	CMPQ  BX, $0x01
+	JNE   amx_full
+	MOVQ  mask+80(FP), AX
+	KMOVW AX, K1
+	SHRQ  $0x10, AX
+	KMOVW AX, K2
+
+amx_full:
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xc0
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xc8
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xd0
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x7b
+	BYTE $0x49
+	BYTE $0xd8
+	MOVQ a+8(FP), SI
+	MOVQ R8, DI
+	SHLQ $0x04, DI
+	ADDQ SI, DI
+	MOVQ DX, AX
+	MOVQ k16+0(FP), CX
+
+amx_k:
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x64
+	BYTE $0x06
+	BYTE $0x00
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x6c
+	BYTE $0x07
+	BYTE $0x00
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x74
+	BYTE $0x08
+	BYTE $0x00
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7b
+	BYTE $0x4b
+	BYTE $0x7c
+	BYTE $0x08
+	BYTE $0x40
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x4a
+	BYTE $0x5c
+	BYTE $0xc4
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x42
+	BYTE $0x5c
+	BYTE $0xcc
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x4a
+	BYTE $0x5c
+	BYTE $0xd5
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x42
+	BYTE $0x5c
+	BYTE $0xdd
+	ADDQ $0x40, SI
+	ADDQ $0x40, DI
+	ADDQ $0x00000800, AX
+	DECQ CX
+	JNZ  amx_k
+	BYTE $0xc4
+	BYTE $0x82
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x44
+	BYTE $0x0a
+	BYTE $0x00
+	BYTE $0xc4
+	BYTE $0x82
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x4c
+	BYTE $0x0a
+	BYTE $0x40
+	MOVQ R10, AX
+	ADDQ $0x00000800, AX
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x54
+	BYTE $0x08
+	BYTE $0x00
+	BYTE $0xc4
+	BYTE $0xa2
+	BYTE $0x7a
+	BYTE $0x4b
+	BYTE $0x5c
+	BYTE $0x08
+	BYTE $0x40
+	MOVQ R11, R13
+	MOVQ R10, AX
+	MOVQ rows+72(FP), CX
+	MOVL beta+68(FP), AX
+	SHLL $0x01, AX
+	JNZ  amx_merge_beta
+	MOVQ R10, AX
+
+amx_store:
+	VMULPS  (AX), Z30, Z0
+	VMULPS  64(AX), Z30, Z1
+	VMOVUPS Z0, K1, (R13)
+	VMOVUPS Z1, K2, 64(R13)
+	ADDQ    $0x00000080, AX
+	ADDQ    R12, R13
+	DECQ    CX
+	JNZ     amx_store
+	JMP     amx_next
+
+amx_merge_beta:
+	MOVQ R10, AX
+
+amx_merge:
+	VMULPS      (AX), Z30, Z0
+	VMULPS      64(AX), Z30, Z1
+	VMOVUPS.Z   (R13), K1, Z2
+	VMOVUPS.Z   64(R13), K2, Z3
+	VFMADD231PS Z2, Z31, Z0
+	VFMADD231PS Z3, Z31, Z1
+	VMOVUPS     Z0, K1, (R13)
+	VMOVUPS     Z1, K2, 64(R13)
+	ADDQ        $0x00000080, AX
+	ADDQ        R12, R13
+	DECQ        CX
+	JNZ         amx_merge
+
+amx_next:
+	ADDQ $0x00000080, R11
+	MOVQ panel+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, DX
+	DECQ BX
+	JNZ  amx_panel
+	BYTE $0xc4
+	BYTE $0xe2
+	BYTE $0x78
+	BYTE $0x49
+	BYTE $0xc0
+	VZEROUPPER
+	RET

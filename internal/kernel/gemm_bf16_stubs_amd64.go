@@ -181,3 +181,10 @@ func sbgemmPairsAVX512(n int, x *float32, y *float32, dst *uint32, stride int)
 //
 //go:noescape
 func sbgemmContigAVX512(n int, x *float32, dst *uint16)
+
+// sbgemmAMXStrip computes rows (≤ 32) rows of C = alpha·A·B + beta·C over npanels panels of 32 columns with AMX tiles:
+// A(i,q) at a[i*lda+q] (32 readable rows), panel p's B(q,j) at b[p*panel+q*32+j], k16 blocks of 16 pairs.
+// mask enables the columns of the last panel; C is not read when beta is 0.
+//
+//go:noescape
+func sbgemmAMXStrip(k16 int, a *uint32, lda int, b *uint32, panel int, npanels int, c *float32, ldc int, alpha float32, beta float32, rows int, mask uint64, cfg *byte, scratch *float32)

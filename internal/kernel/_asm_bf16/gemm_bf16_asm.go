@@ -56,6 +56,7 @@ func main() {
 	}
 	genPairs()
 	genContig()
+	genAMX()
 	Generate()
 }
 
@@ -81,8 +82,8 @@ func raw(bs ...byte) {
 func evex(pp, opcode byte, regIdx, vvvv, rm int) {
 	inv := func(x int, bit uint) byte { return byte(^x>>bit) & 1 }
 	p0 := inv(regIdx, 3)<<7 | inv(rm, 4)<<6 | inv(rm, 3)<<5 | inv(regIdx, 4)<<4 | 2 // map 0F38
-	p1 := byte(^vvvv&0xf)<<3 | 1<<2 | pp                                        // W0
-	p2 := byte(2)<<5 | inv(vvvv, 4)<<3                                          // L'L = 512, no mask
+	p1 := byte(^vvvv&0xf)<<3 | 1<<2 | pp                                            // W0
+	p2 := byte(2)<<5 | inv(vvvv, 4)<<3                                              // L'L = 512, no mask
 	modrm := byte(0xc0) | byte(regIdx&7)<<3 | byte(rm&7)
 	raw(0x62, p0, p1, p2, opcode, modrm)
 }
@@ -386,6 +387,201 @@ func genContig() {
 	DECQ(n)
 	JNZ(LabelRef("contig_loop"))
 	Label("contig_done")
+	VZEROUPPER()
+	RET()
+}
+
+// vexTile emits a VEX-encoded AMX instruction (map 0F38, W0, L0): opcode
+// with implied prefix pp (0: none, 1: 66, 2: F3, 3: F2), ModRM reg field
+// r (a tile), and either a tile rm (memory == false) or a [base + index·1
+// + disp8] memory operand (Intel SDM vol. 2, 2.3 "VEX", and the AMX
+// chapter of the ISA extensions reference).
+// hw is the hardware number of a general-purpose register.
+func hw(r reg.GPPhysical) int {
+	for i, x := range []reg.GPPhysical{reg.RAX, reg.RCX, reg.RDX, reg.RBX, reg.RSP, reg.RBP, reg.RSI, reg.RDI,
+		reg.R8, reg.R9, reg.R10, reg.R11, reg.R12, reg.R13, reg.R14, reg.R15} {
+		if x == r {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("register %v", r))
+}
+
+func vexTile(pp, opcode byte, r, vvvv int, memory bool, base, index reg.GPPhysical, disp int8, rm int) {
+	inv := func(x int, bit uint) byte { return byte(^x>>bit) & 1 }
+	var x, b int
+	if memory {
+		x, b = hw(index), hw(base)
+	} else {
+		b = rm
+	}
+	p1 := inv(r, 3)<<7 | inv(x, 3)<<6 | inv(b, 3)<<5 | 2
+	p2 := byte(^vvvv&0xf)<<3 | pp
+	if !memory {
+		raw(0xc4, p1, p2, opcode, 0xc0|byte(r&7)<<3|byte(rm&7))
+		return
+	}
+	// mod 01 (disp8) with a SIB byte: works for every base, RBP and R13
+	// included.
+	raw(0xc4, p1, p2, opcode, 0x40|byte(r&7)<<3|4, byte(x&7)<<3|byte(b&7), byte(disp))
+}
+
+func ldtilecfg(base reg.GPPhysical) {
+	// LDTILECFG m512: VEX.128.NP.0F38.W0 49 /0, [base + disp8 0] (no SIB
+	// needed; base must not be RSP or R12).
+	inv := func(x int, bit uint) byte { return byte(^x>>bit) & 1 }
+	id := hw(base)
+	raw(0xc4, 1<<7|1<<6|inv(id, 3)<<5|2, 0x78, 0x49, 0x40|byte(id&7), 0)
+}
+
+func tilerelease() { raw(0xc4, 0xe2, 0x78, 0x49, 0xc0) }
+
+func tilezero(t int) { vexTile(3, 0x49, t, 0, false, nil, nil, 0, 0) }
+
+// tileloadd loads tile t with rows at base+disp, base+disp+stride, ...
+func tileloadd(t int, base, stride reg.GPPhysical, disp int8) {
+	vexTile(3, 0x4b, t, 0, true, base, stride, disp, 0)
+}
+
+// tilestored stores tile t to rows at base+disp, base+disp+stride, ...
+func tilestored(t int, base, stride reg.GPPhysical, disp int8) {
+	vexTile(2, 0x4b, t, 0, true, base, stride, disp, 0)
+}
+
+// tdpbf16ps emits TDPBF16PS tmm(c), tmm(a), tmm(b): C[m][n] += Σ_q
+// A[m][q]·B[q][n] over bfloat16 pairs (float32 C).
+func tdpbf16ps(c, a, b int) { vexTile(2, 0x5c, c, b, false, nil, nil, 0, a) }
+
+// genAMX emits sbgemmAMXStrip: a strip of 32 rows of C against npanels
+// panels of 32 columns, with AMX tiles. Tiles 0-3 are the 2×2 blocks of
+// 16×16 float32 accumulators, 4-5 the two 16-row halves of A (16 pairs
+// per row), 6-7 the two 16-column halves of a B panel (16 pair rows). Each
+// panel's accumulators go through scratch (32×32 float32) into C, scaled
+// by alpha, merged with beta·C, rows < rows and opmasked columns.
+func genAMX() {
+	TEXT("sbgemmAMXStrip", NOSPLIT, "func(k16 int, a *uint32, lda int, b *uint32, panel int, npanels int, c *float32, ldc int, alpha, beta float32, rows int, mask uint64, cfg *byte, scratch *float32)")
+	Pragma("noescape")
+	Doc("sbgemmAMXStrip computes rows (≤ 32) rows of C = alpha·A·B + beta·C over npanels panels of 32 columns with AMX tiles:",
+		"A(i,q) at a[i*lda+q] (32 readable rows), panel p's B(q,j) at b[p*panel+q*32+j], k16 blocks of 16 pairs.",
+		"mask enables the columns of the last panel; C is not read when beta is 0.")
+	var (
+		aPtr   = reg.RSI
+		a2     = reg.RDI
+		lda    = reg.R8
+		bPtr   = reg.RDX
+		s128   = reg.R9
+		scr    = reg.R10
+		cPtr   = reg.R11
+		ldc    = reg.R12
+		kCnt   = reg.RCX
+		pCnt   = reg.RBX
+		tmp    = reg.RAX
+		cRow   = reg.R13
+		rowCnt = reg.RCX // the k counter is free while merging
+	)
+	alpha, beta := reg.Z30, reg.Z31
+	Load(Param("cfg"), tmp)
+	ldtilecfg(tmp)
+	Load(Param("lda"), lda)
+	SHLQ(U8(2), lda)
+	Load(Param("ldc"), ldc)
+	SHLQ(U8(2), ldc)
+	Load(Param("b"), bPtr)
+	Load(Param("c"), cPtr)
+	Load(Param("scratch"), scr)
+	MOVQ(U32(128), s128)
+	VBROADCASTSS(paramAddr("alpha"), alpha)
+	VBROADCASTSS(paramAddr("beta"), beta)
+	Load(Param("npanels"), pCnt)
+	MOVL(U32(0xffff), tmp.As32())
+	KMOVW(tmp.As32(), reg.K1)
+	KMOVW(tmp.As32(), reg.K2)
+
+	Label("amx_panel")
+	// The last panel takes the caller's column mask.
+	CMPQ(pCnt, U8(1))
+	JNE(LabelRef("amx_full"))
+	Load(Param("mask"), tmp)
+	KMOVW(tmp.As32(), reg.K1)
+	SHRQ(U8(16), tmp)
+	KMOVW(tmp.As32(), reg.K2)
+	Label("amx_full")
+	for t := 0; t < 4; t++ {
+		tilezero(t)
+	}
+	Load(Param("a"), aPtr)
+	MOVQ(lda, a2)
+	SHLQ(U8(4), a2)
+	ADDQ(aPtr, a2)
+	MOVQ(bPtr, tmp) // the panel's B pointer walks k; bPtr stays at the panel
+	Load(Param("k16"), kCnt)
+	Label("amx_k")
+	tileloadd(4, aPtr, lda, 0)
+	tileloadd(5, a2, lda, 0)
+	tileloadd(6, tmp, s128, 0)
+	tileloadd(7, tmp, s128, 64)
+	tdpbf16ps(0, 4, 6)
+	tdpbf16ps(1, 4, 7)
+	tdpbf16ps(2, 5, 6)
+	tdpbf16ps(3, 5, 7)
+	ADDQ(U8(64), aPtr)
+	ADDQ(U8(64), a2)
+	ADDQ(U32(2048), tmp)
+	DECQ(kCnt)
+	JNZ(LabelRef("amx_k"))
+
+	// Accumulators to scratch (row stride 128 bytes).
+	tilestored(0, scr, s128, 0)
+	tilestored(1, scr, s128, 64)
+	MOVQ(scr, tmp)
+	ADDQ(U32(2048), tmp)
+	tilestored(2, tmp, s128, 0)
+	tilestored(3, tmp, s128, 64)
+
+	// Merge rows into C.
+	MOVQ(cPtr, cRow)
+	MOVQ(scr, tmp)
+	Load(Param("rows"), rowCnt)
+	MOVL(paramAddr("beta"), reg.EAX.As32())
+	// (EAX is tmp's low half: reload tmp after the test.)
+	SHLL(U8(1), reg.EAX)
+	JNZ(LabelRef("amx_merge_beta"))
+	MOVQ(scr, tmp)
+	Label("amx_store")
+	VMULPS(Mem{Base: tmp}, alpha, reg.Z0)
+	VMULPS(Mem{Base: tmp, Disp: 64}, alpha, reg.Z1)
+	VMOVUPS(reg.Z0, reg.K1, Mem{Base: cRow})
+	VMOVUPS(reg.Z1, reg.K2, Mem{Base: cRow, Disp: 64})
+	ADDQ(U32(128), tmp)
+	ADDQ(ldc, cRow)
+	DECQ(rowCnt)
+	JNZ(LabelRef("amx_store"))
+	JMP(LabelRef("amx_next"))
+
+	Label("amx_merge_beta")
+	MOVQ(scr, tmp)
+	Label("amx_merge")
+	VMULPS(Mem{Base: tmp}, alpha, reg.Z0)
+	VMULPS(Mem{Base: tmp, Disp: 64}, alpha, reg.Z1)
+	VMOVUPS_Z(Mem{Base: cRow}, reg.K1, reg.Z2)
+	VMOVUPS_Z(Mem{Base: cRow, Disp: 64}, reg.K2, reg.Z3)
+	VFMADD231PS(reg.Z2, beta, reg.Z0)
+	VFMADD231PS(reg.Z3, beta, reg.Z1)
+	VMOVUPS(reg.Z0, reg.K1, Mem{Base: cRow})
+	VMOVUPS(reg.Z1, reg.K2, Mem{Base: cRow, Disp: 64})
+	ADDQ(U32(128), tmp)
+	ADDQ(ldc, cRow)
+	DECQ(rowCnt)
+	JNZ(LabelRef("amx_merge"))
+
+	Label("amx_next")
+	ADDQ(U32(128), cPtr)
+	Load(Param("panel"), tmp)
+	SHLQ(U8(2), tmp)
+	ADDQ(tmp, bPtr)
+	DECQ(pCnt)
+	JNZ(LabelRef("amx_panel"))
+	tilerelease()
 	VZEROUPPER()
 	RET()
 }
