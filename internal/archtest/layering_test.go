@@ -36,6 +36,7 @@ var floors = map[string]int{
 	"train":     5,
 	"train/job": 6,
 	"dashboard": 4, // the live page of a job: plain events, no trainer (train/job feeds it)
+	"prune":     4, // pruning on nn, optim and tensor; train/job drives it
 	"cmd/":      7, "examples/": 7, "deploy": 7,
 }
 
