@@ -18,6 +18,7 @@ import (
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/prune"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 )
@@ -63,6 +64,8 @@ type Config struct {
 	// tunes fp16's dynamic loss scaling.
 	Precision string           `yaml:"precision"`
 	LossScale *LossScaleConfig `yaml:"loss_scale"`
+	// Prune prunes the model while it trains (see PruneConfig).
+	Prune *PruneConfig `yaml:"prune"`
 
 	// dir is the directory of the config file; relative data paths are
 	// resolved against it. file names the config in errors; modelLines
@@ -96,6 +99,72 @@ func (c *Config) precision() (tensor.Precision, *train.LossScale, error) {
 	}
 	l := c.LossScale
 	return p, &train.LossScale{Init: l.Init, Growth: l.Growth, Backoff: l.Backoff, Interval: l.GrowthInterval}, nil
+}
+
+// PruneConfig prunes the weights of the model's Linear and Conv2d layers
+// while it trains (package prune): at the start of epoch StartEpoch
+// (0: before the first step), or gradually from StartEpoch to EndEpoch,
+// the sparsity rising along a cubic ramp and the masks recomputed every
+// EverySteps steps; pruned weights stay zero through the optimizer steps.
+type PruneConfig struct {
+	// Method is magnitude (single weights, the default) or structured
+	// (whole neurons and channels).
+	Method   string  `yaml:"method"`
+	Sparsity float64 `yaml:"sparsity"`
+	// Scope, for magnitude, is layer (the default) or global.
+	Scope string `yaml:"scope"`
+	// Norm, for structured, is l1 (the default) or l2.
+	Norm       string `yaml:"norm"`
+	StartEpoch int    `yaml:"start_epoch"`
+	EndEpoch   int    `yaml:"end_epoch"`
+	EverySteps int    `yaml:"every_steps"` // default 100
+	// Shrink, for structured (default true), removes the pruned units
+	// from the saved model (prune.Shrink): a smaller, faster network.
+	Shrink *bool `yaml:"shrink"`
+}
+
+// schedule returns the prune.Schedule of the config for an epoch of
+// stepsPerEpoch steps.
+func (p *PruneConfig) schedule(epochs, stepsPerEpoch int) (prune.Schedule, error) {
+	s := prune.Schedule{Sparsity: p.Sparsity, Begin: p.StartEpoch * stepsPerEpoch, End: p.EndEpoch * stepsPerEpoch, Every: p.EverySteps}
+	if s.Every == 0 {
+		s.Every = 100
+	}
+	switch p.Method {
+	case "", "magnitude":
+		s.Method = prune.MagnitudeMethod
+	case "structured":
+		s.Method = prune.StructuredMethod
+	default:
+		return s, fmt.Errorf("prune.method: unknown method %q (want magnitude or structured)", p.Method)
+	}
+	switch p.Scope {
+	case "", "layer":
+	case "global":
+		s.Scope = prune.Global
+	default:
+		return s, fmt.Errorf("prune.scope: unknown scope %q (want layer or global)", p.Scope)
+	}
+	switch p.Norm {
+	case "", "l1":
+	case "l2":
+		s.Norm = prune.L2
+	default:
+		return s, fmt.Errorf("prune.norm: unknown norm %q (want l1 or l2)", p.Norm)
+	}
+	switch {
+	case !(p.Sparsity > 0 && p.Sparsity < 1):
+		return s, fmt.Errorf("prune.sparsity: want a fraction in (0, 1), got %g", p.Sparsity)
+	case p.StartEpoch < 0 || p.EverySteps < 0:
+		return s, fmt.Errorf("prune: start_epoch and every_steps must not be negative, got %d and %d", p.StartEpoch, p.EverySteps)
+	case p.StartEpoch >= epochs && epochs > 0:
+		return s, fmt.Errorf("prune.start_epoch: %d is not before the last epoch (epochs: %d), so nothing would be pruned", p.StartEpoch, epochs)
+	case p.EndEpoch > epochs:
+		return s, fmt.Errorf("prune.end_epoch: %d is after the last epoch (epochs: %d)", p.EndEpoch, epochs)
+	case p.Shrink != nil && s.Method != prune.StructuredMethod:
+		return s, errors.New("prune.shrink: applies to method structured only")
+	}
+	return s, nil
 }
 
 // DataConfig says where the data comes from and how to prepare it.
@@ -658,6 +727,11 @@ func (c *Config) validate() error {
 	}
 	if _, _, err := c.precision(); err != nil {
 		return err
+	}
+	if c.Prune != nil {
+		if _, err := c.Prune.schedule(c.Epochs, 1); err != nil {
+			return err
+		}
 	}
 	return nil
 }

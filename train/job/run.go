@@ -15,6 +15,7 @@ import (
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/prune"
 	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
@@ -240,6 +241,18 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		// gradient buckets, bound when the data-parallel strategy starts.
 		opt = ddp.NewShardedOptimizer(c.newOptimizer)
 	}
+	if c.Prune != nil {
+		if dist != nil && c.Distributed.ShardOptimizer {
+			return nil, &ConfigError{File: c.file, Msg: "prune does not combine with distributed.shard_optimizer"}
+		}
+		ps, err := c.Prune.schedule(c.Epochs, trainL.Len())
+		if err != nil {
+			return nil, &ConfigError{File: c.file, Msg: err.Error()}
+		}
+		if opt, err = prune.NewOptimizer(opt, net, ps); err != nil {
+			return nil, err
+		}
+	}
 	res.OptimizerStateBytes = func() int64 { return ddp.StateBytes(opt) }
 	sched, err := c.newSchedule(opt)
 	if err != nil {
@@ -329,6 +342,16 @@ func (c *Config) finish(dist *distributed, res *Result, splits *Splits, net *nn.
 	}
 	if err := dist.reportOverlap(res, c.Distributed.Timeline); err != nil {
 		return res, err
+	}
+	if p := c.Prune; p != nil {
+		m.Info["sparsity"] = prune.Sparsity(net)
+		if p.Method == "structured" && (p.Shrink == nil || *p.Shrink) {
+			small, spec, err := prune.Shrink(net, m.Spec)
+			if err != nil {
+				return res, err
+			}
+			m.Net, m.Spec = small, spec
+		}
 	}
 	if err := m.Save(res.ModelPath); err != nil {
 		return res, err
