@@ -52,6 +52,12 @@ func (c LossScale) withDefaults() (LossScale, error) {
 	return c, nil
 }
 
+// Validate reports a setting out of range (zero fields take defaults).
+func (c LossScale) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // lossScaler is the state of dynamic loss scaling.
 type lossScaler struct {
 	cfg     LossScale

@@ -98,7 +98,11 @@ func (c *Config) precision() (tensor.Precision, *train.LossScale, error) {
 		return 0, nil, fmt.Errorf("loss_scale: applies to precision fp16 only, not %v", p)
 	}
 	l := c.LossScale
-	return p, &train.LossScale{Init: l.Init, Growth: l.Growth, Backoff: l.Backoff, Interval: l.GrowthInterval}, nil
+	ls := &train.LossScale{Init: l.Init, Growth: l.Growth, Backoff: l.Backoff, Interval: l.GrowthInterval}
+	if err := ls.Validate(); err != nil {
+		return 0, nil, fmt.Errorf("loss_scale: %w", err)
+	}
+	return p, ls, nil
 }
 
 // PruneConfig prunes the weights of the model's Linear and Conv2d layers
