@@ -380,23 +380,32 @@ func sbgemmPackBT(v *sbgemmVariant, bf *sbgemmBuf, n, k, kp, kpp int, b []float3
 // sbgemmRef is the reference the tests compare against: op(A) and op(B)
 // rounded to bfloat16 element by element, products summed in float64.
 func sbgemmRef(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	at := func(i, p int) float64 {
-		if transA {
-			return float64(bf16Value(bf16Bits(a[p*lda+i])))
+	rows := make([]float64, m*k) // rows[i*k+p] = op(A)(i, p), rounded
+	cols := make([]float64, n*k) // cols[j*k+p] = op(B)(p, j), rounded
+	round := func(x float32) float64 { return float64(bf16Value(bf16Bits(x))) }
+	for i := 0; i < m; i++ {
+		for p := 0; p < k; p++ {
+			if transA {
+				rows[i*k+p] = round(a[p*lda+i])
+			} else {
+				rows[i*k+p] = round(a[i*lda+p])
+			}
 		}
-		return float64(bf16Value(bf16Bits(a[i*lda+p])))
 	}
-	bt := func(p, j int) float64 {
-		if transB {
-			return float64(bf16Value(bf16Bits(b[j*ldb+p])))
+	for j := 0; j < n; j++ {
+		for p := 0; p < k; p++ {
+			if transB {
+				cols[j*k+p] = round(b[j*ldb+p])
+			} else {
+				cols[j*k+p] = round(b[p*ldb+j])
+			}
 		}
-		return float64(bf16Value(bf16Bits(b[p*ldb+j])))
 	}
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			var s float64
-			for p := 0; p < k; p++ {
-				s += at(i, p) * bt(p, j)
+			for p, x := range rows[i*k : i*k+k] {
+				s += x * cols[j*k+p]
 			}
 			v := float64(alpha) * s
 			if beta != 0 {
