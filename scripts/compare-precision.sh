@@ -12,7 +12,9 @@
 #   scripts/compare-precision.sh [mlp] [cnn]      (default: both)
 #
 # Env: EPOCHS_MLP (default 3), EPOCHS_CNN (default 1), ROUNDS (default 3),
-# PY (default /usr/bin/python3), FP16=1 adds fathom's emulated fp16.
+# PY (default /usr/bin/python3), FP16=1 adds fathom's emulated fp16,
+# TORCH_BATCHES=N times only N PyTorch batches and extrapolates the epoch
+# (no PyTorch accuracy then; for a loaded machine).
 # Goals of issue 16: bf16 GEMM ≥ 1.6× float32 GFLOP/s; bf16 accuracy within
 # 0.3 point of float32. On a loaded machine the times are indicative: compare
 # the ratios of a run, not absolute figures across runs.
@@ -55,7 +57,7 @@ for m in $MODELS; do
   done
   for p in fp32 bf16; do
     echo "== pytorch $m $p ($epochs epochs)" >&2
-    "$PY" scripts/precision_torch.py --model "$m" --precision "$p" --epochs "$epochs" | sed 's/^{/{"who":"pytorch",/' >> "$TRAIN"
+    "$PY" scripts/precision_torch.py --model "$m" --precision "$p" --epochs "$epochs" --max-batches "${TORCH_BATCHES:-0}" | sed 's/^{/{"who":"pytorch",/' >> "$TRAIN"
   done
 done
 
@@ -79,9 +81,11 @@ base = {}
 for r in rows:
     sec = r.get("seconds_per_epoch", r.get("sec_per_epoch"))
     acc = r.get("test_accuracy", r.get("test_acc"))
+    if acc is None:
+        acc = float("nan")
     if r["precision"] in ("float32", "fp32"):
         base[(r["model"], r["who"])] = (sec, acc)
     b = base.get((r["model"], r["who"]), (sec, acc))
-    print(f"{r['model']:5s} {r['who']:8s} {r['precision']:9s} {sec:8.2f} {sec / b[0]:7.2f} {acc:8.4f}"
+    print(f"{r['model']:5s} {r['who']:8s} {r['precision']:9s} {sec:8.2f}{'*' if r.get('extrapolated') else ' '}{sec / b[0]:6.2f} {acc:8.4f}"
           f"{'' if r['precision'] in ('float32', 'fp32') else f'  (Δacc {100 * (acc - b[1]):+.2f} pt)'}")
 PY

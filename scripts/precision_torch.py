@@ -6,9 +6,12 @@ As in the anchors' job2_mlp.py / job3_cnn.py: the data set is in memory as
 float32 (pixels/255), each epoch draws a seeded permutation and slices
 mini-batches; epoch time covers permutation, forward, backward and step.
 Prints one JSON line: {"model", "precision", "sec_per_epoch" (median),
-"epoch_secs", "test_acc"}.
+"epoch_secs", "test_acc"}. With --max-batches N only N batches are timed,
+after 10 untimed ones, and sec_per_epoch is their mean time times the
+batches of an epoch ("extrapolated": true, no accuracy): on a loaded
+machine a full PyTorch epoch can take many minutes.
 
-Usage: /usr/bin/python3 scripts/precision_torch.py --model mlp|cnn --precision fp32|bf16 [--epochs N]
+Usage: /usr/bin/python3 scripts/precision_torch.py --model mlp|cnn --precision fp32|bf16 [--epochs N] [--max-batches N]
 """
 import argparse
 import contextlib
@@ -56,6 +59,7 @@ def main():
     p.add_argument("--precision", choices=["fp32", "bf16"], required=True)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-batches", type=int, default=0)
     a = p.parse_args()
     xtr, ytr = load("train")
     xte, yte = load("t10k")
@@ -71,6 +75,25 @@ def main():
 
     secs = []
     n = xtr.shape[0]
+    if a.max_batches > 0:
+        perm = torch.randperm(n, generator=gen)
+        model.train()
+        starts = list(range(0, n, 64))
+        t0 = None
+        for b, i in enumerate(starts[:10 + a.max_batches]):
+            if b == 10:
+                t0 = time.perf_counter()
+            idx = perm[i:i + 64]
+            opt.zero_grad(set_to_none=True)
+            with cast():
+                loss = F.cross_entropy(model(xtr[idx]), ytr[idx])
+            loss.backward()
+            opt.step()
+        per = (time.perf_counter() - t0) / a.max_batches
+        print(json.dumps({"model": a.model, "precision": a.precision, "sec_per_epoch": per * len(starts),
+                          "extrapolated": True, "batches_timed": a.max_batches, "test_acc": None,
+                          "torch": torch.__version__}))
+        return
     for _ in range(a.epochs):
         model.train()
         t0 = time.perf_counter()

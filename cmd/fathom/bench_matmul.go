@@ -108,7 +108,7 @@ gives GFLOP/s = 2·m·n·k / t. --n alone means a square n×n product.`,
 	f.IntVar(&n, "n", 1024, "columns of B and C (and every size when --m/--k are not given)")
 	f.IntVar(&m, "m", 0, "rows of A and C (default --n)")
 	f.IntVar(&k, "k", 0, "columns of A, rows of B (default --n)")
-	f.StringVar(&dtype, "dtype", "f32", "element type: f32 or f64")
+	f.StringVar(&dtype, "dtype", "f32", "element type: f32, f64 or bf16 (float32 in and out, bfloat16 products)")
 	f.BoolVar(&transA, "trans-a", false, "multiply by Aᵀ (A stored k×m)")
 	f.BoolVar(&transB, "trans-b", false, "multiply by Bᵀ (B stored n×k)")
 	f.IntVar(&iters, "iters", 5, "number of timed samples (the median is reported)")
