@@ -6,15 +6,16 @@
 #
 #   scripts/compare-pruning.sh [mlp] [cnn]      (default: both)
 #
-# Each row is one `fathom train` run: EPOCHS epochs, pruned from the start
-# of epoch 1 (after one dense epoch), the sparsity raised along the cubic
-# ramp until the start of epoch EPOCHS-1 (one-shot when that is not later),
-# the last epoch fine-tuning with the masks held. The baseline row trains
-# the same epochs unpruned. rows/s is `fathom bench infer --batches 64`
+# Each row is one `fathom train` run: EPOCHS epochs, pruned from
+# PRUNE_START (default 1: after one dense epoch; fractions of an epoch
+# allowed), the sparsity raised along the cubic ramp until PRUNE_END
+# (default EPOCHS-1; one-shot when that is not later), the rest of training
+# fine-tuning with the masks held. The baseline row trains the same epochs
+# unpruned. rows/s is `fathom bench infer --batches 64`
 # (median of 3 passes over the 10 000 test images).
 #
 # Env: EPOCHS_MLP (default 3), EPOCHS_CNN (default 2), SPARSITIES
-# (default "0.5 0.75 0.9"). Times on a loaded machine are indicative.
+# (default "0.5 0.75 0.9"), PRUNE_START, PRUNE_END (see above). Times on a loaded machine are indicative.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODELS=${*:-mlp cnn}
@@ -28,8 +29,8 @@ OUT=$WORK/rows.jsonl
 run() { # model method sparsity epochs
   local m=$1 method=$2 s=$3 e=$4 dir=$WORK/$1-$2-$3 set=()
   if [[ $method != none ]]; then
-    local end=$((e - 1))
-    set=(--set "prune={method: $method, sparsity: $s, start_epoch: 1, end_epoch: $end, every_steps: 50}")
+    local start=${PRUNE_START:-1} end=${PRUNE_END:-$((e - 1))}
+    set=(--set "prune={method: $method, sparsity: $s, start_epoch: $start, end_epoch: $end, every_steps: 50}")
   fi
   echo "== $m $method $s ($e epochs)" >&2
   "$WORK/fathom" train "examples/fashion-$m.yaml" --quiet --json --set "epochs=$e" --set "output.dir=$dir" "${set[@]}" \

@@ -118,10 +118,12 @@ type PruneConfig struct {
 	// Scope, for magnitude, is layer (the default) or global.
 	Scope string `yaml:"scope"`
 	// Norm, for structured, is l1 (the default) or l2.
-	Norm       string `yaml:"norm"`
-	StartEpoch int    `yaml:"start_epoch"`
-	EndEpoch   int    `yaml:"end_epoch"`
-	EverySteps int    `yaml:"every_steps"` // default 100
+	Norm string `yaml:"norm"`
+	// StartEpoch and EndEpoch may be fractions (0.25: a quarter into the
+	// first epoch).
+	StartEpoch float64 `yaml:"start_epoch"`
+	EndEpoch   float64 `yaml:"end_epoch"`
+	EverySteps int     `yaml:"every_steps"` // default 100
 	// Shrink, for structured (default true), removes the pruned units
 	// from the saved model (prune.Shrink): a smaller, faster network.
 	Shrink *bool `yaml:"shrink"`
@@ -130,7 +132,8 @@ type PruneConfig struct {
 // schedule returns the prune.Schedule of the config for an epoch of
 // stepsPerEpoch steps.
 func (p *PruneConfig) schedule(epochs, stepsPerEpoch int) (prune.Schedule, error) {
-	s := prune.Schedule{Sparsity: p.Sparsity, Begin: p.StartEpoch * stepsPerEpoch, End: p.EndEpoch * stepsPerEpoch, Every: p.EverySteps}
+	s := prune.Schedule{Sparsity: p.Sparsity, Begin: int(math.Round(p.StartEpoch * float64(stepsPerEpoch))),
+		End: int(math.Round(p.EndEpoch * float64(stepsPerEpoch))), Every: p.EverySteps}
 	if s.Every == 0 {
 		s.Every = 100
 	}
@@ -160,11 +163,11 @@ func (p *PruneConfig) schedule(epochs, stepsPerEpoch int) (prune.Schedule, error
 	case !(p.Sparsity > 0 && p.Sparsity < 1):
 		return s, fmt.Errorf("prune.sparsity: want a fraction in (0, 1), got %g", p.Sparsity)
 	case p.StartEpoch < 0 || p.EverySteps < 0:
-		return s, fmt.Errorf("prune: start_epoch and every_steps must not be negative, got %d and %d", p.StartEpoch, p.EverySteps)
-	case p.StartEpoch >= epochs && epochs > 0:
-		return s, fmt.Errorf("prune.start_epoch: %d is not before the last epoch (epochs: %d), so nothing would be pruned", p.StartEpoch, epochs)
-	case p.EndEpoch > epochs:
-		return s, fmt.Errorf("prune.end_epoch: %d is after the last epoch (epochs: %d)", p.EndEpoch, epochs)
+		return s, fmt.Errorf("prune: start_epoch and every_steps must not be negative, got %g and %d", p.StartEpoch, p.EverySteps)
+	case p.StartEpoch >= float64(epochs) && epochs > 0:
+		return s, fmt.Errorf("prune.start_epoch: %g is not before the end of training (epochs: %d), so nothing would be pruned", p.StartEpoch, epochs)
+	case p.EndEpoch > float64(epochs):
+		return s, fmt.Errorf("prune.end_epoch: %g is after the end of training (epochs: %d)", p.EndEpoch, epochs)
 	case p.Shrink != nil && s.Method != prune.StructuredMethod:
 		return s, errors.New("prune.shrink: applies to method structured only")
 	}
