@@ -26,7 +26,7 @@ const (
 	// PrecisionFP16 rounds both operands to IEEE binary16 (values beyond
 	// ±65504 become ±Inf, those below 2^-24 zero) and multiplies them with
 	// the float32 kernel: products of binary16 values accumulated in
-	// float32, emulated, since this CPU has no fp16 dot product. It is
+	// float32, emulated (fathom has no fp16 GEMM kernel). It is
 	// meant for training with loss scaling (train.LossScale).
 	PrecisionFP16
 )
