@@ -61,7 +61,8 @@ func (m *Model) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return WriteModel(path, a, StateEntries(m.Net), nil)
+	entries, meta := SparseEntries(StateEntries(m.Net))
+	return WriteModel(path, a, entries, meta)
 }
 
 // Load reads a model file, rebuilds the network from its spec and
@@ -78,6 +79,10 @@ func Load(path string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	tensors, err := DenseEntries(f.Tensors, f.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	spec, err := nn.DecodeSpecJSON(a.Model)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -91,7 +96,7 @@ func Load(path string) (*Model, error) {
 	// declaring layers far larger than its weights fails before they are
 	// allocated.
 	stored := int64(0)
-	for _, e := range f.Tensors {
+	for _, e := range tensors {
 		n := int64(1)
 		for _, d := range e.Shape {
 			n *= int64(d)
@@ -122,7 +127,7 @@ func Load(path string) (*Model, error) {
 		}
 		m.Scaler = &data.Standardizer{Mean: s.Mean, Std: s.Std}
 	}
-	if err := LoadEntries(net, f.Tensors); err != nil {
+	if err := LoadEntries(net, tensors); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	net.Eval()

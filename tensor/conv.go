@@ -224,7 +224,7 @@ type convOps[T float] struct {
 }
 
 var (
-	convF32 = &convOps[float32]{gemm: kernel.Sgemm, dot: kernel.DotF32, sum: kernel.SumF32}
+	convF32 = &convOps[float32]{gemm: sgemmAuto, dot: kernel.DotF32, sum: kernel.SumF32}
 	convF64 = &convOps[float64]{gemm: kernel.Dgemm, dot: kernel.DotF64, sum: kernel.SumF64}
 )
 

@@ -52,7 +52,7 @@ func gemmCall(c *Tensor, co int, a *Tensor, ao int, ta bool, lda int, b *Tensor,
 	}
 	switch c.dtype {
 	case Float32:
-		kernel.Sgemm(ta, tb, m, n, k, 1, data[float32](a)[ao:], lda, data[float32](b)[bo:], ldb, float32(beta), data[float32](c)[co:], n)
+		sgemmAuto(ta, tb, m, n, k, 1, data[float32](a)[ao:], lda, data[float32](b)[bo:], ldb, float32(beta), data[float32](c)[co:], n)
 	case Float64:
 		kernel.Dgemm(ta, tb, m, n, k, 1, data[float64](a)[ao:], lda, data[float64](b)[bo:], ldb, beta, data[float64](c)[co:], n)
 	default:
@@ -350,7 +350,7 @@ const linearSmallRows = 2
 // addTo, by matrix-vector products when x2 has at most linearSmallRows rows and x2
 // and w are contiguous float32; it reports whether it did.
 func linearRowsF32(out, x2, w *Tensor, rows int, addTo bool) bool {
-	if rows > linearSmallRows || out.dtype != Float32 || !x2.IsContiguous() || !w.IsContiguous() {
+	if rows > linearSmallRows || out.dtype != Float32 || !x2.IsContiguous() || !w.IsContiguous() || Autocast() != PrecisionFloat32 {
 		return false
 	}
 	in := w.shape[1]

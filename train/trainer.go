@@ -145,6 +145,14 @@ type Options struct {
 	// MicroShards smaller passes per step and gives up overlapping the
 	// all-reduce with backward; see deterministic.go.
 	MicroShards int
+	// Precision is the arithmetic of the matrix products (MatMul, Linear,
+	// Conv2d) of the forward and backward passes: float32 (the zero
+	// value), bf16 or fp16 (see tensor.Precision); parameters, optimizer
+	// state, reductions and the loss stay float32, as with torch.autocast.
+	Precision tensor.Precision
+	// LossScale tunes the dynamic loss scaling of fp16 precision (nil: the
+	// defaults); it is an error with another precision.
+	LossScale *LossScale
 }
 
 // Trainer runs the training loop of a model: epochs of mini-batch steps,
@@ -164,6 +172,7 @@ type Trainer struct {
 	bad         int         // epochs since it improved
 	stopped     bool        // early stopping fired
 	fixed       *fixedState // deterministic training (Options.MicroShards)
+	scaler      *lossScaler // fp16 loss scaling (Options.Precision)
 }
 
 // New checks the options and returns a trainer positioned at the start.
@@ -221,6 +230,9 @@ func New(opts Options) (*Trainer, error) {
 		opts.Strategy = Local{}
 	}
 	t := &Trainer{opts: opts, partial: metrics.Accumulator{Task: opts.Task}}
+	if err := t.setupPrecision(); err != nil {
+		return nil, err
+	}
 	t.best = math.Inf(1)
 	if runlog.HigherIsBetter(es.Monitor) {
 		t.best = math.Inf(-1)
@@ -355,19 +367,15 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 			}
 		} else if b.Size > 0 {
-			out = o.Model.Forward(b.X)
-			loss := o.Loss(out, b)
-			lv = loss.Item()
-			if math.IsNaN(lv) || math.IsInf(lv, 0) {
-				return runlog.Epoch{}, &NonFiniteLossError{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Loss: lv}
-			}
-			opt.ZeroGrad()
-			if bb, ok := st.(beforeBackward); ok {
-				if err := bb.BeforeBackward(loss); err != nil {
-					return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+			var err error
+			if out, lv, err = t.forwardBackward(b); err != nil {
+				var nf *NonFiniteLossError
+				if errors.As(err, &nf) {
+					nf.Epoch, nf.Batch, nf.Batches = epoch+1, k+1, nb
+					return runlog.Epoch{}, nf
 				}
+				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 			}
-			loss.Backward()
 		} else {
 			opt.ZeroGrad()
 		}
@@ -379,11 +387,16 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
 			}
 		}
-		if err := t.clip(params); err != nil {
-			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
-		}
-		if err := opt.Step(); err != nil {
-			return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+		if t.scaler != nil && b.Size > 0 && !t.scaler.unscale(params) {
+			// Overflow in the fp16 gradients: no step, a smaller scale.
+			opt.ZeroGrad()
+		} else {
+			if err := t.clip(params); err != nil {
+				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+			}
+			if err := opt.Step(); err != nil {
+				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+			}
 		}
 		if t.fixed != nil {
 			if err := t.afterFixedStep(); err != nil {

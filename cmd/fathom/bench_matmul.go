@@ -95,8 +95,14 @@ each), and peak_gflops is the VPDPBUSD throughput on the same cores.`,
 				}
 				call = int8MatmulCall(m, n, k)
 				peak = int8PeakGFlops(runtime.GOMAXPROCS(0))
+			case "bf16", "bfloat16":
+				// float32 in and out, bfloat16 products (kernel.SgemmBF16);
+				// the time includes rounding A and B to bfloat16.
+				dtype = "bf16"
+				a, b, c := randF32(m*k), randF32(k*n), make([]float32, m*n)
+				call = func() { kernel.SgemmBF16(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, n) }
 			default:
-				return fmt.Errorf("bench matmul: unknown --dtype %q (want float32, float64 or int8)", dtype)
+				return fmt.Errorf("bench matmul: unknown --dtype %q (want float32, float64, int8 or bf16)", dtype)
 			}
 			sec, samples := medianTime(call, iters, minTime)
 			res := matmulResult{
@@ -128,7 +134,7 @@ each), and peak_gflops is the VPDPBUSD throughput on the same cores.`,
 	f.IntVar(&n, "n", 1024, "columns of B and C (and every size when --m/--k are not given)")
 	f.IntVar(&m, "m", 0, "rows of A and C (default --n)")
 	f.IntVar(&k, "k", 0, "columns of A, rows of B (default --n)")
-	f.StringVar(&dtype, "dtype", "float32", "element type: float32 (f32), float64 (f64) or int8")
+	f.StringVar(&dtype, "dtype", "float32", "element type: float32 (f32), float64 (f64), int8, or bf16 (float32 in and out, bfloat16 products)")
 	f.BoolVar(&transA, "trans-a", false, "multiply by Aᵀ (A stored k×m)")
 	f.BoolVar(&transB, "trans-b", false, "multiply by Bᵀ (B stored n×k)")
 	f.IntVar(&iters, "iters", 5, "number of timed samples (the median is reported)")

@@ -43,6 +43,7 @@ var floors = map[string]int{
 	"trials":    5, // fathom tune's search: trials, queue (in process or over the job store), ASHA, results table and plot
 	"dashboard": 4, // the live page of a job: plain events, no trainer (train/job feeds it)
 	"quant":     4, // post-training quantization of an nn model: observers, layer swap
+	"prune":     4, // pruning on nn, optim and tensor; train/job drives it
 	"cmd/":      7, "examples/": 7, "deploy": 7,
 }
 

@@ -82,3 +82,8 @@ func Levels() []Level {
 	}
 	return ls
 }
+
+// HasAVX512BF16 reports whether this CPU and build can run the bfloat16
+// kernels: AVX-512 with the BF16 extension (VDPBF16PS, VCVTNEPS2BF16). It is
+// not a Level of its own: only the bf16 GEMM of internal/kernel needs it.
+func HasAVX512BF16() bool { return hasAVX512BF16 }

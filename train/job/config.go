@@ -18,6 +18,7 @@ import (
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/prune"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 )
@@ -58,6 +59,13 @@ type Config struct {
 	// Distributed tunes data-parallel training (WORLD_SIZE > 1); a
 	// single-process run accepts and ignores it.
 	Distributed DistributedConfig `yaml:"distributed"`
+	// Precision is the arithmetic of the matrix products of training:
+	// float32 (default), bf16 or fp16 (train.Options.Precision); LossScale
+	// tunes fp16's dynamic loss scaling.
+	Precision string           `yaml:"precision"`
+	LossScale *LossScaleConfig `yaml:"loss_scale"`
+	// Prune prunes the model while it trains (see PruneConfig).
+	Prune *PruneConfig `yaml:"prune"`
 
 	// InitFrom, if set, is a model file (fathom train's) whose weights
 	// start the model, matched by name and shape; the last layer (the
@@ -76,6 +84,103 @@ type Config struct {
 	file       string
 	modelLines []int
 	text       []byte
+}
+
+// LossScaleConfig is train.LossScale in a config (zero fields: defaults).
+type LossScaleConfig struct {
+	Init           float64 `yaml:"init"`
+	Growth         float64 `yaml:"growth"`
+	Backoff        float64 `yaml:"backoff"`
+	GrowthInterval int     `yaml:"growth_interval"`
+}
+
+// precision returns the train.Options precision and loss scaling.
+func (c *Config) precision() (tensor.Precision, *train.LossScale, error) {
+	p, err := tensor.ParsePrecision(c.Precision)
+	if err != nil {
+		return 0, nil, fmt.Errorf("precision: %w", err)
+	}
+	if c.LossScale == nil {
+		return p, nil, nil
+	}
+	if p != tensor.PrecisionFP16 {
+		return 0, nil, fmt.Errorf("loss_scale: applies to precision fp16 only, not %v", p)
+	}
+	l := c.LossScale
+	ls := &train.LossScale{Init: l.Init, Growth: l.Growth, Backoff: l.Backoff, Interval: l.GrowthInterval}
+	if err := ls.Validate(); err != nil {
+		return 0, nil, fmt.Errorf("loss_scale: %w", err)
+	}
+	return p, ls, nil
+}
+
+// PruneConfig prunes the weights of the model's Linear and Conv2d layers
+// while it trains (package prune): at the start of epoch StartEpoch
+// (0: before the first step), or gradually from StartEpoch to EndEpoch,
+// the sparsity rising along a cubic ramp and the masks recomputed every
+// EverySteps steps; pruned weights stay zero through the optimizer steps.
+type PruneConfig struct {
+	// Method is magnitude (single weights, the default) or structured
+	// (whole neurons and channels).
+	Method   string  `yaml:"method"`
+	Sparsity float64 `yaml:"sparsity"`
+	// Scope, for magnitude, is layer (the default) or global.
+	Scope string `yaml:"scope"`
+	// Norm, for structured, is l1 (the default) or l2.
+	Norm string `yaml:"norm"`
+	// StartEpoch and EndEpoch may be fractions (0.25: a quarter into the
+	// first epoch).
+	StartEpoch float64 `yaml:"start_epoch"`
+	EndEpoch   float64 `yaml:"end_epoch"`
+	EverySteps int     `yaml:"every_steps"` // default 100
+	// Shrink, for structured (default true), removes the pruned units
+	// from the saved model (prune.Shrink): a smaller, faster network.
+	Shrink *bool `yaml:"shrink"`
+}
+
+// schedule returns the prune.Schedule of the config for an epoch of
+// stepsPerEpoch steps.
+func (p *PruneConfig) schedule(epochs, stepsPerEpoch int) (prune.Schedule, error) {
+	s := prune.Schedule{Sparsity: p.Sparsity, Begin: int(math.Round(p.StartEpoch * float64(stepsPerEpoch))),
+		End: int(math.Round(p.EndEpoch * float64(stepsPerEpoch))), Every: p.EverySteps}
+	if s.Every == 0 {
+		s.Every = 100
+	}
+	switch p.Method {
+	case "", "magnitude":
+		s.Method = prune.MagnitudeMethod
+	case "structured":
+		s.Method = prune.StructuredMethod
+	default:
+		return s, fmt.Errorf("prune.method: unknown method %q (want magnitude or structured)", p.Method)
+	}
+	switch p.Scope {
+	case "", "layer":
+	case "global":
+		s.Scope = prune.Global
+	default:
+		return s, fmt.Errorf("prune.scope: unknown scope %q (want layer or global)", p.Scope)
+	}
+	switch p.Norm {
+	case "", "l1":
+	case "l2":
+		s.Norm = prune.L2
+	default:
+		return s, fmt.Errorf("prune.norm: unknown norm %q (want l1 or l2)", p.Norm)
+	}
+	switch {
+	case !(p.Sparsity > 0 && p.Sparsity < 1):
+		return s, fmt.Errorf("prune.sparsity: want a fraction in (0, 1), got %g", p.Sparsity)
+	case p.StartEpoch < 0 || p.EverySteps < 0:
+		return s, fmt.Errorf("prune: start_epoch and every_steps must not be negative, got %g and %d", p.StartEpoch, p.EverySteps)
+	case p.StartEpoch >= float64(epochs) && epochs > 0:
+		return s, fmt.Errorf("prune.start_epoch: %g is not before the end of training (epochs: %d), so nothing would be pruned", p.StartEpoch, epochs)
+	case p.EndEpoch > float64(epochs):
+		return s, fmt.Errorf("prune.end_epoch: %g is after the end of training (epochs: %d)", p.EndEpoch, epochs)
+	case p.Shrink != nil && s.Method != prune.StructuredMethod:
+		return s, errors.New("prune.shrink: applies to method structured only")
+	}
+	return s, nil
 }
 
 // DataConfig says where the data comes from and how to prepare it.
@@ -668,6 +773,14 @@ func (c *Config) validate() error {
 	}
 	if c.Output.CheckpointEvery < 0 {
 		return fmt.Errorf("output.checkpoint_every: must not be negative, got %d", c.Output.CheckpointEvery)
+	}
+	if _, _, err := c.precision(); err != nil {
+		return err
+	}
+	if c.Prune != nil {
+		if _, err := c.Prune.schedule(c.Epochs, 1); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/prune"
 	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
@@ -312,6 +313,21 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		// gradient buckets, bound when the data-parallel strategy starts.
 		opt = ddp.NewShardedOptimizer(c.newOptimizer)
 	}
+	if c.Prune != nil {
+		if dist != nil && c.Distributed.ShardOptimizer {
+			return nil, &ConfigError{File: c.file, Msg: "prune does not combine with distributed.shard_optimizer"}
+		}
+		if dist.isPSWorker() {
+			return nil, &ConfigError{File: c.file, Msg: "prune does not combine with distributed.strategy ps (the servers run the optimizer)"}
+		}
+		plan, err := c.Prune.schedule(c.Epochs, trainL.Len())
+		if err != nil {
+			return nil, &ConfigError{File: c.file, Msg: err.Error()}
+		}
+		if opt, err = prune.NewOptimizer(opt, net, plan); err != nil {
+			return nil, err
+		}
+	}
 	if dist.isPSWorker() {
 		// The optimizer runs on the servers; this one pushes and pulls.
 		if opt, err = dist.psOptimizer(ctx, net, opt); err != nil {
@@ -323,12 +339,16 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	if err != nil {
 		return nil, err
 	}
+	prec, scale, err := c.precision()
+	if err != nil {
+		return nil, err
+	}
 	tr, err := train.New(train.Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: sched,
 		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
 		Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
 		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport, Strategy: dist.strategy(),
-		MicroShards: c.Distributed.microShards()})
+		MicroShards: c.Distributed.microShards(), Precision: prec, LossScale: scale})
 	if err != nil {
 		return nil, err
 	}
@@ -406,6 +426,16 @@ func (c *Config) finish(dist *distributed, res *Result, splits *Splits, net *nn.
 	}
 	if err := dist.reportOverlap(res, c.Distributed.Timeline); err != nil {
 		return res, err
+	}
+	if p := c.Prune; p != nil {
+		m.Info["sparsity"] = prune.Sparsity(net)
+		if p.Method == "structured" && (p.Shrink == nil || *p.Shrink) {
+			small, spec, err := prune.Shrink(net, m.Spec)
+			if err != nil {
+				return res, err
+			}
+			m.Net, m.Spec = small, spec
+		}
 	}
 	if err := m.Save(res.ModelPath); err != nil {
 		return res, err

@@ -1,0 +1,5 @@
+//go:build purego || !amd64
+
+package kernel
+
+func sbgemmAsmVariants() []*sbgemmVariant { return nil }
