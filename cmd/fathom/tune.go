@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +29,7 @@ import (
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/mljob"
 	"github.com/fathom-ml/fathom/runlog"
+	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train/job"
 	"github.com/fathom-ml/fathom/trials"
 )
@@ -447,6 +449,19 @@ func runTuneOn(ctx context.Context, path string, f tuneFlags, board *dashboard.B
 	if par <= 0 {
 		par = max(runtime.GOMAXPROCS(0)/max(env.LocalWorldSize, 1), 1)
 	}
+	if par > 1 && kind == "train" {
+		// Mixed precision is a process-wide switch (tensor.SetAutocast):
+		// trials that set it run one at a time, so that each trains as it
+		// would alone.
+		if p, err := autocastTrials(path, f.sets, list); err != nil {
+			return err
+		} else if p != "" {
+			if stderr != nil && rank == 0 {
+				fmt.Fprintf(stderr, "tune: trials train with precision %s (a process-wide setting): one trial at a time in this process\n", p)
+			}
+			par = 1
+		}
+	}
 	if rank == 0 {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return fmt.Errorf("--out: %w", err)
@@ -673,4 +688,20 @@ func writeTuneResults(rs []trials.Result, model []byte, f tuneFlags, target *tun
 	fmt.Fprintf(stdout, "%d trials (%d done, %d stopped, %d failed) in %.2f s; best trial %d: %s %.6g; model %s, table %s\n",
 		sum.Trials, sum.Done, sum.Stopped, sum.Failed, sum.Seconds, sum.Best["trial"], sum.Metric, sum.Best["metric"], sum.BestModel, sum.CSV)
 	return nil
+}
+
+// autocastTrials returns the first precision other than float32 that a
+// trial's config (the base config, sets, then the trial's overrides)
+// trains with, or "".
+func autocastTrials(path string, sets []string, list []trials.Trial) (string, error) {
+	for _, tr := range list {
+		c, err := job.LoadConfig(path, append(slices.Clone(sets), tr.Overrides()...))
+		if err != nil {
+			return "", fmt.Errorf("trial %d: %w", tr.ID, err)
+		}
+		if p, err := tensor.ParsePrecision(c.Precision); err == nil && p != tensor.PrecisionFloat32 {
+			return p.String(), nil
+		}
+	}
+	return "", nil
 }

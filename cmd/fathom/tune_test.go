@@ -285,3 +285,20 @@ func TestTuneErrors(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 }
+
+// TestTuneMixedPrecisionOneAtATime: trials that train with precision bf16
+// (a process-wide switch) run one at a time whatever --parallel says.
+func TestTuneMixedPrecisionOneAtATime(t *testing.T) {
+	dir := t.TempDir()
+	f := tuneFlags{grid: []string{"precision=float32,bf16"}, sets: []string{"epochs=2"}, out: dir, quiet: true, parallel: 2}
+	var stderr strings.Builder
+	if err := runTune(context.Background(), "../../examples/iris.yaml", f, io.Discard, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if s := readTuneSummary(t, dir); s.Parallel != 1 || s.Done != 2 {
+		t.Errorf("summary: parallel %d, %d done; want 1 and 2", s.Parallel, s.Done)
+	}
+	if !strings.Contains(stderr.String(), "one trial at a time") {
+		t.Errorf("stderr does not say why: %q", stderr.String())
+	}
+}
