@@ -145,6 +145,10 @@ func DefaultConfig() Config {
 		MasterAddr:   DefaultMasterAddr,
 		Grace:        DefaultGrace,
 		TailLines:    DefaultTailLines,
+		// Workers that each use every CPU contend for them: the default
+		// splits the CPUs (torchrun sets OMP_NUM_THREADS=1 for the same
+		// reason); --threads-per-worker 0 leaves GOMAXPROCS alone.
+		ThreadsPerWorker: AutoThreads,
 	}
 }
 
@@ -311,7 +315,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.RendezvousHost, "rdzv-host", c.RendezvousHost, "with --rdzv-backend etcd: this node's address for the others (its store listens there when it is node 0 of a round); default: the address it reaches etcd from")
 	fs.DurationVar(&c.RendezvousLastCall, "rdzv-last-call", c.RendezvousLastCall, "with --rdzv-backend etcd: how long a round that has MIN nodes waits for more (0: 3s)")
 	fs.Var((*graceValue)(&c.Grace), "grace", "time between SIGTERM and SIGKILL when stopping workers (0: none)")
-	fs.Var((*threadsValue)(&c.ThreadsPerWorker), "threads-per-worker", "set GOMAXPROCS and OMP_NUM_THREADS of each worker to this number, or \"auto\" (CPUs / nproc-per-node); unset leaves them alone")
+	fs.Var((*threadsValue)(&c.ThreadsPerWorker), "threads-per-worker", "set GOMAXPROCS and OMP_NUM_THREADS of each worker to this number, or \"auto\" (the default: CPUs / nproc-per-node); 0 leaves them alone")
 	fs.BoolVar(&c.NoPrefix, "no-prefix", c.NoPrefix, "do not prefix worker output lines with \"[rank] \"")
 	fs.Var((*tailValue)(&c.TailLines), "tail-lines", "how many of a failed worker's last stderr lines the summary shows")
 }

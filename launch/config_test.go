@@ -17,17 +17,17 @@ func TestParseArgs(t *testing.T) {
 		{
 			name: "defaults",
 			args: []string{"--", "worker"},
-			want: Config{Command: []string{"worker"}, NProcPerNode: 1, NNodes: 1, MasterAddr: "127.0.0.1", Grace: 5 * time.Second, TailLines: 10},
+			want: Config{Command: []string{"worker"}, NProcPerNode: 1, NNodes: 1, MasterAddr: "127.0.0.1", Grace: 5 * time.Second, ThreadsPerWorker: AutoThreads, TailLines: 10},
 		},
 		{
 			name: "no dash-dash, command flags untouched",
 			args: []string{"-n", "4", "sh", "-c", "echo $RANK", "--grace", "1s"},
-			want: Config{Command: []string{"sh", "-c", "echo $RANK", "--grace", "1s"}, NProcPerNode: 4, NNodes: 1, MasterAddr: "127.0.0.1", Grace: 5 * time.Second, TailLines: 10},
+			want: Config{Command: []string{"sh", "-c", "echo $RANK", "--grace", "1s"}, NProcPerNode: 4, NNodes: 1, MasterAddr: "127.0.0.1", Grace: 5 * time.Second, ThreadsPerWorker: AutoThreads, TailLines: 10},
 		},
 		{
 			name: "multi-node",
 			args: []string{"--nproc-per-node=2", "--nnodes", "3", "--node-rank", "2", "--master-addr", "job-0.svc", "--master-port", "29500", "--", "fathom", "train", "x.yaml"},
-			want: Config{Command: []string{"fathom", "train", "x.yaml"}, NProcPerNode: 2, NNodes: 3, NodeRank: 2, MasterAddr: "job-0.svc", MasterPort: 29500, Grace: 5 * time.Second, TailLines: 10},
+			want: Config{Command: []string{"fathom", "train", "x.yaml"}, NProcPerNode: 2, NNodes: 3, NodeRank: 2, MasterAddr: "job-0.svc", MasterPort: 29500, Grace: 5 * time.Second, ThreadsPerWorker: AutoThreads, TailLines: 10},
 		},
 		{
 			name: "restarts, grace, threads, prefix, tail",
@@ -37,12 +37,17 @@ func TestParseArgs(t *testing.T) {
 		{
 			name: "no grace",
 			args: []string{"--grace=0", "w"},
-			want: Config{Command: []string{"w"}, NProcPerNode: 1, NNodes: 1, MasterAddr: "127.0.0.1", Grace: -1, TailLines: 10},
+			want: Config{Command: []string{"w"}, NProcPerNode: 1, NNodes: 1, MasterAddr: "127.0.0.1", Grace: -1, ThreadsPerWorker: AutoThreads, TailLines: 10},
 		},
 		{
 			name: "threads number",
 			args: []string{"--threads-per-worker=3", "w"},
 			want: Config{Command: []string{"w"}, NProcPerNode: 1, NNodes: 1, MasterAddr: "127.0.0.1", Grace: 5 * time.Second, ThreadsPerWorker: 3, TailLines: 10},
+		},
+		{
+			name: "threads left alone",
+			args: []string{"--threads-per-worker=0", "w"},
+			want: Config{Command: []string{"w"}, NProcPerNode: 1, NNodes: 1, MasterAddr: "127.0.0.1", Grace: 5 * time.Second, ThreadsPerWorker: 0, TailLines: 10},
 		},
 	} {
 		t.Run(test.name, func(t *testing.T) {
