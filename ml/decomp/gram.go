@@ -153,16 +153,15 @@ func (r *rows) dense() {
 
 // centeredGramian returns (X − 1·meanᵀ)ᵀ(X − 1·meanᵀ) (d × d) over every
 // rank's rows and its trace (the total sum of squares about the mean),
-// both all-reduced, without modifying X. Each rank writes its centered
-// rows transposed (d × n, in cache-sized tiles: the pass that centers
-// also transposes) and computes the lower triangle in row panels,
-// G[i:i+m, 0:i+m] = Xcᵀ[i:i+m]·Xcᵀ[0:i+m]ᵀ, one GEMM each with both
-// operands read along contiguous rows (BLAS's dsyrk, blocked: 5/8 of a
-// full product's work); the upper triangle is mirrored.
+// both all-reduced, without modifying X. Each rank centers its rows
+// gramChunk at a time into a float64 buffer that stays in cache and adds
+// the chunk's product to the lower triangle in row panels,
+// G[i:i+w, 0:i+w] += Cᵀ[i:i+w]·C[:, 0:i+w], one GEMM each (BLAS's dsyrk,
+// blocked: 5/8 of a full product's work); the upper triangle is mirrored.
+// The rows are never copied whole.
 func (r *rows) centeredGramian() (g []float64, trace float64, err error) {
 	n, d := r.n, r.d
-	var mean, xt []float64
-	var ss float64
+	var mean []float64
 	switch {
 	case r.sums != nil && r.x == nil:
 		mean = slices.Clone(r.sums)
@@ -179,20 +178,26 @@ func (r *rows) centeredGramian() (g []float64, trace float64, err error) {
 	for j := range mean {
 		mean[j] /= float64(r.total)
 	}
-	switch {
-	case r.x != nil:
-		xt, ss = centerTranspose(r.x, n, d, mean)
-	case r.src64 != nil:
-		xt, ss = centerTranspose(r.src64, n, d, mean)
-	default:
-		xt, ss = centerTranspose(r.src32, n, d, mean)
-	}
 	g = make([]float64, d*d+1)
+	var ss float64
 	if n > 0 {
+		buf := make([]float64, min(n, gramChunk)*d)
 		bw := (d + gramPanels - 1) / gramPanels
-		for bi := 0; bi < d; bi += bw {
-			m := min(bw, d-bi)
-			kernel.Dgemm(false, true, m, bi+m, n, 1, xt[bi*n:], n, xt, n, 0, g[bi*d:], d)
+		for r0 := 0; r0 < n; r0 += gramChunk {
+			m := min(gramChunk, n-r0)
+			c := buf[:m*d]
+			switch {
+			case r.x != nil:
+				ss += centerChunk(r.x[r0*d:(r0+m)*d], d, mean, c)
+			case r.src64 != nil:
+				ss += centerChunk(r.src64[r0*d:(r0+m)*d], d, mean, c)
+			default:
+				ss += centerChunk(r.src32[r0*d:(r0+m)*d], d, mean, c)
+			}
+			for bi := 0; bi < d; bi += bw {
+				w := min(bw, d-bi)
+				kernel.Dgemm(true, false, w, bi+w, m, 1, c[bi:], d, c, d, 1, g[bi*d:], d)
+			}
 		}
 	}
 	for i := range d {
@@ -205,6 +210,29 @@ func (r *rows) centeredGramian() (g []float64, trace float64, err error) {
 		return nil, 0, err
 	}
 	return g[:d*d], g[d*d], nil
+}
+
+// gramChunk is the number of rows centeredGramian centers and multiplies
+// at a time (784 columns: 6 MiB of float64).
+const gramChunk = 1024
+
+// centerChunk writes the rows x (row-major, d columns) minus mean into
+// dst as float64 and returns their sum of squares, in parallel row blocks
+// folded in order.
+func centerChunk[T float32 | float64](x []T, d int, mean []float64, dst []float64) float64 {
+	m := len(x) / d
+	return parallel.MapReduce(m, max(1, (1<<14)/d), 0.0, func(lo, hi int) float64 {
+		s := 0.0
+		for i := lo; i < hi; i++ {
+			row, out := x[i*d:(i+1)*d], dst[i*d:(i+1)*d]
+			for j, v := range row {
+				c := float64(v) - mean[j]
+				out[j] = c
+				s += c * c
+			}
+		}
+		return s
+	}, func(a, b float64) float64 { return a + b })
 }
 
 // colSums returns the column sums of x (n × d), in parallel chunks folded
@@ -222,32 +250,6 @@ func colSums[T float32 | float64](x []T, n, d int) []float64 {
 		kernel.AxpyF64(1, part, acc)
 		return acc
 	})
-}
-
-// centerTranspose returns (x − mean)ᵀ (d × n) and its sum of squares,
-// tile by tile (32 rows at a time, every column) on the worker pool.
-func centerTranspose[T float32 | float64](x []T, n, d int, mean []float64) ([]float64, float64) {
-	const tile = 32
-	xt := make([]float64, n*d)
-	ss := parallel.MapReduce((n+tile-1)/tile, 4, 0.0, func(lo, hi int) float64 {
-		s := 0.0
-		var buf [tile]float64
-		for bi := lo * tile; bi < min(hi*tile, n); bi += tile {
-			ie := min(bi+tile, n)
-			for j := range d {
-				m := mean[j]
-				col := buf[:ie-bi]
-				for i := range col {
-					v := float64(x[(bi+i)*d+j]) - m
-					col[i] = v
-					s += v * v
-				}
-				copy(xt[j*n+bi:], col)
-			}
-		}
-		return s
-	}, func(a, b float64) float64 { return a + b })
-	return xt, ss
 }
 
 // gramPanels is the number of row panels of centeredGramian's triangle.
