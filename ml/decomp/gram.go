@@ -253,7 +253,7 @@ func colSums[T float32 | float64](x []T, n, d int) []float64 {
 }
 
 // gramPanels is the number of row panels of centeredGramian's triangle.
-const gramPanels = 4
+const gramPanels = 8
 
 // center subtracts the column means over every rank from this rank's
 // rows (in place) and returns the means and this rank's sum of squares of
