@@ -9,31 +9,8 @@
 
   function $(id) { return document.getElementById(id); }
   function color(i) { return COLORS[i % COLORS.length]; }
-  function fmt(v, digits) {
-    if (v === null || v === undefined || !isFinite(v)) return '—';
-    var a = Math.abs(v);
-    if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(2);
-    return v.toFixed(digits === undefined ? 4 : digits);
-  }
-  function fmtTick(v) {
-    if (v === null || v === undefined) return '';
-    var a = Math.abs(v);
-    if (a === 0) return '0';
-    if (a < 1e-3 || a >= 1e12) return v.toExponential(1);
-    if (a >= 1e6) return parseFloat((v / 1e6).toPrecision(3)) + 'M';
-    if (a >= 1e4) return parseFloat((v / 1e3).toPrecision(3)) + 'k';
-    return String(parseFloat(v.toPrecision(4)));
-  }
-  function fmtInt(v) { return v === null || v === undefined ? '—' : Math.round(v).toLocaleString('en-US'); }
-  function fmtDuration(s) {
-    if (s === null || s === undefined || !isFinite(s) || s < 0) return '—';
-    if (s < 10) return s.toFixed(2) + 's';
-    s = Math.round(s);
-    var h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), r = s % 60;
-    if (h > 0) return h + 'h ' + m + 'm';
-    if (m > 0) return m + 'm ' + r + 's';
-    return r + 's';
-  }
+  var F = window.fathomFormat, fmt = F.fmt, fmtTick = F.tick, fmtInt = F.int;
+  function fmtDuration(s) { return F.duration(s, true); }
 
   // headline: the metric most runs plot per epoch (accuracy, rmse, ...).
   function headline(runs) {
