@@ -453,9 +453,7 @@ func runTuneOn(ctx context.Context, path string, f tuneFlags, board *dashboard.B
 		// Mixed precision is a process-wide switch (tensor.SetAutocast):
 		// trials that set it run one at a time, so that each trains as it
 		// would alone.
-		if p, err := autocastTrials(path, f.sets, list); err != nil {
-			return err
-		} else if p != "" {
+		if p := autocastTrials(path, f.sets, list); p != "" {
 			if stderr != nil && rank == 0 {
 				fmt.Fprintf(stderr, "tune: trials train with precision %s (a process-wide setting): one trial at a time in this process\n", p)
 			}
@@ -692,16 +690,16 @@ func writeTuneResults(rs []trials.Result, model []byte, f tuneFlags, target *tun
 
 // autocastTrials returns the first precision other than float32 that a
 // trial's config (the base config, sets, then the trial's overrides)
-// trains with, or "".
-func autocastTrials(path string, sets []string, list []trials.Trial) (string, error) {
+// trains with, or "". Configs that do not load are passed over.
+func autocastTrials(path string, sets []string, list []trials.Trial) string {
 	for _, tr := range list {
 		c, err := job.LoadConfig(path, append(slices.Clone(sets), tr.Overrides()...))
 		if err != nil {
-			return "", fmt.Errorf("trial %d: %w", tr.ID, err)
+			continue // the trial fails, saying why, when it runs
 		}
 		if p, err := tensor.ParsePrecision(c.Precision); err == nil && p != tensor.PrecisionFloat32 {
-			return p.String(), nil
+			return p.String()
 		}
 	}
-	return "", nil
+	return ""
 }
