@@ -154,9 +154,9 @@ func (r *rows) dense() {
 // centeredGramian returns (X − 1·meanᵀ)ᵀ(X − 1·meanᵀ) (d × d) over every
 // rank's rows and its trace (the total sum of squares about the mean),
 // both all-reduced, without modifying X. Each rank centers its rows
-// gramChunk at a time into a float64 buffer that stays in cache and adds
-// the chunk's product to the lower triangle in row panels,
-// G[i:i+w, 0:i+w] += Cᵀ[i:i+w]·C[:, 0:i+w], one GEMM each (BLAS's dsyrk,
+// gramChunk at a time into a transposed float64 buffer (d × m) that stays
+// in cache and adds the chunk's product to the lower triangle in row
+// panels, G[i:i+w, 0:i+w] += Cᵀ[i:i+w]·Cᵀ[0:i+w]ᵀ, one GEMM each (BLAS's dsyrk,
 // blocked: 5/8 of a full product's work); the upper triangle is mirrored.
 // The rows are never copied whole.
 func (r *rows) centeredGramian() (g []float64, trace float64, err error) {
@@ -196,7 +196,7 @@ func (r *rows) centeredGramian() (g []float64, trace float64, err error) {
 			}
 			for bi := 0; bi < d; bi += bw {
 				w := min(bw, d-bi)
-				kernel.Dgemm(true, false, w, bi+w, m, 1, c[bi:], d, c, d, 1, g[bi*d:], d)
+				kernel.Dgemm(false, true, w, bi+w, m, 1, c[bi*m:], m, c, m, 1, g[bi*d:], d)
 			}
 		}
 	}
@@ -217,18 +217,23 @@ func (r *rows) centeredGramian() (g []float64, trace float64, err error) {
 const gramChunk = 1024
 
 // centerChunk writes the rows x (row-major, d columns) minus mean into
-// dst as float64 and returns their sum of squares, in parallel row blocks
-// folded in order.
+// dst as float64, transposed (d × m: a column's values contiguous, the
+// layout the GEMM reads fastest), and returns their sum of squares, in
+// parallel blocks of 32 rows folded in order.
 func centerChunk[T float32 | float64](x []T, d int, mean []float64, dst []float64) float64 {
+	const tile = 32
 	m := len(x) / d
-	return parallel.MapReduce(m, max(1, (1<<14)/d), 0.0, func(lo, hi int) float64 {
+	return parallel.MapReduce((m+tile-1)/tile, 1, 0.0, func(lo, hi int) float64 {
 		s := 0.0
-		for i := lo; i < hi; i++ {
-			row, out := x[i*d:(i+1)*d], dst[i*d:(i+1)*d]
-			for j, v := range row {
-				c := float64(v) - mean[j]
-				out[j] = c
-				s += c * c
+		for i0 := lo * tile; i0 < min(hi*tile, m); i0 += tile {
+			ie := min(i0+tile, m)
+			for j := range d {
+				mj, col := mean[j], dst[j*m:(j+1)*m]
+				for i := i0; i < ie; i++ {
+					c := float64(x[i*d+j]) - mj
+					col[i] = c
+					s += c * c
+				}
 			}
 		}
 		return s
@@ -253,7 +258,7 @@ func colSums[T float32 | float64](x []T, n, d int) []float64 {
 }
 
 // gramPanels is the number of row panels of centeredGramian's triangle.
-const gramPanels = 8
+const gramPanels = 4
 
 // center subtracts the column means over every rank from this rank's
 // rows (in place) and returns the means and this rank's sum of squares of
@@ -420,6 +425,18 @@ func subspaceEigen(apply func(q []float64, p int, ritz bool) (z, t []float64, er
 			}
 		}
 		copy(q, z)
+		// Between checks one Cholesky QR pass keeps the block well
+		// conditioned; before the Ritz step of a check, two make it
+		// orthonormal to rounding (CholeskyQR2).
+		next := it + 1
+		if iters == 0 && next%4 != 0 && next != maxIter {
+			if !cholQR(q, d, p) {
+				if err := householderQR(q, d, p); err != nil {
+					return eigen{}, err
+				}
+			}
+			continue
+		}
 		if err := orthonormalize(q, d, p); err != nil {
 			return eigen{}, err
 		}
