@@ -83,11 +83,7 @@ func (b *Board) SetInfo(info RunInfo) {
 func (b *Board) AddStep(p Step) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	last := b.steps.open.Step
-	if b.steps.open.N == 0 && len(b.steps.points) > 0 {
-		last = b.steps.points[len(b.steps.points)-1].Step
-	}
-	if p.Step <= last {
+	if p.Step <= b.steps.last() {
 		return
 	}
 	if p.T == 0 {
@@ -281,7 +277,8 @@ type event struct {
 const maxStepsPerEvent = 5000
 
 // news returns the events a stream at c has not sent and moves c past
-// them: info, steps (in chunks), epochs, workers, then the end.
+// them: info, steps (in chunks), epochs, workers, trials, partitions,
+// then the end.
 func (b *Board) news(c *cursor) []event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -334,48 +331,49 @@ func (b *Board) news(c *cursor) []event {
 // ({"step":[...],"loss":[...],...}): half the bytes of an array of
 // objects, and the arrays the charts take. Non-finite values are null.
 func appendStepColumns(buf []byte, pts []Step) []byte {
-	cols := []struct {
-		name  string
-		exact bool // an integer: every digit
-		get   func(Step) float64
-	}{
-		{"step", true, func(p Step) float64 { return float64(p.Step) }},
-		{"epoch", true, func(p Step) float64 { return float64(p.Epoch) }},
-		{"batch", true, func(p Step) float64 { return float64(p.Batch) }},
-		{"batches", true, func(p Step) float64 { return float64(p.Batches) }},
-		{"loss", false, func(p Step) float64 { return p.Loss }},
-		{"lr", false, func(p Step) float64 { return p.LR }},
-		{"samples_per_sec", false, func(p Step) float64 { return p.SamplesPerSec }},
-		{"compute", false, func(p Step) float64 { return p.Compute }},
-		{"comm", false, func(p Step) float64 { return p.Comm }},
-		{"data", false, func(p Step) float64 { return p.Data }},
-		{"t", false, func(p Step) float64 { return p.T }},
-		{"n", true, func(p Step) float64 { return float64(p.N) }},
-	}
 	buf = append(buf, '{')
-	for i, c := range cols {
+	for i, c := range stepColumns {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		buf = append(buf, '"')
 		buf = append(buf, c.name...)
 		buf = append(buf, `":[`...)
+		prec := 7
+		if c.exact {
+			prec = -1
+		}
 		for j, p := range pts {
 			if j > 0 {
 				buf = append(buf, ',')
 			}
-			v := c.get(p)
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if v := c.get(p); math.IsNaN(v) || math.IsInf(v, 0) {
 				buf = append(buf, "null"...)
 			} else {
-				prec := 7
-				if c.exact {
-					prec = -1
-				}
 				buf = strconv.AppendFloat(buf, v, 'g', prec, 64)
 			}
 		}
 		buf = append(buf, ']')
 	}
 	return append(buf, '}')
+}
+
+// stepColumns are the columns appendStepColumns writes.
+var stepColumns = []struct {
+	name  string
+	exact bool // an integer: every digit
+	get   func(Step) float64
+}{
+	{"step", true, func(p Step) float64 { return float64(p.Step) }},
+	{"epoch", true, func(p Step) float64 { return float64(p.Epoch) }},
+	{"batch", true, func(p Step) float64 { return float64(p.Batch) }},
+	{"batches", true, func(p Step) float64 { return float64(p.Batches) }},
+	{"loss", false, func(p Step) float64 { return p.Loss }},
+	{"lr", false, func(p Step) float64 { return p.LR }},
+	{"samples_per_sec", false, func(p Step) float64 { return p.SamplesPerSec }},
+	{"compute", false, func(p Step) float64 { return p.Compute }},
+	{"comm", false, func(p Step) float64 { return p.Comm }},
+	{"data", false, func(p Step) float64 { return p.Data }},
+	{"t", false, func(p Step) float64 { return p.T }},
+	{"n", true, func(p Step) float64 { return float64(p.N) }},
 }

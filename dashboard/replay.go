@@ -155,21 +155,18 @@ func LoadRun(path string) (*Board, error) {
 		}
 		s.Status = Status{Done: true}
 		if n := len(s.Epochs); n > 0 {
-			var t float64
-			for _, e := range s.Epochs {
-				t += e.Seconds + e.EvalSeconds
-			}
-			s.Status.T = t
+			s.Status.T = s.Epochs[n-1].T // the epochs' seconds, summed
 		}
 	}
 	if s.Info.Title == "" {
-		s.Info.Title = runName(path)
+		s.Info.Title = RunName(path)
 	}
 	return Restore(s, 0), nil
 }
 
-// runName names a run after its directory.
-func runName(path string) string {
+// RunName names a run after its directory: path's base name, or that of
+// the directory holding the file path.
+func RunName(path string) string {
 	if st, err := os.Stat(path); err == nil && !st.IsDir() {
 		path = filepath.Dir(path)
 	}
@@ -249,10 +246,7 @@ func ReadMetricsCSV(r io.Reader) (State, error) {
 	if _, ok := seen["epoch"]; !ok {
 		return s, errors.New("header: no epoch column")
 	}
-	hasSteps := false
-	if _, ok := seen["steps"]; ok {
-		hasSteps = true
-	}
+	_, hasSteps := seen["steps"]
 	for row := 2; ; row++ {
 		rec, err := cr.Read()
 		if err == io.EOF {

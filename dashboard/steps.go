@@ -59,6 +59,14 @@ func (s *stepStore) commit() {
 	s.stride *= 2
 }
 
+// last returns the Step of the latest step recorded (0 before any).
+func (s *stepStore) last() int {
+	if s.open.N == 0 && len(s.points) > 0 {
+		return s.points[len(s.points)-1].Step
+	}
+	return s.open.Step
+}
+
 // after returns the committed points with Step > step.
 func (s *stepStore) after(step int) []Step {
 	i := sort.Search(len(s.points), func(i int) bool { return s.points[i].Step > step })

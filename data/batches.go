@@ -261,7 +261,7 @@ func openCSVBatches(path string, opts BatchOptions) (_ *csvBatches, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(skipBOM(r))
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	if opts.Comma != 0 {
@@ -283,14 +283,7 @@ func openCSVBatches(path string, opts BatchOptions) (_ *csvBatches, err error) {
 		}
 		pos[h] = j
 	}
-	b := &csvBatches{path: path, f: f, cr: cr, batch: opts.batch(), header: header, isNA: map[string]bool{}}
-	missing := opts.Missing
-	if missing == nil {
-		missing = DefaultMissing()
-	}
-	for _, m := range missing {
-		b.isNA[strings.ToLower(strings.TrimSpace(m))] = true
-	}
+	b := &csvBatches{path: path, f: f, cr: cr, batch: opts.batch(), header: header, isNA: missingSet(opts.Missing)}
 	if len(opts.Columns) == 0 {
 		for j := range header {
 			b.src = append(b.src, j)

@@ -199,3 +199,27 @@ func TestCSVBatches(t *testing.T) {
 		t.Fatalf("after the last batch: %v, want io.EOF", err)
 	}
 }
+
+// A UTF-8 byte order mark is not part of the first column's name, as with
+// ReadCSVFrame.
+func TestCSVBatchesBOM(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bom.csv")
+	if err := os.WriteFile(path, []byte("\ufeffid,x\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := OpenBatches(path, BatchOptions{Columns: []string{"id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if got := rd.Columns(); !slices.Equal(got, []string{"id"}) {
+		t.Fatalf("columns %q, want [id]", got)
+	}
+	f, _, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := f.Float64s("id"); !slices.Equal(v, []float64{1}) {
+		t.Fatalf("id %v, want [1]", v)
+	}
+}

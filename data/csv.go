@@ -140,12 +140,31 @@ func NewCSVScanner(r io.Reader, name string, opts CSVOptions) (*CSVScanner, erro
 	return newCSVScanner(r, name, opts)
 }
 
-func newCSVScanner(r io.Reader, name string, opts CSVOptions) (*CSVScanner, error) {
+// skipBOM returns a buffered reader over r past a leading UTF-8 byte
+// order mark, if any.
+func skipBOM(r io.Reader) *bufio.Reader {
 	br := bufio.NewReader(r)
-	if bom, _ := br.Peek(3); string(bom) == "\ufeff" { // a UTF-8 byte order mark
+	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
 		br.Discard(3)
 	}
-	cr := csv.NewReader(br)
+	return br
+}
+
+// missingSet returns the cell values that mean "missing", trimmed and
+// lower-cased, as a set; nil means DefaultMissing().
+func missingSet(missing []string) map[string]bool {
+	if missing == nil {
+		missing = defaultMissing
+	}
+	set := make(map[string]bool, len(missing))
+	for _, m := range missing {
+		set[strings.ToLower(strings.TrimSpace(m))] = true
+	}
+	return set
+}
+
+func newCSVScanner(r io.Reader, name string, opts CSVOptions) (*CSVScanner, error) {
+	cr := csv.NewReader(skipBOM(r))
 	if opts.Comma != 0 {
 		cr.Comma = opts.Comma
 	}
@@ -159,14 +178,7 @@ func newCSVScanner(r io.Reader, name string, opts CSVOptions) (*CSVScanner, erro
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s.classes = classes
-	missing := opts.Missing
-	if missing == nil {
-		missing = defaultMissing
-	}
-	s.isNA = make(map[string]bool, len(missing))
-	for _, m := range missing {
-		s.isNA[strings.ToLower(strings.TrimSpace(m))] = true
-	}
+	s.isNA = missingSet(opts.Missing)
 
 	first, err := cr.Read()
 	if err == io.EOF {

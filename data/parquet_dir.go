@@ -258,6 +258,14 @@ func hiveSegments(rel string) ([]string, []hiveValue, error) {
 	return names, vals, nil
 }
 
+// UnescapeHivePath decodes a key=value directory's key or value as
+// ReadParquetFrame does (see unescapePathName).
+func UnescapeHivePath(s string) string { return unescapePathName(s) }
+
+// HiveKind returns the kind ReadParquetFrame gives a key=value directory
+// column from its non-null values (see hiveKind).
+func HiveKind(vals []string) Kind { return hiveKind(vals) }
+
 // unescapePathName decodes the %XX escapes Spark and Hive write in
 // key=value directory names (for "/", "=", "%", ":" and other characters),
 // as PyArrow decodes them. A "%" not followed by two hex digits is kept.

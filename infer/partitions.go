@@ -3,7 +3,6 @@ package infer
 import (
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,13 +30,14 @@ type Partition struct {
 // Key is the value of a key=value directory column for one partition.
 type Key struct {
 	Name string
-	// Value is the decoded directory value; Null is set for Hive's
-	// __HIVE_DEFAULT_PARTITION__ (or an empty value).
+	// Value is the decoded directory value (data.UnescapeHivePath); Null
+	// is set for Hive's __HIVE_DEFAULT_PARTITION__ (or an empty value).
 	Value string
 	Null  bool
-	// Kind is the column's kind over the whole listing: Int64 when every
-	// value is an integer, Float64 when every one is a number, else
-	// String.
+	// Kind is the column's kind over the whole listing, as
+	// ReadParquetFrame types key columns (data.HiveKind): Int64 when
+	// every value is an integer, Float64 when every one is a decimal
+	// number, else String (also when every value is null).
 	Kind data.Kind
 }
 
@@ -207,10 +207,8 @@ func hiveKeys(rel string) []Key {
 		if !ok || k == "" {
 			continue
 		}
-		if u, err := url.PathUnescape(v); err == nil {
-			v = u
-		}
-		keys = append(keys, Key{Name: k, Value: v, Null: v == "" || v == hiveNull})
+		null := v == "" || v == hiveNull
+		keys = append(keys, Key{Name: data.UnescapeHivePath(k), Value: data.UnescapeHivePath(v), Null: null})
 	}
 	return keys
 }
@@ -236,22 +234,13 @@ func typeKeys(in string, ps []Partition) error {
 		}
 	}
 	for j := range first {
-		kind := data.Int64
+		var vals []string
 		for _, p := range ps {
-			k := p.Keys[j]
-			if k.Null {
-				continue
+			if k := p.Keys[j]; !k.Null {
+				vals = append(vals, k.Value)
 			}
-			if _, err := strconv.ParseInt(k.Value, 10, 64); err == nil {
-				continue
-			}
-			if _, err := strconv.ParseFloat(k.Value, 64); err == nil {
-				kind = data.Float64
-				continue
-			}
-			kind = data.String
-			break
 		}
+		kind := data.HiveKind(vals)
 		for i := range ps {
 			ps[i].Keys[j].Kind = kind
 		}
@@ -268,6 +257,11 @@ func outputRel(rel string) string {
 		}
 	}
 	return rel + ".parquet"
+}
+
+// hasKey reports whether name is one of the partition's key columns.
+func (p Partition) hasKey(name string) bool {
+	return slices.ContainsFunc(p.Keys, func(k Key) bool { return k.Name == name })
 }
 
 // keyColumns returns the partition's key columns for a batch of n rows.

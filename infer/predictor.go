@@ -192,11 +192,11 @@ func (p *Net) Predict(in *data.Frame) (Result, error) {
 	res := Result{Rows: rows, Errors: bad}
 	n := len(rows)
 	if n == 0 {
-		res.Out, err = p.outputs(nil, 0, nil)
+		res.Out, err = p.outputs(nil, 0)
 		return res, err
 	}
 	out := p.net.Forward(tensor.FromFloat32(x, append([]int{n}, p.m.Spec.Input...)...).NoGrad())
-	res.Out, err = p.outputs(out, n, out.Shape())
+	res.Out, err = p.outputs(out, n)
 	return res, err
 }
 
@@ -367,11 +367,7 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 				x[i*w+j] = float32(p.m.Impute[j])
 				continue
 			}
-			name := c.c.Name()
-			if s.elem >= 0 {
-				name += "[" + strconv.Itoa(s.elem) + "]"
-			}
-			markBad(i, fmt.Sprintf("column %q is missing (the model was trained without impute: mean)", name))
+			markBad(i, fmt.Sprintf("column %q is missing (the model was trained without impute: mean)", p.featName(c.c.Name(), s.elem)))
 		}
 	}
 	// Non-finite values: a sum over the batch is finite when every value
@@ -447,7 +443,7 @@ func (p *Net) featName(col string, elem int) string {
 }
 
 // outputs turns the network's output for n rows into output columns.
-func (p *Net) outputs(out *tensor.Tensor, n int, shape []int) (*data.Frame, error) {
+func (p *Net) outputs(out *tensor.Tensor, n int) (*data.Frame, error) {
 	if p.layer >= 0 {
 		w := 0
 		var vals []float32

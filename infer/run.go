@@ -104,6 +104,11 @@ func (s *Summary) Add(o Summary) {
 	s.Skipped += o.Skipped
 	s.Seconds = max(s.Seconds, o.Seconds)
 	s.Workers += o.Workers
+	s.setRate()
+}
+
+// setRate sets RowsPerSecond from Rows and Seconds.
+func (s *Summary) setRate() {
 	if s.Seconds > 0 {
 		s.RowsPerSecond = float64(s.Rows) / s.Seconds
 	}
@@ -213,9 +218,7 @@ func (r *runner) report(p PartitionReport) {
 
 func (r *runner) finish(s Summary, start time.Time) Summary {
 	s.Seconds = time.Since(start).Seconds()
-	if s.Seconds > 0 {
-		s.RowsPerSecond = float64(s.Rows) / s.Seconds
-	}
+	s.setRate()
 	return s
 }
 
@@ -287,12 +290,9 @@ func (r *runner) readColumns(p Partition) []string {
 	if in == nil {
 		return nil
 	}
-	isKey := func(n string) bool {
-		return slices.ContainsFunc(p.Keys, func(k Key) bool { return k.Name == n })
-	}
 	var cols []string
 	for _, n := range append(slices.Clone(in), r.opts.Keep...) {
-		if !isKey(n) && !slices.Contains(cols, n) {
+		if !p.hasKey(n) && !slices.Contains(cols, n) {
 			cols = append(cols, n)
 		}
 	}
@@ -308,9 +308,10 @@ func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, 
 		return 0, 0, err
 	}
 	defer rd.Close()
+	have := rd.Columns()
 	for _, k := range r.opts.Keep {
-		if !slices.Contains(rd.Columns(), k) && !slices.ContainsFunc(p.Keys, func(x Key) bool { return x.Name == k }) {
-			return 0, 0, fmt.Errorf("%s: --keep %s: no such column (columns: %s)", p.Path, k, strings.Join(rd.Columns(), ", "))
+		if !slices.Contains(have, k) && !p.hasKey(k) {
+			return 0, 0, fmt.Errorf("%s: --keep %s: no such column (columns: %s)", p.Path, k, strings.Join(have, ", "))
 		}
 	}
 	// Read ahead one batch while the current one is scored.
@@ -464,7 +465,7 @@ func (r *runner) score(p Partition, b batch) (scored, error) {
 		// and key columns.
 		var names []string
 		for _, n := range good.Names() {
-			if !slices.Contains(r.opts.Keep, n) && !slices.ContainsFunc(p.Keys, func(k Key) bool { return k.Name == n }) {
+			if !slices.Contains(r.opts.Keep, n) && !p.hasKey(n) {
 				names = append(names, n)
 			}
 		}

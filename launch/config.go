@@ -197,41 +197,38 @@ var ErrConfig = errors.New("launch: invalid config")
 // as an error wrapping ErrConfig.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
-	}
 	switch {
 	case len(c.Command) == 0 || c.Command[0] == "":
-		return bad("no command to run")
+		return configErr("no command to run")
 	case c.NProcPerNode < 1 || c.NProcPerNode > maxProcsPerNode:
-		return bad("nproc-per-node %d out of range [1, %d]", c.NProcPerNode, maxProcsPerNode)
+		return configErr("nproc-per-node %d out of range [1, %d]", c.NProcPerNode, maxProcsPerNode)
 	case c.NNodes < 1 || c.NNodes > maxNodes:
-		return bad("nnodes %d out of range [1, %d]", c.NNodes, maxNodes)
+		return configErr("nnodes %d out of range [1, %d]", c.NNodes, maxNodes)
 	case c.MinNodes < 1 || c.MinNodes > c.NNodes:
-		return bad("nnodes %d:%d: want MIN:MAX with 1 <= MIN <= MAX", c.MinNodes, c.NNodes)
+		return configErr("nnodes %d:%d: want MIN:MAX with 1 <= MIN <= MAX", c.MinNodes, c.NNodes)
 	case c.RendezvousBackend != BackendStatic && c.RendezvousBackend != BackendEtcd:
-		return bad("rdzv-backend %q: want %q or %q", c.RendezvousBackend, BackendStatic, BackendEtcd)
+		return configErr("rdzv-backend %q: want %q or %q", c.RendezvousBackend, BackendStatic, BackendEtcd)
 	case c.RendezvousBackend == BackendStatic && c.MinNodes != c.NNodes:
-		return bad("nnodes %d:%d: a range of nodes needs an elastic rendezvous (--rdzv-backend %s --rdzv-endpoint HOST:PORT --rdzv-id JOB)",
+		return configErr("nnodes %d:%d: a range of nodes needs an elastic rendezvous (--rdzv-backend %s --rdzv-endpoint HOST:PORT --rdzv-id JOB)",
 			c.MinNodes, c.NNodes, BackendEtcd)
 	case c.NNodes*c.NProcPerNode > maxWorldSize:
-		return bad("world size %d x %d exceeds %d", c.NNodes, c.NProcPerNode, maxWorldSize)
+		return configErr("world size %d x %d exceeds %d", c.NNodes, c.NProcPerNode, maxWorldSize)
 	case c.NodeRank < 0 || c.NodeRank >= c.NNodes:
-		return bad("node-rank %d out of range [0, %d)", c.NodeRank, c.NNodes)
+		return configErr("node-rank %d out of range [0, %d)", c.NodeRank, c.NNodes)
 	case c.MasterPort < 0 || c.MasterPort > 65535:
-		return bad("master-port %d out of range [0, 65535]", c.MasterPort)
+		return configErr("master-port %d out of range [0, 65535]", c.MasterPort)
 	case !c.elastic() && c.NNodes > 1 && c.MasterPort == 0:
-		return bad("nnodes is %d: every node must be given the same --master-port", c.NNodes)
+		return configErr("nnodes is %d: every node must be given the same --master-port", c.NNodes)
 	case strings.ContainsAny(c.MasterAddr, " \t\n="):
-		return bad("master-addr %q is not a host name or address", c.MasterAddr)
+		return configErr("master-addr %q is not a host name or address", c.MasterAddr)
 	case c.MaxRestarts < 0:
-		return bad("max-restarts %d is negative", c.MaxRestarts)
+		return configErr("max-restarts %d is negative", c.MaxRestarts)
 	case c.KeepGoing && c.MaxRestarts > 0:
-		return bad("keep-going leaves the others running after a failure: it cannot be combined with max-restarts %d", c.MaxRestarts)
+		return configErr("keep-going leaves the others running after a failure: it cannot be combined with max-restarts %d", c.MaxRestarts)
 	case c.RendezvousTimeout < 0:
-		return bad("rdzv-timeout %v is negative", c.RendezvousTimeout)
+		return configErr("rdzv-timeout %v is negative", c.RendezvousTimeout)
 	case c.ThreadsPerWorker < AutoThreads:
-		return bad("threads-per-worker %d is negative", c.ThreadsPerWorker)
+		return configErr("threads-per-worker %d is negative", c.ThreadsPerWorker)
 	case c.elastic():
 		return c.validateElastic()
 	}
@@ -244,25 +241,27 @@ func (c Config) elastic() bool { return c.RendezvousBackend == BackendEtcd }
 // validateElastic checks the settings of the etcd backend; c has its
 // defaults and passed the checks before.
 func (c Config) validateElastic() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
-	}
 	switch {
 	case c.NodeRank != 0:
-		return bad("--node-rank %d: with --rdzv-backend %s the rendezvous gives every node its rank", c.NodeRank, BackendEtcd)
+		return configErr("--node-rank %d: with --rdzv-backend %s the rendezvous gives every node its rank", c.NodeRank, BackendEtcd)
 	case c.MasterPort != 0:
-		return bad("--master-port %d: with --rdzv-backend %s node 0 of every round picks a free port for its store (set --rdzv-host for its address)", c.MasterPort, BackendEtcd)
+		return configErr("--master-port %d: with --rdzv-backend %s node 0 of every round picks a free port for its store (set --rdzv-host for its address)", c.MasterPort, BackendEtcd)
 	case c.RendezvousEndpoint == "":
-		return bad("--rdzv-backend %s needs --rdzv-endpoint HOST:PORT (the etcd cluster's client address)", BackendEtcd)
+		return configErr("--rdzv-backend %s needs --rdzv-endpoint HOST:PORT (the etcd cluster's client address)", BackendEtcd)
 	case c.RendezvousID == "":
-		return bad("--rdzv-backend %s needs --rdzv-id JOB (the same on every node, a new one for every job)", BackendEtcd)
+		return configErr("--rdzv-backend %s needs --rdzv-id JOB (the same on every node, a new one for every job)", BackendEtcd)
 	case strings.ContainsAny(c.RendezvousHost, " \t\n=/"):
-		return bad("rdzv-host %q is not a host name or address", c.RendezvousHost)
+		return configErr("rdzv-host %q is not a host name or address", c.RendezvousHost)
 	}
 	if err := c.rdzvConfig().Validate(); err != nil {
-		return bad("%v", strings.TrimPrefix(err.Error(), rdzv.ErrConfig.Error()+": "))
+		return configErr("%v", strings.TrimPrefix(err.Error(), rdzv.ErrConfig.Error()+": "))
 	}
 	return nil
+}
+
+// configErr returns an error wrapping ErrConfig.
+func configErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
 }
 
 // rdzvConfig is the etcd rendezvous's configuration.

@@ -302,10 +302,7 @@ func (l *launcher) runRound(ctx context.Context, s *rdzv.Session, round rdzv.Rou
 	if !done && restartable && *failures < l.cfg.MaxRestarts {
 		*failures++
 		co.linger(rctx, r)
-		cause := g.remote
-		if g.failed >= 0 {
-			cause = l.failureNote(g)
-		}
+		cause := l.cause(g)
 		l.notef("fathom run: round %d ended: %s (%s); going on to a new round (restart %d of %d)\n",
 			r, why, cause, *failures, l.cfg.MaxRestarts)
 		return true, nil
@@ -320,9 +317,7 @@ func (l *launcher) runRound(ctx context.Context, s *rdzv.Session, round rdzv.Rou
 	case done:
 		return false, nil
 	case g.failed >= 0:
-		l.notef("%s", res.Summary())
-		f := res.Failures[len(res.Failures)-1]
-		return false, fmt.Errorf("%w: rank %d %s after %v (%s)", ErrWorkerFailed, f.Rank, f.Status(), roundDuration(f.Duration), why)
+		return false, l.workerFailed(res, why)
 	}
 	l.notef("fathom run: round %d ended: %s (%s); %d restart(s) used\n", r, why, g.remote, *failures)
 	return false, fmt.Errorf("%w: %s: %s", ErrWorkerFailed, why, g.remote)

@@ -211,13 +211,13 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	if generated && cfg.NNodes > 1 {
-		return res, fmt.Errorf("%w: with --nnodes %d every node needs the same secret: export %s (e.g. $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')) on every node before starting its launcher",
-			ErrConfig, cfg.NNodes, distenv.JobToken)
-	}
-	if generated && cfg.elastic() {
-		return res, fmt.Errorf("%w: with --rdzv-backend %s every node needs the same secret: export %s (e.g. $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')) on every node before starting its launcher",
-			ErrConfig, BackendEtcd, distenv.JobToken)
+	if generated && (cfg.NNodes > 1 || cfg.elastic()) {
+		with := fmt.Sprintf("--nnodes %d", cfg.NNodes)
+		if cfg.elastic() {
+			with = "--rdzv-backend " + BackendEtcd
+		}
+		return res, fmt.Errorf("%w: with %s every node needs the same secret: export %s (e.g. $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')) on every node before starting its launcher",
+			ErrConfig, with, distenv.JobToken)
 	}
 	if cfg.elastic() {
 		res.TokenGenerated = generated
@@ -326,10 +326,22 @@ type launcher struct {
 	hosted bool // node 0's launcher hosts the store (several nodes)
 }
 
-// failureNote describes a local failure for the other nodes.
-func (l *launcher) failureNote(g group) string {
+// cause describes what ended group g: its local failure (as the other
+// nodes are told), else the failure another node reported.
+func (l *launcher) cause(g group) string {
+	if g.failed < 0 {
+		return g.remote
+	}
 	f := g.workers[g.failed]
 	return fmt.Sprintf("node %d: rank %d failed (%s after %v)", l.cfg.NodeRank, f.Rank, f.Status(), roundDuration(f.Duration))
+}
+
+// workerFailed prints the summary and returns Run's error for the last
+// local failure of a job of several nodes, whose nodes' verdict was why.
+func (l *launcher) workerFailed(res *Result, why string) error {
+	l.notef("%s", res.Summary())
+	f := res.Failures[len(res.Failures)-1]
+	return fmt.Errorf("%w: rank %d %s after %v (%s)", ErrWorkerFailed, f.Rank, f.Status(), roundDuration(f.Duration), why)
 }
 
 // afterAttempt ends attempt restart of a job of several nodes: it publishes
@@ -355,10 +367,7 @@ func (l *launcher) afterAttempt(ctx context.Context, co *coordinator, restart in
 		co.linger(context.Background(), restart)
 		return false, nil
 	}
-	cause := g.remote
-	if g.failed >= 0 {
-		cause = l.failureNote(g)
-	}
+	cause := l.cause(g)
 	if restartable && restart < l.cfg.MaxRestarts && !g.interrupted {
 		if g.interrupted, g.signal = l.pendingInterrupt(ctx); !g.interrupted {
 			l.notef("fathom run: attempt %d ended: %s (%s); restarting the workers of every node (restart %d of %d)\n",
@@ -373,9 +382,7 @@ func (l *launcher) afterAttempt(ctx context.Context, co *coordinator, restart in
 		return false, l.interruptErr(ctx, g.signal)
 	}
 	if g.failed >= 0 {
-		l.notef("%s", res.Summary())
-		f := res.Failures[len(res.Failures)-1]
-		return false, fmt.Errorf("%w: rank %d %s after %v (%s)", ErrWorkerFailed, f.Rank, f.Status(), roundDuration(f.Duration), why)
+		return false, l.workerFailed(res, why)
 	}
 	l.notef("fathom run: attempt %d ended: %s (%s); %d restart(s) used\n", restart, why, cause, restart)
 	return false, fmt.Errorf("%w: %s: %s", ErrWorkerFailed, why, cause)

@@ -80,12 +80,11 @@ func Features(f *data.Frame, col string) (Matrix, error) {
 			}
 		}
 	})
-	for i, x := range out {
-		if !bad.Load() {
-			break
-		}
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return Matrix{}, fmt.Errorf("column %q, row %d, element %d: %g is not a finite number", col, i/max(w, 1)+1, i%max(w, 1)+1, x)
+	if bad.Load() { // find the first bad element, for the error
+		for i, x := range out {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return Matrix{}, fmt.Errorf("column %q, row %d, element %d: %g is not a finite number", col, i/max(w, 1)+1, i%max(w, 1)+1, x)
+			}
 		}
 	}
 	return Matrix{Rows: n, Cols: w, Data: out}, nil

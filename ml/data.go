@@ -3,6 +3,7 @@ package ml
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/data"
@@ -55,6 +56,25 @@ func (d Data) C() Comm {
 	return d.Comm
 }
 
+// RowOffset returns the global index of this rank's first row, n being
+// its number of rows: the rows of the ranks before it (0 when c is nil or
+// has one rank).
+func RowOffset(c Comm, n int) (int, error) {
+	if c == nil || c.Size() == 1 {
+		return 0, nil
+	}
+	counts := make([]float64, c.Size())
+	counts[c.Rank()] = float64(n)
+	if err := c.AllReduce(counts, OpSum); err != nil {
+		return 0, err
+	}
+	off := 0
+	for r := range c.Rank() {
+		off += int(counts[r])
+	}
+	return off, nil
+}
+
 // Op is the element-wise reduction of Comm.AllReduce.
 type Op int
 
@@ -78,6 +98,30 @@ type Comm interface {
 	AllGatherBytes(b []byte) ([][]byte, error)
 	// Broadcast replaces x on every rank by root's x.
 	Broadcast(x []float64, root int) error
+}
+
+// AllGatherFloats returns every rank's v, in rank order (v may differ in
+// length from rank to rank), through c.AllGatherBytes.
+func AllGatherFloats(c Comm, v []float64) ([][]float64, error) {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	all, err := c.AllGatherBytes(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float64, len(all))
+	for r, b := range all {
+		if len(b)%8 != 0 {
+			return nil, fmt.Errorf("ml: rank %d sent %d bytes, not whole float64s", r, len(b))
+		}
+		out[r] = make([]float64, len(b)/8)
+		for i := range out[r] {
+			out[r][i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	}
+	return out, nil
 }
 
 // Single is the Comm of one process: every collective is the identity.

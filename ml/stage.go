@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/fathom-ml/fathom/data"
@@ -138,4 +140,17 @@ func modelTypes() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// CheckChoice returns an error naming who (a stage or evaluator type) and
+// the parameter when v is not one of the allowed values.
+func CheckChoice(who, param, v string, allowed ...string) error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	q := make([]string, len(allowed))
+	for i, a := range allowed {
+		q[i] = strconv.Quote(a)
+	}
+	return fmt.Errorf("%s: %s must be one of %s, got %q", who, param, strings.Join(q, ", "), v)
 }

@@ -97,11 +97,7 @@ func Load(path string) (*Model, error) {
 	// allocated.
 	stored := int64(0)
 	for _, e := range tensors {
-		n := int64(1)
-		for _, d := range e.Shape {
-			n *= int64(d)
-		}
-		stored += n
+		stored += int64(numel(e.Shape))
 	}
 	net, out, err := spec.BuildWithin(tensor.NewRNG(0), max(stored, 1))
 	if err != nil {

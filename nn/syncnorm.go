@@ -131,9 +131,7 @@ func (b *BatchNorm) syncForward(x *tensor.Tensor) *tensor.Tensor {
 				}
 			}
 		}
-		dw, db := make([]float64, c), make([]float64, c)
-		copy(db, sums[:c])
-		copy(dw, sums[c:])
+		db, dw := sums[:c], sums[c:] // sums is not changed below
 		// The global sums, each process's weighted by its share of the
 		// loss; divided back by this process's share below, because the
 		// data-parallel reduction multiplies this process's gradients by

@@ -98,7 +98,7 @@ type Timeline struct {
 	// pass stage s has run and whose backward pass it has not: the
 	// activations it holds at once.
 	PeakLive []int
-	// Order[s] lists stage s's passes with their start times.
+	// Start[s] lists the start times of stage s's passes, in Ops order.
 	Start [][]float64
 }
 

@@ -106,13 +106,17 @@ func Shrink(net *nn.Sequential, spec nn.Spec) (*nn.Sequential, nn.Spec, error) {
 func alive(t target) []int {
 	w := t.w.Float32s()
 	per := len(w) / t.rows
+	var perUnit [][]float32 // bias and BatchNorm scale and shift, one value per unit
+	for _, v := range []*tensor.Tensor{t.b, bnWeight(t.bn), bnBias(t.bn)} {
+		if v != nil {
+			perUnit = append(perUnit, v.Float32s())
+		}
+	}
 	var keep []int
 	for r := range t.rows {
 		live := slices.ContainsFunc(w[r*per:(r+1)*per], func(x float32) bool { return x != 0 })
-		for _, v := range []*tensor.Tensor{t.b, bnWeight(t.bn), bnBias(t.bn)} {
-			if v != nil && v.Float32s()[r] != 0 {
-				live = true
-			}
+		for _, v := range perUnit {
+			live = live || v[r] != 0
 		}
 		if live {
 			keep = append(keep, r)

@@ -37,6 +37,7 @@ type serverConn struct {
 	addr       string
 	c          net.Conn
 	segs       []Segment
+	timeout    time.Duration // ClientOptions.Timeout
 	buf        []float32
 	rbuf, wbuf []byte
 }
@@ -77,7 +78,7 @@ func Dial(ctx context.Context, o ClientOptions) (*Client, error) {
 		if tc, ok := conn.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
-		c.conns[s] = &serverConn{idx: s, addr: o.Addrs[s], c: conn, segs: segs, buf: make([]float32, planElems(segs))}
+		c.conns[s] = &serverConn{idx: s, addr: o.Addrs[s], c: conn, segs: segs, timeout: o.Timeout, buf: make([]float32, planElems(segs))}
 	}
 	return c, nil
 }
@@ -100,13 +101,13 @@ func (c *Client) Step(step int, lr float64, grads, params [][]float32) error {
 		if err := sc.write(header{op: opPush, step: int64(step), lr: lr}, sc.buf); err != nil {
 			return err
 		}
-		return sc.pull(step+1, params, c.o.Timeout)
+		return sc.pull(step+1, params)
 	})
 }
 
 // Pull reads the parameters for step into params.
 func (c *Client) Pull(step int, params [][]float32) error {
-	return c.each(func(sc *serverConn) error { return sc.pull(step, params, c.o.Timeout) })
+	return c.each(func(sc *serverConn) error { return sc.pull(step, params) })
 }
 
 // Close tells the servers this worker has finished and closes the
@@ -160,7 +161,7 @@ func (sc *serverConn) pack(vals [][]float32) {
 }
 
 func (sc *serverConn) write(h header, payload []float32) error {
-	sc.c.SetWriteDeadline(time.Now().Add(5 * time.Minute))
+	sc.c.SetWriteDeadline(time.Now().Add(sc.timeout))
 	if err := writeFrame(sc.c, &sc.wbuf, h, payload); err != nil {
 		return sc.wrap(err)
 	}
@@ -168,11 +169,11 @@ func (sc *serverConn) write(h header, payload []float32) error {
 }
 
 // pull asks for the parameters of step and scatters them into params.
-func (sc *serverConn) pull(step int, params [][]float32, timeout time.Duration) error {
+func (sc *serverConn) pull(step int, params [][]float32) error {
 	if err := sc.write(header{op: opPull, step: int64(step)}, nil); err != nil {
 		return err
 	}
-	sc.c.SetReadDeadline(time.Now().Add(timeout))
+	sc.c.SetReadDeadline(time.Now().Add(sc.timeout))
 	h, err := readHeader(sc.c)
 	if err != nil {
 		return sc.wrap(err)

@@ -67,9 +67,7 @@ type Server struct {
 	pending [][]float32 // synchronous: each worker's gradient of step version
 	have    []bool
 	count   int
-	clock   *Clock // asynchronous
-	done    []bool
-	left    int // workers done or lost
+	clock   *Clock // SSP bound (asynchronous); in both modes, which workers finished or were lost
 	err     error
 	stats   Stats
 
@@ -107,7 +105,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, clock: NewClock(o.Workers, o.Staleness), done: make([]bool, o.Workers)}
+	s := &Server{o: o, clock: NewClock(o.Workers, o.Staleness)}
 	s.cond = sync.NewCond(&s.mu)
 	for _, seg := range o.Segments {
 		p := tensor.Zeros(tensor.Float32, seg.Len())
@@ -223,7 +221,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (Stats, error) {
 		ln.Close()
 	} else {
 		s.mu.Lock()
-		for s.left < s.o.Workers && s.err == nil && ctx.Err() == nil {
+		for s.clock.Live() > 0 && s.err == nil && ctx.Err() == nil {
 			s.cond.Wait()
 		}
 		if s.err == nil && ctx.Err() != nil {
@@ -331,9 +329,7 @@ func (s *Server) handle(w int, c net.Conn) {
 			}
 		case opDone:
 			s.mu.Lock()
-			s.done[w] = true
 			s.clock.Leave(w)
-			s.left++
 			s.cond.Broadcast()
 			s.mu.Unlock()
 			return
@@ -349,7 +345,7 @@ func (s *Server) handle(w int, c net.Conn) {
 func (s *Server) lose(w int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done[w] || s.err != nil {
+	if s.clock.Gone(w) || s.err != nil {
 		return
 	}
 	if !s.o.Async {
@@ -357,9 +353,7 @@ func (s *Server) lose(w int, err error) {
 		return
 	}
 	s.o.Logger.Warn("parameter server: lost a worker; the others carry on", "server", s.o.Index, "worker", w, "err", err)
-	s.done[w] = true
 	s.clock.Leave(w)
-	s.left++
 	s.stats.Lost = append(s.stats.Lost, w)
 	s.cond.Broadcast()
 }

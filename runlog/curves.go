@@ -165,7 +165,8 @@ func drawPanel(img *image.RGBA, area image.Rectangle, p panel, xlo, xhi float64)
 		return float64(plot.Max.Y) - (y/2-ylo/2)/(yhi/2-ylo/2)*float64(plot.Dy())
 	}
 
-	// The epoch axis: whole epochs, labels apart by at least two letters.
+	// The x axis: whole epochs (any step when xreal), labels apart by at
+	// least two letters.
 	xstep, _ := niceTicks(xlo, xhi, 6)
 	if !p.xreal {
 		xstep = max(xstep, 1)

@@ -60,11 +60,12 @@ func drawTimeline(title string, rows []TimelineRow) *image.RGBA {
 		return plot.Min.X + int(math.Round((ms-lo)/(hi-lo)*float64(plot.Dx())))
 	}
 	step, ticks := niceTicks(lo, hi, 8)
+	labels := tickLabels(ticks, step)
 	for i, t := range ticks {
 		tx := x(t)
 		fillRect(img, image.Rect(tx, plot.Min.Y, tx+1, plot.Max.Y), gridColor)
 		fillRect(img, image.Rect(tx, plot.Max.Y, tx+1, plot.Max.Y+tickLen), axisColor)
-		l := tickLabels(ticks, step)[i]
+		l := labels[i]
 		drawText(img, tx-textWidth(l)/2, plot.Max.Y+tickLen+tickGap, l, inkColor, false)
 	}
 	xl := "milliseconds"

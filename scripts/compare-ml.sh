@@ -71,5 +71,5 @@ for a, r in ours.items():
     ratio = r["fit_seconds"] / ps if ps == ps and ps else float("nan")
     it = f"{r.get('iterations', '-')}/{p.get('n_iter', '-')}"
     print(f"{a:8s} {r['train_rows']:6d} {r['fit_seconds']:9.3f} {ps:9.3f} {ratio:7.3f} {target.get(a, float('nan')):6.2f} "
-          f"{r['test_accuracy']:10.4f} {p.get('test_acc', float('nan')):11.4f} {it:>10s}")
+          f"{r.get('test_accuracy', float('nan')):10.4f} {p.get('test_acc', float('nan')):11.4f} {it:>10s}")
 PY

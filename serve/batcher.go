@@ -35,14 +35,13 @@ type result struct {
 // batcher merges the requests of one model into batches: one goroutine
 // takes the first waiting job, then gathers more until the batch holds
 // maxBatch rows or maxDelay has passed since it took the first (with no
-// delay: until the queue is empty), runs one
-// PredictRows over all their rows and hands each job its own rows'
-// predictions. The queue is a channel of fixed capacity: a full queue
-// refuses new jobs instead of growing.
+// delay: until the queue is empty), runs one PredictRows over all their
+// rows and hands each job its own rows' predictions. The queue is a
+// channel of fixed capacity: a full queue refuses new jobs instead of
+// growing.
 //
-// Only the batcher goroutine calls the model, so the model needs no lock
-// (modelfile.Model.Predict switches the network to evaluation mode on
-// every call, a write two concurrent callers would race on).
+// Only the batcher goroutine calls the model: a model's batches run one
+// at a time.
 type batcher struct {
 	model    *modelfile.Model
 	features int
@@ -104,51 +103,49 @@ func (b *batcher) run() {
 			}
 		}
 		batch = append(batch[:0], first)
-		rows := first.rows
-		if rows < b.maxBatch {
-			carry, rows = b.gather(&batch, rows, timer)
+		if first.rows < b.maxBatch {
+			carry = b.gather(&batch, first.rows, timer)
 		}
-		b.predict(batch, rows)
+		b.predict(batch)
 		clear(batch)
 	}
 }
 
-// gather adds queued jobs to batch until it holds maxBatch rows, the
-// queue delay has passed or (with no delay) the queue is empty. A job that
-// would overflow the batch is returned to open the next one.
-func (b *batcher) gather(batch *[]*job, rows int, timer *time.Timer) (*job, int) {
-	if b.maxDelay <= 0 {
-		for rows < b.maxBatch {
-			select {
-			case j := <-b.queue:
-				if rows+j.rows > b.maxBatch {
-					return j, rows
-				}
-				*batch = append(*batch, j)
-				rows += j.rows
-			default:
-				return nil, rows
-			}
-		}
-		return nil, rows
+// gather adds queued jobs to batch, which holds rows rows, until it holds
+// maxBatch rows, the queue delay has passed or (with no delay) the queue
+// is empty. A job that would overflow the batch is returned to open the
+// next one.
+func (b *batcher) gather(batch *[]*job, rows int, timer *time.Timer) *job {
+	var expired <-chan time.Time // nil: no delay, take only what is queued
+	if b.maxDelay > 0 {
+		timer.Reset(b.maxDelay)
+		defer timer.Stop()
+		expired = timer.C
 	}
-	timer.Reset(b.maxDelay)
-	defer timer.Stop()
 	for rows < b.maxBatch {
-		select {
-		case j := <-b.queue:
-			if rows+j.rows > b.maxBatch {
-				return j, rows
+		var j *job
+		if expired == nil {
+			select {
+			case j = <-b.queue:
+			default:
+				return nil
 			}
-			*batch = append(*batch, j)
-			rows += j.rows
-		case <-timer.C:
-			return nil, rows
-		case <-b.stop:
-			return nil, rows // shutting down: run what we have without waiting
+		} else {
+			select {
+			case j = <-b.queue:
+			case <-expired:
+				return nil
+			case <-b.stop:
+				return nil // shutting down: run what we have without waiting
+			}
 		}
+		if rows+j.rows > b.maxBatch {
+			return j
+		}
+		*batch = append(*batch, j)
+		rows += j.rows
 	}
-	return nil, rows
+	return nil
 }
 
 // drain answers the jobs still queued at stop: it runs them (the server
@@ -158,7 +155,7 @@ func (b *batcher) drain() {
 	for {
 		select {
 		case j := <-b.queue:
-			b.predict([]*job{j}, j.rows)
+			b.predict([]*job{j})
 		default:
 			return
 		}
@@ -167,8 +164,8 @@ func (b *batcher) drain() {
 
 // predict runs one batch and answers each of its jobs. Jobs whose caller
 // has given up (timeout, closed connection) are left out.
-func (b *batcher) predict(batch []*job, rows int) {
-	live := batch[:0:0]
+func (b *batcher) predict(batch []*job) {
+	live := batch[:0] // filtered in place: run clears batch afterwards
 	n := 0
 	for _, j := range batch {
 		if j.ctx.Err() != nil {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -255,10 +256,10 @@ func (p *dataParser) scalar() error {
 	start := p.i
 	if p.nt.bool {
 		switch {
-		case hasPrefix(p.b[p.i:], "true"):
+		case bytes.HasPrefix(p.b[p.i:], []byte("true")):
 			p.i += 4
 			p.out = append(p.out, 1)
-		case hasPrefix(p.b[p.i:], "false"):
+		case bytes.HasPrefix(p.b[p.i:], []byte("false")):
 			p.i += 5
 			p.out = append(p.out, 0)
 		default:
@@ -275,7 +276,7 @@ func (p *dataParser) scalar() error {
 		break
 	}
 	tok := p.b[start:p.i]
-	if len(tok) == 0 || tok[0] == '+' || !validJSONNumber(tok) {
+	if !validJSONNumber(tok) {
 		end := min(start+20, len(p.b))
 		return fmt.Errorf("%w: %s data must be numbers, found %q at byte %d", errData, p.dt, p.b[start:end], start)
 	}
@@ -289,8 +290,6 @@ func (p *dataParser) scalar() error {
 	p.out = append(p.out, float32(v))
 	return nil
 }
-
-func hasPrefix(b []byte, s string) bool { return len(b) >= len(s) && string(b[:len(s)]) == s }
 
 // validJSONNumber reports whether tok is a number as JSON writes it:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?

@@ -97,6 +97,17 @@ type Int8Weights struct {
 // NewInt8Weights packs q (Int8 [out, ...]) with its per-channel scale
 // (Float32 [out]).
 func NewInt8Weights(q, scale *Tensor) (*Int8Weights, error) {
+	w, err := checkInt8Weights(q, scale)
+	if err != nil {
+		return nil, err
+	}
+	w.packed = kernel.PackI8(w.Out, w.In, q.Int8s(), w.In)
+	return w, nil
+}
+
+// checkInt8Weights validates q and scale as NewInt8Weights takes them and
+// returns the weights not yet packed.
+func checkInt8Weights(q, scale *Tensor) (*Int8Weights, error) {
 	if q.dtype != Int8 || len(q.shape) < 1 {
 		return nil, fmt.Errorf("quantized weight must be int8 [out, ...], got %v %v", q.dtype, q.shape)
 	}
@@ -117,7 +128,7 @@ func NewInt8Weights(q, scale *Tensor) (*Int8Weights, error) {
 			return nil, fmt.Errorf("weight scale[%d] = %g, want a positive finite number", j, s)
 		}
 	}
-	return &Int8Weights{Out: out, In: in, packed: kernel.PackI8(out, in, q.Int8s(), in), scale: sc}, nil
+	return &Int8Weights{Out: out, In: in, scale: sc}, nil
 }
 
 // NewInt8ConvWeights packs a quantized filter bank q (Int8 [OC, C, KH, KW])
@@ -126,7 +137,7 @@ func NewInt8ConvWeights(q, scale *Tensor) (*Int8Weights, error) {
 	if q.dtype != Int8 || len(q.shape) != 4 {
 		return nil, fmt.Errorf("quantized filters must be int8 [OC, C, KH, KW], got %v %v", q.dtype, q.shape)
 	}
-	w, err := NewInt8Weights(q, scale)
+	w, err := checkInt8Weights(q, scale)
 	if err != nil {
 		return nil, err
 	}
@@ -229,12 +240,7 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 	bias := int8Bias("LinearInt8", b, w.Out)
 	xc := x.Detach().To(Float32).Contiguous()
 	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
-	m := 0
-	if w.In > 0 {
-		m = len(d) / w.In
-	} else {
-		m = product(x.shape[:len(x.shape)-1])
-	}
+	m := numelOf(x.shape[:len(x.shape)-1])
 	qp := activationParams(d, p)
 	qp.check("LinearInt8")
 	ab := getU8(len(d))
@@ -274,14 +280,6 @@ func int8Bias(op string, b *Tensor, out int) []float32 {
 		panic(fmt.Sprintf("tensor: %s: bias %v does not match %d outputs", op, b.shape, out))
 	}
 	return b.Detach().To(Float32).Float32s()
-}
-
-func product(s []int) int {
-	n := 1
-	for _, v := range s {
-		n *= v
-	}
-	return n
 }
 
 // Conv2dInt8 is Conv2d (opts.Groups must be 1; opts.Relu applies) with

@@ -98,7 +98,7 @@ func (s *DataParallel) Batches(l *data.Loader, epoch, start int) (int, iter.Seq2
 		for k, b := range sh.l.EpochFrom(epoch, start) {
 			s.global = sh.globalSize(k)
 			if s.d != nil {
-				s.d.SetScale(float64(b.Size) / float64(sh.globalSize(k)))
+				s.d.SetScale(float64(b.Size) / float64(s.global))
 			}
 			if !yield(k, b) {
 				return
@@ -196,9 +196,8 @@ func (s *DataParallel) ReduceMetrics(sums *metrics.Accumulator) error {
 func (s *DataParallel) IsMain() bool { return s.g.Rank() == 0 }
 
 // setupFixed copies rank 0's parameters, buffers and dropout seeds to
-// every rank, for
-// deterministic training (no gradient hooks: the trainer sums the
-// gradients itself, with sumFixed).
+// every rank, for deterministic training (no gradient hooks: the trainer
+// sums the gradients itself, with sumFixed).
 func (s *DataParallel) setupFixed(model nn.Layer, seeds []int64) error {
 	if err := comm.Broadcast(s.g, seeds, 0); err != nil {
 		return fmt.Errorf("data parallel: broadcasting the dropout seeds: %w", err)

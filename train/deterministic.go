@@ -75,10 +75,9 @@ func checkMicroShards(s, ranks int) error {
 // broadcast and the dropout layers' seeds.
 func (t *Trainer) setupFixed() error {
 	o := &t.opts
-	if _, ok := o.Strategy.(fixedOrder); !ok {
-		if _, local := o.Strategy.(Local); !local {
-			return fmt.Errorf("train: deterministic training is not supported by strategy %T", o.Strategy)
-		}
+	fo, dist := o.Strategy.(fixedOrder)
+	if _, local := o.Strategy.(Local); !dist && !local {
+		return fmt.Errorf("train: deterministic training is not supported by strategy %T", o.Strategy)
 	}
 	for _, p := range o.Model.Parameters() {
 		if p.DType() != tensor.Float32 {
@@ -93,7 +92,7 @@ func (t *Trainer) setupFixed() error {
 			seeds = append(seeds, int64(d.RNG().Uint64()))
 		}
 	}
-	if fo, ok := o.Strategy.(fixedOrder); ok {
+	if dist {
 		if err := fo.setupFixed(o.Model, seeds); err != nil {
 			return err
 		}
@@ -152,7 +151,7 @@ func (t *Trainer) fixedStep(b *data.Batch, k int, params []*tensor.Tensor) (floa
 		if hi > b.Size {
 			return 0, fmt.Errorf("train: deterministic training: micro-shard %d needs rows [%d, %d) of a batch of %d", shard, lo, hi, b.Size)
 		}
-		sub := subBatch(b, lo, hi)
+		sub := SubBatch(b, lo, hi)
 		for i, d := range st.dropout {
 			d.RNG().Seed(mix64(st.seeds[i] ^ mix64(uint64(t.globalStep)<<16|uint64(shard))))
 		}
@@ -237,8 +236,8 @@ func (st *fixedState) saveBuffers(m nn.Layer) {
 	}
 }
 
-// subBatch returns rows [lo, hi) of b as a batch of views.
-func subBatch(b *data.Batch, lo, hi int) *data.Batch {
+// SubBatch returns rows [lo, hi) of b as a batch of views.
+func SubBatch(b *data.Batch, lo, hi int) *data.Batch {
 	sub := &data.Batch{X: b.X.Narrow(0, lo, hi-lo), Size: hi - lo}
 	if b.Labels != nil {
 		sub.Labels = b.Labels.Narrow(0, lo, hi-lo)

@@ -350,6 +350,9 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 	params := o.Model.Parameters()
 	start := time.Now()
 	mark := start // the end of the step before
+	stepErr := func(k int, err error) error {
+		return fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+	}
 	for k, b := range batches {
 		fetched := time.Now()
 		var sync time.Duration
@@ -364,7 +367,7 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		if t.fixed != nil {
 			var err error
 			if lv, err = t.fixedStep(b, k, params); err != nil {
-				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+				return runlog.Epoch{}, stepErr(k, err)
 			}
 		} else if b.Size > 0 {
 			var err error
@@ -374,7 +377,7 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 					nf.Epoch, nf.Batch, nf.Batches = epoch+1, k+1, nb
 					return runlog.Epoch{}, nf
 				}
-				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+				return runlog.Epoch{}, stepErr(k, err)
 			}
 		} else {
 			opt.ZeroGrad()
@@ -384,7 +387,7 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 			err := st.AfterBackward(params)
 			sync = time.Since(s0)
 			if err != nil {
-				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+				return runlog.Epoch{}, stepErr(k, err)
 			}
 		}
 		if t.scaler != nil && b.Size > 0 && !t.scaler.unscale(params) {
@@ -392,15 +395,15 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 			opt.ZeroGrad()
 		} else {
 			if err := t.clip(params); err != nil {
-				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+				return runlog.Epoch{}, stepErr(k, err)
 			}
 			if err := opt.Step(); err != nil {
-				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+				return runlog.Epoch{}, stepErr(k, err)
 			}
 		}
 		if t.fixed != nil {
 			if err := t.afterFixedStep(); err != nil {
-				return runlog.Epoch{}, fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
+				return runlog.Epoch{}, stepErr(k, err)
 			}
 		} else if b.Size > 0 {
 			modelfile.AddBatch(&t.partial, lv, out, b)

@@ -155,7 +155,8 @@ func extraKeys(rs []Result) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// paramKeys returns the searched keys in the order of the first result.
+// paramKeys returns the searched keys in the order they first appear
+// in rs.
 func paramKeys(rs []Result) []string {
 	var keys []string
 	seen := map[string]bool{}

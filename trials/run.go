@@ -146,6 +146,10 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		if err := o.ASHA.Check(); err != nil {
 			return nil, err
 		}
+		if o.ASHA.Rungs == nil {
+			// Set before the workers start: Continue would set it from each.
+			o.ASHA.Rungs = &MemRungs{}
+		}
 	}
 	par := max(o.Parallel, 1)
 	var (

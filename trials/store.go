@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -148,8 +149,7 @@ func (s *storeRungs) Record(ctx context.Context, rung int, value float64) ([]flo
 		}
 		s.seen[rung] = append(s.seen[rung], math.Float64frombits(binary.LittleEndian.Uint64(b)))
 	}
-	vals := s.seen[rung][:n]
-	return append([]float64(nil), vals...), nil
+	return slices.Clone(s.seen[rung][:n]), nil
 }
 
 // Result returns trial id's result if it is in the store by the end of

@@ -93,6 +93,9 @@ each), and peak_gflops is the VPDPBUSD throughput on the same cores.`,
 				if transA || transB {
 					return fmt.Errorf("bench matmul: --trans-a/--trans-b do not apply to --dtype int8")
 				}
+				if k > kernel.MaxI8K {
+					return fmt.Errorf("bench matmul: --k %d is more than the int8 GEMM's %d", k, kernel.MaxI8K)
+				}
 				call = int8MatmulCall(m, n, k)
 				peak = int8PeakGFlops(runtime.GOMAXPROCS(0))
 			case "bf16", "bfloat16":
@@ -191,9 +194,6 @@ func randF64(n int) []float64 {
 // int8MatmulCall returns one int8 product: uint8 activations (m×k) times
 // int8 weights (n×k, packed once here) into int32.
 func int8MatmulCall(m, n, k int) func() {
-	if k > kernel.MaxI8K {
-		k = kernel.MaxI8K
-	}
 	r := rand.New(rand.NewPCG(3, uint64(m*n+k)))
 	a := make([]uint8, m*k)
 	for i := range a {

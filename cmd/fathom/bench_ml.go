@@ -160,19 +160,19 @@ func runBenchML(algo string, rows, threads int, sets []string) error {
 	}
 	trainT, err := data.LoadFashionMNIST("train")
 	if err != nil {
-		return err
+		return fmt.Errorf("bench ml %s: %w", algo, err)
 	}
 	testT, err := data.LoadFashionMNIST("t10k")
 	if err != nil {
-		return err
+		return fmt.Errorf("bench ml %s: %w", algo, err)
 	}
 	train, err := fashionFrame(trainT, rows)
 	if err != nil {
-		return err
+		return fmt.Errorf("bench ml %s: %w", algo, err)
 	}
 	test, err := fashionFrame(testT, 0)
 	if err != nil {
-		return err
+		return fmt.Errorf("bench ml %s: %w", algo, err)
 	}
 	res.TrainRows, res.TestRows = train.Len(), test.Len()
 	if r.cOne && !slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, "regParam=") }) {

@@ -60,20 +60,34 @@ func (f *dashboardFlags) takeAddress(args []string, want int) []string {
 // else $FATHOM_DASHBOARD_TOKEN, else the job token.
 func (f *dashboardFlags) token() (string, error) {
 	if f.tokenFile != "" {
-		b, err := os.ReadFile(f.tokenFile)
-		if err != nil {
-			return "", fmt.Errorf("--dashboard-token-file: %w", err)
-		}
-		t := strings.TrimSpace(string(b))
-		if t == "" {
-			return "", fmt.Errorf("--dashboard-token-file %s is empty", f.tokenFile)
-		}
-		return t, nil
+		return readTokenFile("--dashboard-token-file", f.tokenFile)
 	}
 	if t := os.Getenv(dashboardTokenEnv); t != "" {
 		return t, nil
 	}
 	return os.Getenv(distenv.JobToken), nil
+}
+
+// readTokenFile reads a token from the file path that flag names.
+func readTokenFile(flag, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("%s %s is empty", flag, path)
+	}
+	return t, nil
+}
+
+// tokenNote is what the line announcing srv's address adds when its
+// requests need the token.
+func tokenNote(srv *dashboard.Server) string {
+	if ta, ok := srv.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
+		return " (token required: Authorization: Bearer TOKEN, or ?token=TOKEN)"
+	}
+	return ""
 }
 
 // start serves the dashboard when the flag asks for it, on rank 0 of a
@@ -107,11 +121,7 @@ func (f *dashboardFlags) start(stderr io.Writer) (*dashboard.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	note := ""
-	if ta, ok := srv.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		note = " (token required: Authorization: Bearer TOKEN, or ?token=TOKEN)"
-	}
-	fmt.Fprintf(stderr, "dashboard: %s%s\n", srv.URL(), note)
+	fmt.Fprintf(stderr, "dashboard: %s%s\n", srv.URL(), tokenNote(srv))
 	return srv, nil
 }
 

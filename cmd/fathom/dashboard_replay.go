@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -48,11 +47,7 @@ func replayDashboard(ctx context.Context, dirs []string, addr, tokenFile string,
 		return err
 	}
 	defer srv.Close()
-	note := ""
-	if ta, ok := srv.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() {
-		note = " (token required: Authorization: Bearer TOKEN, or ?token=TOKEN)"
-	}
-	fmt.Fprintf(stderr, "dashboard: %s%s (%d runs; Ctrl-C ends)\n", srv.URL(), note, len(dirs))
+	fmt.Fprintf(stderr, "dashboard: %s%s (%d runs; Ctrl-C ends)\n", srv.URL(), tokenNote(srv), len(dirs))
 	<-ctx.Done()
 	return nil
 }
@@ -67,12 +62,11 @@ func listenRuns(dirs []string, addr, tokenFile string) (*dashboard.Server, error
 		}
 		runs[i] = dashboard.Run{Name: runLabel(d, dirs), Board: b}
 	}
-	f := dashboardFlags{addr: addr, tokenFile: tokenFile}
 	tok := ""
 	if tokenFile != "" {
 		var err error
-		if tok, err = f.token(); err != nil {
-			return nil, fmt.Errorf("--token-file: %w", err)
+		if tok, err = readTokenFile("--token-file", tokenFile); err != nil {
+			return nil, err
 		}
 	}
 	srv, err := dashboard.ListenRuns(dashboard.Options{Addr: addr, Token: tok}, runs)
@@ -90,18 +84,9 @@ func listenRuns(dirs []string, addr, tokenFile string) (*dashboard.Server, error
 // runLabel names a run after its directory's base name, or its path when
 // two runs share a base name.
 func runLabel(dir string, all []string) string {
-	base := func(p string) string {
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			p = filepath.Dir(p)
-		}
-		if a, err := filepath.Abs(p); err == nil {
-			p = a
-		}
-		return filepath.Base(p)
-	}
-	b := base(dir)
+	b := dashboard.RunName(dir)
 	for _, o := range all {
-		if o != dir && base(o) == b {
+		if o != dir && dashboard.RunName(o) == b {
 			return filepath.Clean(dir)
 		}
 	}

@@ -69,7 +69,7 @@ func runExport(model string, o exportOptions, stdout io.Writer) error {
 	if out == "" {
 		out = strings.TrimSuffix(model, filepath.Ext(model)) + ext
 	}
-	if same, _ := sameFile(model, out); same {
+	if sameFile(model, out) {
 		return fmt.Errorf("--out %s would overwrite the model being converted", out)
 	}
 	var err error
@@ -102,14 +102,11 @@ func runExport(model string, o exportOptions, stdout io.Writer) error {
 }
 
 // sameFile reports whether a and b name the same existing file.
-func sameFile(a, b string) (bool, error) {
+func sameFile(a, b string) bool {
 	fa, err := os.Stat(a)
 	if err != nil {
-		return false, err
+		return false
 	}
 	fb, err := os.Stat(b)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(fa, fb), nil
+	return err == nil && os.SameFile(fa, fb)
 }

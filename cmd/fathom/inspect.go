@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -175,12 +176,7 @@ func zeroElems(e safetensors.Entry, n int64) int64 {
 
 func printInspect(w io.Writer, r *inspectResult) {
 	fmt.Fprintf(w, "%s: %s, %d bytes\n", r.File, r.Kind, r.FileBytes)
-	keys := make([]string, 0, len(r.Info))
-	for k := range r.Info {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Info)) {
 		fmt.Fprintf(w, "%s: %s\n", k, r.Info[k])
 	}
 	if r.Architecture != "" {
@@ -194,13 +190,8 @@ func printInspect(w io.Writer, r *inspectResult) {
 	}
 	fmt.Fprintf(tw, "total\t\t\t%d\t%d\t%.1f%%\n", r.Params, r.Bytes, 100*r.Sparsity)
 	tw.Flush()
-	dts := make([]string, 0, len(r.DTypes))
-	for k := range r.DTypes {
-		dts = append(dts, k)
-	}
-	sort.Strings(dts)
 	var parts []string
-	for _, k := range dts {
+	for _, k := range slices.Sorted(maps.Keys(r.DTypes)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, r.DTypes[k]))
 	}
 	fmt.Fprintf(w, "by dtype: %s\n", strings.Join(parts, ", "))

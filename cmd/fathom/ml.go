@@ -170,6 +170,11 @@ func runMLPredict(modelPath string, paths []string, out string, keep []string) e
 	if err != nil {
 		return err
 	}
+	for _, k := range keep {
+		if !f.Has(k) {
+			return fmt.Errorf("ml predict: --keep %s: no such input column (columns: %s)", k, strings.Join(f.Names(), ", "))
+		}
+	}
 	pred, err := m.Transform(f)
 	if err != nil {
 		return err
@@ -177,11 +182,6 @@ func runMLPredict(modelPath string, paths []string, out string, keep []string) e
 	cols, err := mljob.PredictionColumns(f, pred)
 	if err != nil {
 		return err
-	}
-	for _, k := range keep {
-		if !f.Has(k) {
-			return fmt.Errorf("ml predict: --keep %s: no such input column (columns: %s)", k, strings.Join(f.Names(), ", "))
-		}
 	}
 	cols = append(slices.Clone(keep), cols...)
 	if err := mljob.WritePredictions(out, pred, cols); err != nil {

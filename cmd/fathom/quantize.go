@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 
@@ -120,9 +121,7 @@ func runQuantize(path string, o quantizeOptions, stdout, stderr io.Writer) error
 	q := *m
 	q.Net, q.Spec = net, spec
 	q.Info = map[string]any{}
-	for k, v := range m.Info {
-		q.Info[k] = v
-	}
+	maps.Copy(q.Info, m.Info)
 	qi := map[string]any{"mode": mode.String(), "from": path}
 	if mode == quant.Static {
 		qi["observer"], qi["calibration"], qi["calibration_rows"], qi["symmetric"] = o.observer, o.calibrate, rows, o.symmetric

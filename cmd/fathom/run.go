@@ -90,7 +90,7 @@ func runWorkers(cmd *cobra.Command, args []string) error {
 	if runDashboard != "" {
 		addr, err := launchDashboard(&cfg, runDashboard, cmd.ErrOrStderr())
 		if err != nil {
-			return errors.New("run: --dashboard: " + err.Error())
+			return fmt.Errorf("run: --dashboard: %w", err)
 		}
 		runDashboard = addr
 	}

@@ -165,6 +165,14 @@ type tuneTarget struct {
 	objective    trials.Objective
 }
 
+// mode is the direction of the metric, as --mode writes it.
+func (t *tuneTarget) mode() string {
+	if t.largerBetter {
+		return "max"
+	}
+	return "min"
+}
+
 // largerBetterByName guesses the direction of a metric by its name.
 func largerBetterByName(m string) bool {
 	switch strings.ToLower(m) {
@@ -200,8 +208,8 @@ func trainTarget(path string, f tuneFlags) (*tuneTarget, error) {
 	}
 	t.largerBetter = largerBetterByName(t.metric)
 	t.objective = func(ctx context.Context, tr trials.Trial, report trials.Report) (trials.Outcome, error) {
-		sets := append(append(append([]string(nil), f.sets...), tr.Overrides()...),
-			"output.dir="+trialDir(f.out, tr.ID), "output.plot=false", `output.model=""`)
+		sets := slices.Concat(f.sets, tr.Overrides(), []string{
+			"output.dir=" + trialDir(f.out, tr.ID), "output.plot=false", `output.model=""`})
 		cfg, err := job.LoadConfig(path, sets)
 		if err != nil {
 			return trials.Outcome{}, err
@@ -266,11 +274,11 @@ func mlTarget(path string, f tuneFlags) (*tuneTarget, error) {
 			t.metric, t.largerBetter = ev.Metric(), ev.LargerBetter()
 		}
 	}
-	if len(evs) == 0 || !strings.Contains(","+strings.Join(names, ",")+",", ","+t.metric+",") {
+	if !slices.Contains(names, t.metric) {
 		return nil, fmt.Errorf("--metric %s: the config's evaluators report %s", t.metric, strings.Join(names, ", "))
 	}
 	t.objective = func(ctx context.Context, tr trials.Trial, _ trials.Report) (trials.Outcome, error) {
-		sets := append(append(append([]string(nil), f.sets...), tr.Overrides()...), "output.dir="+trialDir(f.out, tr.ID))
+		sets := slices.Concat(f.sets, tr.Overrides(), []string{"output.dir=" + trialDir(f.out, tr.ID)})
 		cfg, err := mljob.LoadConfig(path, sets)
 		if err != nil {
 			return trials.Outcome{}, err
@@ -310,12 +318,17 @@ func joinTuneJob(ctx context.Context) (*tuneJob, distenv.Env, error) {
 	if err != nil {
 		return nil, e, err
 	}
-	st, err := store.Dial(ctx, net.JoinHostPort(e.MasterAddr, strconv.Itoa(e.MasterPort)), []byte(e.JobToken), e.Rank)
+	st, err := dialJobStore(ctx, e)
 	if err != nil {
 		g.Close()
 		return nil, e, err
 	}
 	return &tuneJob{g: g, st: st}, e, nil
+}
+
+// dialJobStore dials the job's rendezvous store as e's rank.
+func dialJobStore(ctx context.Context, e distenv.Env) (*store.Client, error) {
+	return store.Dial(ctx, net.JoinHostPort(e.MasterAddr, strconv.Itoa(e.MasterPort)), []byte(e.JobToken), e.Rank)
 }
 
 func (j *tuneJob) close() {
@@ -356,7 +369,7 @@ func boardTrial(r trials.Result) dashboard.Trial {
 // read from the job's store on a client of its own, until stop is closed.
 func pollTrials(env distenv.Env, n int, prefix string, board *dashboard.Board, stop <-chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	st, err := store.Dial(ctx, net.JoinHostPort(env.MasterAddr, strconv.Itoa(env.MasterPort)), []byte(env.JobToken), env.Rank)
+	st, err := dialJobStore(ctx, env)
 	cancel()
 	if err != nil {
 		return // best effort: the table fills at the end
@@ -437,7 +450,7 @@ func runTuneOn(ctx context.Context, path string, f tuneFlags, board *dashboard.B
 	default:
 		return fmt.Errorf("--mode %q: want max or min", f.mode)
 	}
-	mode := map[bool]string{true: "max", false: "min"}[target.largerBetter]
+	mode := target.mode()
 
 	j, env, err := joinTuneJob(ctx)
 	if err != nil {
@@ -628,7 +641,7 @@ func trialLine(r trials.Result, metric string, n, procs int) string {
 func writeTuneResults(rs []trials.Result, model []byte, f tuneFlags, target *tuneTarget, kind string, procs, par int,
 	start time.Time, planned int, stdout io.Writer) error {
 	trials.SortByID(rs)
-	sum := tuneSummary{Kind: kind, Metric: target.metric, Mode: map[bool]string{true: "max", false: "min"}[target.largerBetter],
+	sum := tuneSummary{Kind: kind, Metric: target.metric, Mode: target.mode(),
 		Trials: len(rs), Interrupted: len(rs) < planned, Processes: procs, Parallel: par, Seconds: time.Since(start).Seconds(),
 		CSV: filepath.Join(f.out, "trials.csv"), JSONL: filepath.Join(f.out, "trials.jsonl"), Plot: filepath.Join(f.out, "trials.png")}
 	for _, r := range rs {

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/fathom-ml/fathom/internal/f16"
 	"github.com/fathom-ml/fathom/internal/parallel"
 )
 
@@ -48,15 +49,10 @@ func RoundBF16(x []float32) {
 // bf16Bits rounds f to bfloat16 as VCVTNEPS2BF16 does: to nearest even,
 // subnormal inputs to signed zero, NaN to a quiet NaN.
 func bf16Bits(f float32) uint16 {
-	b := math.Float32bits(f)
-	switch {
-	case b&0x7f800000 == 0: // zero or subnormal
+	if b := math.Float32bits(f); b&0x7f800000 == 0 { // zero or subnormal
 		return uint16(b>>16) & 0x8000
-	case b&0x7fffffff > 0x7f800000: // NaN
-		return uint16(b>>16) | 0x40
 	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
+	return f16.FromFloat32BF16(f)
 }
 
 // bf16Value is the float32 value of bfloat16 bits h.

@@ -427,6 +427,11 @@ func (s *Session) read(ctx context.Context, r int) (snapshot, error) {
 	return snap, nil
 }
 
+// memberIndex returns the index of the member named name in ms, -1 if none.
+func memberIndex(ms []Member, name string) int {
+	return slices.IndexFunc(ms, func(m Member) bool { return m.Name == name })
+}
+
 // decodeMembers decodes member keys in registration order.
 func decodeMembers(kvs []*mvccpb.KeyValue) ([]Member, error) {
 	slices.SortFunc(kvs, func(a, b *mvccpb.KeyValue) int { return int(a.CreateRevision - b.CreateRevision) })
@@ -459,10 +464,8 @@ func (s *Session) await(ctx context.Context, r int) (Round, error) {
 			return Round{}, err
 		}
 		if snap.closed != nil {
-			for i, m := range snap.closed.Members {
-				if m.Name == s.name {
-					return Round{Number: r, Members: snap.closed.Members, Rank: i, Failures: snap.closed.Failures}, nil
-				}
+			if i := memberIndex(snap.closed.Members, s.name); i >= 0 {
+				return Round{Number: r, Members: snap.closed.Members, Rank: i, Failures: snap.closed.Failures}, nil
 			}
 			s.unregister(ctx, r)
 			return Round{}, errLeftOut
@@ -471,7 +474,7 @@ func (s *Session) await(ctx context.Context, r int) (Round, error) {
 			s.unregister(ctx, r)
 			return Round{}, fmt.Errorf("%w (in round %d; pick a new --rdzv-id for a new job)", ErrEnded, r-1)
 		}
-		if !slices.ContainsFunc(snap.members, func(m Member) bool { return m.Name == s.name }) {
+		if memberIndex(snap.members, s.name) < 0 {
 			return Round{}, ErrLeaseLost
 		}
 		switch close, wait := decide(s.cfg, snap, quorumSince, time.Now()); {
@@ -523,7 +526,7 @@ func pending(snap snapshot) []string {
 	}
 	var out []string
 	for _, m := range snap.prev.Members {
-		if snap.alive[m.Name] && !slices.ContainsFunc(snap.members, func(x Member) bool { return x.Name == m.Name }) {
+		if snap.alive[m.Name] && memberIndex(snap.members, m.Name) < 0 {
 			out = append(out, m.Host+"/"+m.Name)
 		}
 	}
@@ -681,11 +684,10 @@ func change(r Round, snap snapshot, self string, maxNodes int) (Change, bool) {
 		}
 	}
 	for _, m := range snap.next {
-		inRound := slices.ContainsFunc(r.Members, func(x Member) bool { return x.Name == m.Name })
 		if m.Name == self {
 			continue
 		}
-		if inRound {
+		if memberIndex(r.Members, m.Name) >= 0 {
 			return Change{What: fmt.Sprintf("node %s/%s went on to round %d", m.Host, m.Name, r.Number+1)}, true
 		}
 		if len(r.Members) < maxNodes {

@@ -1,7 +1,6 @@
 package bayes
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -510,22 +509,14 @@ func mergeMoments(a, b []float64, k, d int) {
 // gatherMoments gathers every rank's moments and merges them in rank
 // order, so that every rank ends with the same totals.
 func gatherMoments(c ml.Comm, local []float64, k, d int) ([]float64, error) {
-	buf := make([]byte, 8*len(local))
-	for i, v := range local {
-		binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(v))
-	}
-	all, err := c.AllGatherBytes(buf)
+	all, err := ml.AllGatherFloats(c, local)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]float64, len(local))
-	part := make([]float64, len(local))
-	for r, b := range all {
-		if len(b) != len(buf) {
-			return nil, fmt.Errorf("rank %d sent %d bytes of moments, want %d", r, len(b), len(buf))
-		}
-		for i := range part {
-			part[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	for r, part := range all {
+		if len(part) != len(local) {
+			return nil, fmt.Errorf("rank %d sent %d moments, want %d", r, len(part), len(local))
 		}
 		mergeMoments(out, part, k, d)
 	}

@@ -78,7 +78,7 @@ func (e *ClusteringEvaluator) Evaluate(f *data.Frame, c ml.Comm) (float64, error
 		meta[2] = 1
 	}
 	if rerr := c.AllReduce(meta, ml.OpMax); rerr != nil {
-		return 0, rerr
+		return 0, fmt.Errorf("ClusteringEvaluator: %w", rerr)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("ClusteringEvaluator: %w", err)
@@ -102,7 +102,7 @@ func (e *ClusteringEvaluator) Evaluate(f *data.Frame, c ml.Comm) (float64, error
 		st[k*d+k+j]++
 	}
 	if err := c.AllReduce(st, ml.OpSum); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("ClusteringEvaluator: %w", err)
 	}
 	sums, sq, cnt := st[:k*d], st[k*d:k*d+k], st[k*d+k:]
 	mean := func(x []float64, xn float64, j int) float64 {
@@ -134,7 +134,7 @@ func (e *ClusteringEvaluator) Evaluate(f *data.Frame, c ml.Comm) (float64, error
 		}
 	}
 	if err := c.AllReduce(total, ml.OpSum); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("ClusteringEvaluator: %w", err)
 	}
 	if total[1] == 0 {
 		return 0, fmt.Errorf("ClusteringEvaluator: no rows")

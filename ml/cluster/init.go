@@ -57,11 +57,12 @@ func (g *group) rowAt(i int) ([]float64, error) {
 func initRandom(g *group, k int, seed int64) ([]float64, error) {
 	p := g.p
 	order := make([]int, p.n)
+	keys := make([]float64, p.n)
 	for i := range order {
 		order[i] = i
+		keys[i] = rowUniform(seed, g.offset+i)
 	}
-	key := func(i int) float64 { return rowUniform(seed, g.offset+i) }
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(key(a), key(b)) })
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
 	var offer []float64
 	seen := map[string]bool{}
 	for _, i := range order {
@@ -73,7 +74,7 @@ func initRandom(g *group, k int, seed int64) ([]float64, error) {
 			continue
 		}
 		seen[s] = true
-		offer = append(offer, key(i))
+		offer = append(offer, keys[i])
 		offer = append(offer, p.row(i)...)
 	}
 	all, err := g.c.AllGatherBytes(packRows(offer))
@@ -283,12 +284,7 @@ func initParallel(g *group, k, steps int, seed int64, rng *rand.Rand) ([]float64
 			}
 		}
 		return acc
-	}, func(a, b []float64) []float64 {
-		for i, v := range b {
-			a[i] += v
-		}
-		return a
-	})
+	}, addInto)
 	if err := g.c.AllReduce(w, ml.OpSum); err != nil {
 		return nil, err
 	}

@@ -351,12 +351,6 @@ func (s *lloyd) fullPass(sums bool) []float64 {
 	p, k, d := s.g.p, s.k, s.d
 	cn := norms(s.c, k, d)
 	size := k*d + k + 1
-	add := func(acc, part []float64) []float64 {
-		for i, v := range part {
-			acc[i] += v
-		}
-		return acc
-	}
 	return parallel.MapReduce(p.n, block, make([]float64, size), func(lo, hi int) []float64 {
 		acc := make([]float64, size)
 		dist := make([]float64, block*k)
@@ -378,7 +372,16 @@ func (s *lloyd) fullPass(sums bool) []float64 {
 			}
 		}
 		return acc
-	}, add)
+	}, addInto)
+}
+
+// addInto adds part to acc and returns acc: how the passes combine the
+// partial sums of their chunks of rows.
+func addInto(acc, part []float64) []float64 {
+	for i, v := range part {
+		acc[i] += v
+	}
+	return acc
 }
 
 // hamerlyPass is one assignment step of Hamerly's algorithm after the
@@ -475,12 +478,7 @@ func (s *lloyd) hamerlyPass(moves []float64) {
 			acc = make([]float64, size)
 		}
 		return acc
-	}, func(acc, part []float64) []float64 {
-		for i, v := range part {
-			acc[i] += v
-		}
-		return acc
-	})
+	}, addInto)
 	for i := range s.sums {
 		s.sums[i] += delta[i]
 	}

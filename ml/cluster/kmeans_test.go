@@ -9,6 +9,7 @@ import (
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/comm/commtest"
+	"github.com/fathom-ml/fathom/internal/kernel"
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
@@ -318,7 +319,7 @@ func TestCosineCost(t *testing.T) {
 	}
 	for j := range km.K {
 		c := km.Center(j)
-		if n := math.Sqrt(dotSelf(c)); math.Abs(n-1) > 1e-12 {
+		if n := math.Sqrt(kernel.DotF64(c, c)); math.Abs(n-1) > 1e-12 {
 			t.Fatalf("center %d has norm %g, want 1", j, n)
 		}
 	}

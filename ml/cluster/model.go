@@ -3,7 +3,6 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/fathom-ml/fathom/data"
@@ -53,35 +52,15 @@ func (m *KMeansModel) Predict(x []float64) ([]int, error) {
 	if d == 0 || len(x)%d != 0 {
 		return nil, fmt.Errorf("KMeansModel: %d values are not rows of %d", len(x), d)
 	}
-	p := &points{n: len(x) / d, d: d, x: x, norm2: make([]float64, len(x)/d)}
 	unit := m.DistanceMeasure == Cosine
 	if unit {
-		p.x = slices.Clone(x)
+		x = slices.Clone(x)
 	}
-	for i := range p.n {
-		r := p.row(i)
-		s := dotSelf(r)
-		if unit {
-			if s == 0 {
-				return nil, fmt.Errorf("KMeansModel: row %d: the cosine distance is not defined for a zero vector", i+1)
-			}
-			inv := 1 / math.Sqrt(s)
-			for j := range r {
-				r[j] *= inv
-			}
-			s = dotSelf(r)
-		}
-		p.norm2[i] = s
+	p, zero := newPoints(x, len(x)/d, d, unit)
+	if zero >= 0 {
+		return nil, fmt.Errorf("KMeansModel: row %d: the cosine distance is not defined for a zero vector", zero+1)
 	}
 	return m.assign(p), nil
-}
-
-func dotSelf(r []float64) float64 {
-	s := 0.0
-	for _, v := range r {
-		s += v * v
-	}
-	return s
 }
 
 func (m *KMeansModel) assign(p *points) []int {

@@ -40,15 +40,26 @@ func readPoints(f *data.Frame, col string, unit bool) (*points, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &points{n: m.Rows, d: m.Cols, x: m.Data, norm2: make([]float64, m.Rows)}
-	var zero atomic.Bool
+	p, zero := newPoints(m.Data, m.Rows, m.Cols, unit)
+	if zero >= 0 {
+		return nil, fmt.Errorf("column %q, row %d: the cosine distance is not defined for a zero vector", col, zero+1)
+	}
+	return p, nil
+}
+
+// newPoints wraps x (n × d, row-major) with its rows' squared norms; with
+// unit set it scales every row of x in place to norm 1 and also returns
+// the index of the first zero row, which cannot be (−1 when there is none).
+func newPoints(x []float64, n, d int, unit bool) (p *points, zero int) {
+	p = &points{n: n, d: d, x: x, norm2: make([]float64, n)}
+	var anyZero atomic.Bool
 	parallel.For(p.n, max(1, (1<<15)/max(p.d, 1)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := p.row(i)
 			s := kernel.DotF64(r, r)
 			if unit {
 				if s == 0 {
-					zero.Store(true)
+					anyZero.Store(true)
 					continue
 				}
 				inv := 1 / math.Sqrt(s)
@@ -60,14 +71,14 @@ func readPoints(f *data.Frame, col string, unit bool) (*points, error) {
 			p.norm2[i] = s
 		}
 	})
-	if zero.Load() {
+	if anyZero.Load() {
 		for i := range p.n {
 			if p.norm2[i] == 0 {
-				return nil, fmt.Errorf("column %q, row %d: the cosine distance is not defined for a zero vector", col, i+1)
+				return p, i
 			}
 		}
 	}
-	return p, nil
+	return p, -1
 }
 
 // sqDist writes the squared Euclidean distances of the rows of x (rows ×

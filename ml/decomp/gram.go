@@ -268,16 +268,7 @@ func (r *rows) center() (mean []float64, ss float64, err error) {
 	r.dense()
 	d := r.d
 	grain := max(1, (1<<15)/d)
-	mean = parallel.MapReduce(r.n, grain, make([]float64, d), func(lo, hi int) []float64 {
-		acc := make([]float64, d)
-		for i := lo; i < hi; i++ {
-			kernel.AxpyF64(1, r.x[i*d:(i+1)*d], acc)
-		}
-		return acc
-	}, func(acc, part []float64) []float64 {
-		kernel.AxpyF64(1, part, acc)
-		return acc
-	})
+	mean = colSums(r.x, r.n, d)
 	if err := r.c.AllReduce(mean, ml.OpSum); err != nil {
 		return nil, 0, err
 	}
@@ -397,9 +388,7 @@ func subspaceEigen(apply func(q []float64, p int, ritz bool) (z, t []float64, er
 	for i := range q {
 		q[i] = rng.NormFloat64()
 	}
-	if err := orthonormalize(q, d, p); err != nil {
-		return eigen{}, err
-	}
+	orthonormalize(q, d, p)
 	maxIter := iters
 	if iters == 0 {
 		maxIter = 500
@@ -431,15 +420,11 @@ func subspaceEigen(apply func(q []float64, p int, ritz bool) (z, t []float64, er
 		next := it + 1
 		if iters == 0 && next%4 != 0 && next != maxIter {
 			if !cholQR(q, d, p) {
-				if err := householderQR(q, d, p); err != nil {
-					return eigen{}, err
-				}
+				householderQR(q, d, p)
 			}
 			continue
 		}
-		if err := orthonormalize(q, d, p); err != nil {
-			return eigen{}, err
-		}
+		orthonormalize(q, d, p)
 	}
 }
 
@@ -484,13 +469,13 @@ func ritz(q, z, t []float64, d, p, k int) (eigen, float64, error) {
 // orthonormalize replaces the columns of q (d × p, row-major) by an
 // orthonormal basis of their span: Cholesky QR twice (CholeskyQR2), all
 // in GEMMs; a rank-deficient block falls back to Householder QR.
-func orthonormalize(q []float64, d, p int) error {
+func orthonormalize(q []float64, d, p int) {
 	for range 2 {
 		if !cholQR(q, d, p) {
-			return householderQR(q, d, p)
+			householderQR(q, d, p)
+			return
 		}
 	}
-	return nil
 }
 
 // cholQR is one Cholesky QR step: G = QᵀQ = RᵀR, Q ← QR⁻¹. It reports
@@ -527,7 +512,7 @@ func cholQR(q []float64, d, p int) bool {
 }
 
 // householderQR replaces q by the Q of its Householder QR (gonum).
-func householderQR(q []float64, d, p int) error {
+func householderQR(q []float64, d, p int) {
 	var qr mat.QR
 	qr.Factorize(mat.NewDense(d, p, q))
 	var full mat.Dense
@@ -537,14 +522,12 @@ func householderQR(q []float64, d, p int) error {
 			q[i*p+j] = full.At(i, j)
 		}
 	}
-	return nil
 }
 
 // fixSigns makes the largest-magnitude entry of each column of v (d × k)
 // positive (the first of equal magnitudes), negating the column
-// otherwise; it returns the signs applied.
-func fixSigns(v []float64, d, k int) []float64 {
-	signs := make([]float64, k)
+// otherwise.
+func fixSigns(v []float64, d, k int) {
 	for c := range k {
 		best, at := -1.0, 0
 		for i := range d {
@@ -552,15 +535,12 @@ func fixSigns(v []float64, d, k int) []float64 {
 				best, at = a, i
 			}
 		}
-		signs[c] = 1
 		if v[at*k+c] < 0 {
-			signs[c] = -1
 			for i := range d {
 				v[i*k+c] = -v[i*k+c]
 			}
 		}
 	}
-	return signs
 }
 
 // topEigen returns the top k eigenpairs of XᵀX over every rank's rows

@@ -1,10 +1,8 @@
 package eval
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/fathom-ml/fathom/data"
@@ -72,7 +70,7 @@ func (e *BinaryClassificationEvaluator) LargerBetter() bool { return true }
 // Evaluate returns the area over every rank's rows of f.
 func (e *BinaryClassificationEvaluator) Evaluate(f *data.Frame, c ml.Comm) (float64, error) {
 	const who = "BinaryClassificationEvaluator"
-	if err := checkChoice(who, "metricName", e.MetricName, AreaUnderROC, AreaUnderPR); err != nil {
+	if err := ml.CheckChoice(who, "metricName", e.MetricName, AreaUnderROC, AreaUnderPR); err != nil {
 		return 0, err
 	}
 	if e.NumBins < 0 {
@@ -93,28 +91,21 @@ func (e *BinaryClassificationEvaluator) Evaluate(f *data.Frame, c ml.Comm) (floa
 	if err != nil {
 		return 0, err
 	}
-	buf := make([]byte, 0, 24*len(score))
+	triples := make([]float64, 0, 3*len(score))
 	for i, s := range score {
 		if label[i] != 0 && label[i] != 1 {
 			return 0, fmt.Errorf("%s: column %q, row %d: label %g is not 0 or 1", who, e.LabelCol, i+1, label[i])
 		}
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(s))
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(label[i]))
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(weight(w, i)))
+		triples = append(triples, s, label[i], weight(w, i))
 	}
-	all, err := c.AllGatherBytes(buf)
+	all, err := ml.AllGatherFloats(c, triples)
 	if err != nil {
 		return 0, err
 	}
 	var pts []scored
-	for _, b := range all {
-		for len(b) >= 24 {
-			pts = append(pts, scored{
-				score:  math.Float64frombits(binary.LittleEndian.Uint64(b)),
-				label:  math.Float64frombits(binary.LittleEndian.Uint64(b[8:])),
-				weight: math.Float64frombits(binary.LittleEndian.Uint64(b[16:])),
-			})
-			b = b[24:]
+	for _, v := range all {
+		for ; len(v) >= 3; v = v[3:] {
+			pts = append(pts, scored{score: v[0], label: v[1], weight: v[2]})
 		}
 	}
 	curve := cumulate(pts, e.NumBins)

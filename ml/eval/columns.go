@@ -3,26 +3,10 @@ package eval
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
 )
-
-// checkChoice returns an error naming the evaluator and the parameter when
-// v is not one of the allowed values.
-func checkChoice(who, param, v string, allowed ...string) error {
-	if slices.Contains(allowed, v) {
-		return nil
-	}
-	q := make([]string, len(allowed))
-	for i, a := range allowed {
-		q[i] = strconv.Quote(a)
-	}
-	return fmt.Errorf("%s: %s must be one of %s, got %q", who, param, strings.Join(q, ", "), v)
-}
 
 // numbers reads a numeric scalar column, the error naming the evaluator.
 func numbers(who string, f *data.Frame, col string) ([]float64, error) {

@@ -11,8 +11,8 @@
 //   - RegressionEvaluator: rmse (default), mse, mae, r2, var.
 //
 // Each is a struct of Spark's parameters (json and yaml tags with Spark's
-// names) and a NewX constructor with Spark's defaults; New builds one by
-// its Spark class name.
+// names) and a NewX constructor with Spark's defaults; importing the
+// package registers each under its Spark class name, for ml.NewEvaluator.
 //
 // # Distributed evaluation
 //

@@ -86,7 +86,7 @@ func (e *MulticlassClassificationEvaluator) LargerBetter() bool {
 // Evaluate returns the metric over every rank's rows of f.
 func (e *MulticlassClassificationEvaluator) Evaluate(f *data.Frame, c ml.Comm) (float64, error) {
 	const who = "MulticlassClassificationEvaluator"
-	if err := checkChoice(who, "metricName", e.MetricName, multiclassMetrics...); err != nil {
+	if err := ml.CheckChoice(who, "metricName", e.MetricName, multiclassMetrics...); err != nil {
 		return 0, err
 	}
 	if !(e.Beta >= 0) {

@@ -54,7 +54,7 @@ func (e *RegressionEvaluator) LargerBetter() bool { return e.MetricName == R2 ||
 // Evaluate returns the metric over every rank's rows of f.
 func (e *RegressionEvaluator) Evaluate(f *data.Frame, c ml.Comm) (float64, error) {
 	const who = "RegressionEvaluator"
-	if err := checkChoice(who, "metricName", e.MetricName, RMSE, MSE, R2, MAE, Var); err != nil {
+	if err := ml.CheckChoice(who, "metricName", e.MetricName, RMSE, MSE, R2, MAE, Var); err != nil {
 		return 0, err
 	}
 	if c == nil {

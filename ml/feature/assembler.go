@@ -48,7 +48,7 @@ type assemblerInput struct {
 // Transform adds OutputCol.
 func (a *VectorAssembler) Transform(f *data.Frame) (*data.Frame, error) {
 	const stage = "VectorAssembler"
-	if err := checkChoice(stage, "handleInvalid", a.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
+	if err := ml.CheckChoice(stage, "handleInvalid", a.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
 		return nil, err
 	}
 	if len(a.InputCols) == 0 {

@@ -19,23 +19,6 @@ const (
 	InvalidKeep  = "keep"
 )
 
-// checkChoice returns an error naming the stage and the parameter when v
-// is not one of the allowed values.
-func checkChoice(stage, param, v string, allowed ...string) error {
-	if slices.Contains(allowed, v) {
-		return nil
-	}
-	return fmt.Errorf("%s: %s must be one of %s, got %q", stage, param, quoteAll(allowed), v)
-}
-
-func quoteAll(s []string) string {
-	q := make([]string, len(s))
-	for i, v := range s {
-		q[i] = strconv.Quote(v)
-	}
-	return strings.Join(q, ", ")
-}
-
 // columnPairs resolves Spark's two ways of naming columns: inputCol and
 // outputCol for one column, inputCols and outputCols for several. Exactly
 // one way must be used.

@@ -175,7 +175,7 @@ func (b *Bucketizer) Encode() (ml.Encoded, error) {
 // Transform adds OutputCol, a float64 column of bucket indices.
 func (b *Bucketizer) Transform(f *data.Frame) (*data.Frame, error) {
 	const stage = "Bucketizer"
-	if err := checkChoice(stage, "handleInvalid", b.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
+	if err := ml.CheckChoice(stage, "handleInvalid", b.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
 		return nil, err
 	}
 	s := b.Splits

@@ -1,7 +1,6 @@
 package feature
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -71,7 +70,7 @@ func isMissing(x float64, null bool, missing float64) bool {
 // Fit computes each column's surrogate over every rank.
 func (p *Imputer) Fit(d ml.Data) (ml.Model, error) {
 	const stage = "Imputer"
-	if err := checkChoice(stage, "strategy", p.Strategy, StrategyMean, StrategyMedian, StrategyMode); err != nil {
+	if err := ml.CheckChoice(stage, "strategy", p.Strategy, StrategyMean, StrategyMedian, StrategyMode); err != nil {
 		return nil, err
 	}
 	if math.IsInf(p.MissingValue, 0) {
@@ -136,36 +135,31 @@ func imputeMean(c ml.Comm, present [][]float64) ([]float64, error) {
 	return out, nil
 }
 
-// gatherFloats gathers every rank's v (column by column, each column's
-// values prefixed by its count) and returns, per column, the values of
-// all ranks.
+// gatherFloats gathers every rank's cols (each column's values prefixed
+// by its count) and returns, per column, the values of all ranks.
 func gatherFloats(c ml.Comm, cols [][]float64) ([][]float64, error) {
-	var b []byte
-	for _, v := range cols {
-		b = binary.LittleEndian.AppendUint64(b, uint64(len(v)))
-		for _, x := range v {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-		}
+	var v []float64
+	for _, col := range cols {
+		v = append(v, float64(len(col)))
+		v = append(v, col...)
 	}
-	all, err := c.AllGatherBytes(b)
+	all, err := ml.AllGatherFloats(c, v)
 	if err != nil {
 		return nil, err
 	}
 	out := make([][]float64, len(cols))
-	for r, b := range all {
+	for r, v := range all {
 		for j := range cols {
-			if len(b) < 8 {
+			if len(v) < 1 {
 				return nil, fmt.Errorf("rank %d sent %d columns' values, want %d", r, j, len(cols))
 			}
-			n := int(binary.LittleEndian.Uint64(b))
-			b = b[8:]
-			if n < 0 || len(b) < 8*n {
+			n := int(v[0])
+			v = v[1:]
+			if n < 0 || len(v) < n {
 				return nil, fmt.Errorf("rank %d sent a short column %d", r, j)
 			}
-			for i := range n {
-				out[j] = append(out[j], math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
-			}
-			b = b[8*n:]
+			out[j] = append(out[j], v[:n]...)
+			v = v[n:]
 		}
 	}
 	return out, nil

@@ -67,10 +67,10 @@ func (s *StringIndexer) Copy() ml.Estimator {
 // rank gets the same labels.
 func (s *StringIndexer) Fit(d ml.Data) (ml.Model, error) {
 	const stage = "StringIndexer"
-	if err := checkChoice(stage, "handleInvalid", s.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
+	if err := ml.CheckChoice(stage, "handleInvalid", s.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
 		return nil, err
 	}
-	if err := checkChoice(stage, "stringOrderType", s.StringOrderType, FrequencyDesc, FrequencyAsc, AlphabetDesc, AlphabetAsc); err != nil {
+	if err := ml.CheckChoice(stage, "stringOrderType", s.StringOrderType, FrequencyDesc, FrequencyAsc, AlphabetDesc, AlphabetAsc); err != nil {
 		return nil, err
 	}
 	in, out, err := columnPairs(stage, s.InputCol, s.OutputCol, s.InputCols, s.OutputCols)
@@ -154,7 +154,7 @@ func (m *StringIndexerModel) Type() string { return "StringIndexerModel" }
 // in the frame's metadata under LabelsMetadataKey(outputCol).
 func (m *StringIndexerModel) Transform(f *data.Frame) (*data.Frame, error) {
 	const stage = "StringIndexerModel"
-	if err := checkChoice(stage, "handleInvalid", m.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
+	if err := ml.CheckChoice(stage, "handleInvalid", m.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
 		return nil, err
 	}
 	n := f.Len()

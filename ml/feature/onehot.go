@@ -53,7 +53,7 @@ func (o *OneHotEncoder) Copy() ml.Estimator {
 // its largest index over every rank (an all-reduce of the maxima).
 func (o *OneHotEncoder) Fit(d ml.Data) (ml.Model, error) {
 	const stage = "OneHotEncoder"
-	if err := checkChoice(stage, "handleInvalid", o.HandleInvalid, InvalidError, InvalidKeep); err != nil {
+	if err := ml.CheckChoice(stage, "handleInvalid", o.HandleInvalid, InvalidError, InvalidKeep); err != nil {
 		return nil, err
 	}
 	in, out, err := columnPairs(stage, o.InputCol, o.OutputCol, o.InputCols, o.OutputCols)
@@ -128,7 +128,7 @@ func (m *OneHotEncoderModel) Width(k int) int {
 // Transform adds one dense one-hot vector column per input column.
 func (m *OneHotEncoderModel) Transform(f *data.Frame) (*data.Frame, error) {
 	const stage = "OneHotEncoderModel"
-	if err := checkChoice(stage, "handleInvalid", m.HandleInvalid, InvalidError, InvalidKeep); err != nil {
+	if err := ml.CheckChoice(stage, "handleInvalid", m.HandleInvalid, InvalidError, InvalidKeep); err != nil {
 		return nil, err
 	}
 	cols := make([]data.Column, len(m.InputCols))

@@ -45,7 +45,7 @@ func (q *QuantileDiscretizer) Fit(d ml.Data) (ml.Model, error) {
 	if q.NumBuckets < 2 {
 		return nil, fmt.Errorf("%s: numBuckets must be ≥ 2, got %d", stage, q.NumBuckets)
 	}
-	if err := checkChoice(stage, "handleInvalid", q.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
+	if err := ml.CheckChoice(stage, "handleInvalid", q.HandleInvalid, InvalidError, InvalidSkip, InvalidKeep); err != nil {
 		return nil, err
 	}
 	if q.InputCol == "" || q.OutputCol == "" {

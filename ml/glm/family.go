@@ -159,12 +159,7 @@ func (f family) deviance(y, mu, w float64) float64 {
 }
 
 // ylogy is y·log(y/μ), 0 when y is 0.
-func ylogy(y, mu float64) float64 {
-	if y == 0 {
-		return 0
-	}
-	return y * math.Log(y/mu)
-}
+func ylogy(y, mu float64) float64 { return xlogy(y, y/mu) }
 
 // aicTerms are the sums over rows the AIC needs (all-reduced).
 type aicTerms struct {

@@ -2,7 +2,6 @@ package glm
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -191,7 +190,7 @@ func (g *GeneralizedLinearRegression) Fit(d ml.Data) (ml.Model, error) {
 		return nil, localErr
 	}
 	if meta[0] > 0 {
-		return nil, errors.New(who + ": another rank's data is invalid (see its error)")
+		return nil, fmt.Errorf(who+": %w", ml.ErrOtherRank)
 	}
 	if meta[1] != -meta[2] {
 		return nil, fmt.Errorf(who+": column %q has %d elements here and %g on another rank", g.FeaturesCol, p.x.Cols, math.Max(meta[1], -meta[2]))

@@ -298,7 +298,7 @@ func (c *Config) readData(cm ml.Comm, whole bool) (train, test *data.Frame, err 
 // same whatever the number of ranks. It is the split of a config's
 // data.testFraction.
 func HoldOut(f *data.Frame, c ml.Comm, fraction float64, seed int64) (train, test *data.Frame, err error) {
-	off, err := RowOffset(c, f.Len())
+	off, err := ml.RowOffset(c, f.Len())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -311,24 +311,6 @@ func HoldOut(f *data.Frame, c ml.Comm, fraction float64, seed int64) (train, tes
 		}
 	}
 	return f.Take(tr), f.Take(te), nil
-}
-
-// RowOffset returns the global index of this rank's first row, n being
-// its number of rows: the rows of the ranks before it.
-func RowOffset(c ml.Comm, n int) (int, error) {
-	if c == nil || c.Size() == 1 {
-		return 0, nil
-	}
-	counts := make([]float64, c.Size())
-	counts[c.Rank()] = float64(n)
-	if err := c.AllReduce(counts, ml.OpSum); err != nil {
-		return 0, err
-	}
-	off := 0
-	for r := range c.Rank() {
-		off += int(counts[r])
-	}
-	return off, nil
 }
 
 // fashionMNIST returns rank's share of a Fashion-MNIST split ("train" or

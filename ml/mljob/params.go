@@ -2,7 +2,6 @@ package mljob
 
 import (
 	"fmt"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -46,20 +45,9 @@ func SetParams(target any, kv []string) error {
 	}
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for _, s := range kv {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("param %q: want key=value", s)
+		if err := yamltree.ApplyOverride(m, s); err != nil {
+			return fmt.Errorf("param %q: %v", s, err)
 		}
-		var vdoc yaml.Node
-		if err := yaml.Unmarshal([]byte(v), &vdoc); err != nil {
-			return fmt.Errorf("param %s: %v", k, err)
-		}
-		val := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
-		if vdoc.Kind == yaml.DocumentNode && len(vdoc.Content) == 1 {
-			val = vdoc.Content[0]
-		}
-		yamltree.ClearLines(val)
-		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, val)
 	}
 	if err := decodeStrict(m, target, "params"); err != nil {
 		return err

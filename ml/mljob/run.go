@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fathom-ml/fathom/metrics"
 
 	"gopkg.in/yaml.v3"
 
@@ -59,12 +60,12 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Tuning *tuningJSON `json:"tuning,omitempty"`
 	}{plain: plain(r), Metrics: map[string]*float64{}}
 	for k, v := range r.Metrics {
-		out.Metrics[k] = finite(v)
+		out.Metrics[k] = metrics.Finite(v)
 	}
 	if r.Tuning != nil {
 		t := &tuningJSON{TuningResult: *r.Tuning}
 		for _, v := range r.Tuning.AvgMetrics {
-			t.AvgMetrics = append(t.AvgMetrics, finite(v))
+			t.AvgMetrics = append(t.AvgMetrics, metrics.Finite(v))
 		}
 		out.Tuning = t
 	}
@@ -74,13 +75,6 @@ func (r Result) MarshalJSON() ([]byte, error) {
 type tuningJSON struct {
 	TuningResult
 	AvgMetrics []*float64 `json:"avg_metrics"`
-}
-
-func finite(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }
 
 // TuningResult is the outcome of a grid search.

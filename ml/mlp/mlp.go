@@ -164,10 +164,6 @@ func (e *MultilayerPerceptronClassifier) validate() error {
 	return nil
 }
 
-// errOtherRank is what a rank whose own rows are fine returns when another
-// rank's are not.
-var errOtherRank = errors.New("another rank's data is bad (see that rank's error)")
-
 // Fit trains the network on d's rows (over every rank of d.Comm).
 func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 	if err := e.validate(); err != nil {
@@ -202,7 +198,7 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 	case localErr != nil:
 		return nil, fail(localErr)
 	case st[0] > 0:
-		return nil, fail(errOtherRank)
+		return nil, fail(ml.ErrOtherRank)
 	case st[2] != -st[3]:
 		return nil, fail(fmt.Errorf("column %q has %d values per row on this rank, but the ranks' widths range from %g to %g", e.FeaturesCol, x.Cols, -st[3], st[2]))
 	}

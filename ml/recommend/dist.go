@@ -152,8 +152,8 @@ func gatherIDs(c ml.Comm, ids []int32) ([]int32, error) {
 }
 
 // exchange all-gathers the factors each rank solved (lists[r]: rank r's
-// entities; f has row stride ld) so that every rank holds all of f; it returns the bytes this
-// rank sent and received.
+// entities; f has row stride ld) so that every rank holds all of f; it
+// returns the bytes this rank sent and received.
 func exchange(c ml.Comm, lists [][]int32, f []float64, ld, k int) (sent, recv int64, err error) {
 	if c.Size() == 1 {
 		return 0, 0, nil

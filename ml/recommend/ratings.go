@@ -111,19 +111,20 @@ func FrameRatings(f *data.Frame, userCol, itemCol, ratingCol, src string) (*Rati
 	if c == nil {
 		return nil, where("no column %q (the frame has %v)", ratingCol, f.Names())
 	}
+	var value func(i int) float64
+	switch c := c.(type) {
+	case *data.ScalarColumn[float64]:
+		value = c.Value
+	case *data.ScalarColumn[float32]:
+		value = func(i int) float64 { return float64(c.Value(i)) }
+	case *data.ScalarColumn[int64]:
+		value = func(i int) float64 { return float64(c.Value(i)) }
+	default:
+		return nil, where("column %q is %s, not numeric", ratingCol, c.Kind())
+	}
 	r.Rating = make([]float32, n)
 	for i := range n {
-		var v float64
-		switch c := c.(type) {
-		case *data.ScalarColumn[float64]:
-			v = c.Value(i)
-		case *data.ScalarColumn[float32]:
-			v = float64(c.Value(i))
-		case *data.ScalarColumn[int64]:
-			v = float64(c.Value(i))
-		default:
-			return nil, where("column %q is %s, not numeric", ratingCol, c.Kind())
-		}
+		v := value(i)
 		if c.IsNull(i) {
 			return nil, where("column %q, row %d: missing rating", ratingCol, i+1)
 		}

@@ -334,9 +334,8 @@ func (g *gram) implicit(a, b, y []float64, ld, k int, alpha float64, idx []int32
 }
 
 // gramAll returns YᵀY (upper triangle, k×k) over the n factors of Y
-// (row stride ld),
-// summed in fixed chunks folded in order so that the result does not
-// depend on the number of workers.
+// (row stride ld), summed in fixed chunks folded in order so that the
+// result does not depend on the number of workers.
 func gramAll(y []float64, n, ld, k int) []float64 {
 	const chunk = 4096
 	nc := (n + chunk - 1) / chunk

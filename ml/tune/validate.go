@@ -99,16 +99,7 @@ func (v *validator) rowOffset(d ml.Data) (int, error) {
 		}
 		return 0, nil
 	}
-	counts := make([]float64, c.Size())
-	counts[c.Rank()] = float64(n)
-	if err := c.AllReduce(counts, ml.OpSum); err != nil {
-		return 0, err
-	}
-	off := 0
-	for r := range c.Rank() {
-		off += int(counts[r])
-	}
-	return off, nil
+	return ml.RowOffset(c, n)
 }
 
 // task is one fit: a grid point trained without a fold, scored on it.

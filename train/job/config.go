@@ -407,6 +407,13 @@ type DistributedConfig struct {
 	MemoryLimitMB float64 `yaml:"memory_limit_mb"`
 }
 
+// compresses reports whether the gradients travel compressed (a valid
+// distributed.compression other than none).
+func (d DistributedConfig) compresses() bool {
+	c, err := ddp.ParseCompression(d.Compression)
+	return err == nil && c != ddp.NoCompression
+}
+
 // microShards returns train.Options.MicroShards: 0 unless deterministic.
 func (d DistributedConfig) microShards() int {
 	switch {
@@ -463,7 +470,7 @@ func (c *Config) validateDistributed(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: valueLine(root, "distributed", "compression"),
 			Msg: fmt.Sprintf("distributed.compression: want none, fp16 or bf16, got %q", c.Distributed.Compression)}
 	}
-	if c.Distributed.Compression != "" && c.Distributed.Compression != "none" && c.Distributed.Deterministic {
+	if c.Distributed.compresses() && c.Distributed.Deterministic {
 		return &ConfigError{Line: valueLine(root, "distributed", "compression"),
 			Msg: "distributed.compression and distributed.deterministic do not go together (compressed sums are rounded at each step)"}
 	}
@@ -472,7 +479,7 @@ func (c *Config) validateDistributed(root *yaml.Node) *ConfigError {
 		switch {
 		case c.Distributed.Deterministic:
 			clash = "distributed.deterministic"
-		case c.Distributed.Compression != "" && c.Distributed.Compression != "none":
+		case c.Distributed.compresses():
 			clash = "distributed.compression"
 		case c.Optimizer.ClipGradNorm != 0 || c.Optimizer.ClipGradValue != 0:
 			clash = "gradient clipping (the gradients are sharded)"

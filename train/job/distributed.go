@@ -166,10 +166,10 @@ func (d *distributed) sameFile(path string) error {
 	}
 	lo, hi := []int64{digest}, []int64{digest}
 	if err := comm.AllReduce(d.g, lo, comm.Min); err != nil {
-		return err
+		return fmt.Errorf("comparing the workers' checkpoints at %s: %w", path, err)
 	}
 	if err := comm.AllReduce(d.g, hi, comm.Max); err != nil {
-		return err
+		return fmt.Errorf("comparing the workers' checkpoints at %s: %w", path, err)
 	}
 	if lo[0] != hi[0] {
 		mine := "none"

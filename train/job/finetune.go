@@ -116,13 +116,17 @@ func tensorList(es []safetensors.Entry) string {
 // layers before them, when all of those are frozen too) and the optimizer
 // does not see them.
 func (c *Config) freeze(net *nn.Sequential) error {
+	if len(c.Freeze) == 0 {
+		return nil
+	}
+	entries := nn.StateEntries(net)
 	for _, name := range c.Freeze {
 		i, err := strconv.Atoi(strings.TrimSpace(name))
 		if err != nil || i < 0 || i >= net.Len() {
 			return fmt.Errorf("freeze: %q is not a layer index of the model (0 to %d)", name, net.Len()-1)
 		}
 		found := false
-		for _, e := range nn.StateEntries(net) {
+		for _, e := range entries {
 			if l, ok := layerOf(e.Name); ok && l == i && e.Tensor.RequiresGrad() {
 				e.Tensor.SetRequiresGrad(false)
 				found = true

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net"
@@ -43,7 +44,6 @@ type psRole struct {
 	ln      net.Listener
 	addrs   []string
 	async   bool
-	c       *Config
 
 	client *ps.Client
 	strat  *train.ParameterServer
@@ -83,7 +83,7 @@ func (c *Config) validateStrategy(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: line("staleness"), Msg: fmt.Sprintf("distributed.staleness: want 0 or more steps, got %d", *d.Staleness)}
 	case d.Staleness != nil && d.Deterministic:
 		return &ConfigError{Line: line("staleness"), Msg: "distributed.staleness (asynchronous servers) and distributed.deterministic do not go together"}
-	case d.ShardOptimizer || d.SyncBatchNorm || (d.Compression != "" && d.Compression != "none"):
+	case d.ShardOptimizer || d.SyncBatchNorm || d.compresses():
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps does not go together with shard_optimizer, sync_batchnorm or compression (data-parallel options)"}
 	case c.Optimizer.ClipGradNorm > 0 || c.Optimizer.ClipGradValue > 0:
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps: gradient clipping is not supported (a worker holds only its part of the gradient)"}
@@ -130,7 +130,7 @@ func joinPS(ctx context.Context, c *Config, world int) (*distributed, error) {
 		return nil, err
 	}
 	role := &psRole{server: slices.Index(servers, g.Rank()), worker: slices.Index(workers, g.Rank()), servers: servers,
-		async: d.Staleness != nil, c: c}
+		async: d.Staleness != nil}
 	fail := func(err error) (*distributed, error) {
 		if role.ln != nil {
 			role.ln.Close()
@@ -154,9 +154,7 @@ func joinPS(ctx context.Context, c *Config, world int) (*distributed, error) {
 		var b [8 * addrWords]byte
 		copy(b[:], a)
 		for i := range mine {
-			for j := range 8 {
-				mine[i] |= int64(b[8*i+j]) << (8 * j)
-			}
+			mine[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 	}
 	all := make([]int64, addrWords*world)
@@ -166,9 +164,7 @@ func joinPS(ctx context.Context, c *Config, world int) (*distributed, error) {
 	for _, r := range servers {
 		var b []byte
 		for _, w := range all[r*addrWords : (r+1)*addrWords] {
-			for j := range 8 {
-				b = append(b, byte(w>>(8*j)))
-			}
+			b = binary.LittleEndian.AppendUint64(b, uint64(w))
 		}
 		role.addrs = append(role.addrs, strings.TrimRight(string(b), "\x00"))
 	}

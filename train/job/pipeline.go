@@ -8,6 +8,7 @@ import (
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
@@ -28,8 +29,8 @@ import (
 // distributed.split (the indices of the layers that begin stages 1..K−1)
 // or, without it, where rank 0's timing of every layer's forward and
 // backward pass on the first batch balances the stages (pipe.Balance).
-// Every batch (batch_size rows, the global batch: no data parallelism)
-// is cut into distributed.micro_batches micro-batches run in
+// Each replica's part of every batch (batch_size rows is the global
+// batch) is cut into distributed.micro_batches micro-batches run in
 // distributed.schedule (gpipe or 1f1b; micro_batches 1 is naive model
 // parallelism); each stage steps the configured optimizer on its own
 // parameters once per batch. Every rank reads the data and builds the
@@ -60,7 +61,7 @@ func (c *Config) validatePipeline(root *yaml.Node) *ConfigError {
 		return nil
 	}
 	if _, err := pipe.ParseSchedule(d.Schedule); err != nil {
-		return &ConfigError{Line: line("schedule"), Msg: "distributed.schedule: want gpipe or 1f1b, got " + fmt.Sprintf("%q", d.Schedule)}
+		return &ConfigError{Line: line("schedule"), Msg: fmt.Sprintf("distributed.schedule: want gpipe or 1f1b, got %q", d.Schedule)}
 	}
 	switch {
 	case d.Stages < 0 || d.Stages == 1:
@@ -71,7 +72,7 @@ func (c *Config) validatePipeline(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: line("split"), Msg: fmt.Sprintf("distributed.split: %d stages need %d split points, got %d", d.Stages, d.Stages-1, len(d.Split))}
 	case d.Split != nil && !slices.IsSorted(d.Split):
 		return &ConfigError{Line: line("split"), Msg: "distributed.split: want ascending layer indices"}
-	case d.Deterministic || d.ShardOptimizer || d.SyncBatchNorm || (d.Compression != "" && d.Compression != "none"):
+	case d.Deterministic || d.ShardOptimizer || d.SyncBatchNorm || d.compresses():
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline does not go together with deterministic, shard_optimizer, sync_batchnorm or compression (data-parallel options)"}
 	case c.Optimizer.ClipGradNorm > 0:
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline: clip_grad_norm is not supported (the norm spans the stages)"}
@@ -297,9 +298,9 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 			if opt != nil {
 				opt.ZeroGrad()
 			}
-			part := rowsOf(b, b.Size*replica/D, b.Size*(replica+1)/D)
+			part := train.SubBatch(b, b.Size*replica/D, b.Size*(replica+1)/D)
 			loss := func(out *tensor.Tensor, lo, hi int) *tensor.Tensor {
-				sub := rowsOf(part, lo, hi)
+				sub := train.SubBatch(part, lo, hi)
 				l := lossFn(out, sub)
 				modelfile.AddBatch(&tr, l.Item(), out, sub)
 				return l
@@ -333,7 +334,7 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 		if evalL != nil && replica == 0 { // replica 0 scores the evaluation data
 			for _, b := range evalL.Epoch(0) {
 				sink := func(out *tensor.Tensor, lo, hi int) {
-					sub := rowsOf(b, lo, hi)
+					sub := train.SubBatch(b, lo, hi)
 					modelfile.AddBatch(&ev, lossFn(out, sub).Item(), out, sub)
 				}
 				if err := st.Forward(b.X, b.Size, sink); err != nil {
@@ -380,9 +381,7 @@ func sumReplicas(dp *comm.Group, params []*tensor.Tensor, flat []float32, share 
 	for _, p := range params {
 		n := p.Numel()
 		if g := p.Grad(); g != nil {
-			for i, v := range g.Float32s() {
-				flat[off+i] = v * share
-			}
+			kernel.MulScalarF32(flat[off:off+n], g.Float32s(), share)
 		} else {
 			clear(flat[off : off+n])
 		}
@@ -435,19 +434,4 @@ func firstBatch(l *data.Loader) (*data.Batch, bool) {
 		return b, true
 	}
 	return nil, false
-}
-
-// rowsOf returns rows [lo, hi) of b as a batch of views.
-func rowsOf(b *data.Batch, lo, hi int) *data.Batch {
-	sub := &data.Batch{X: b.X.Narrow(0, lo, hi-lo), Size: hi - lo}
-	if b.Labels != nil {
-		sub.Labels = b.Labels.Narrow(0, lo, hi-lo)
-	}
-	if b.Targets != nil {
-		sub.Targets = b.Targets.Narrow(0, lo, hi-lo)
-	}
-	if b.Rows != nil {
-		sub.Rows = b.Rows[lo:hi]
-	}
-	return sub
 }
