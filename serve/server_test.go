@@ -534,6 +534,9 @@ func TestQueueFullAndTimeout(t *testing.T) {
 		}
 	}
 	g.open()
+	// The batcher takes the expired job off the queue (and drops it) on
+	// its own time: wait for that before the next request.
+	waitFor(t, "the queue to drain", func() bool { return s.models["iris"].batcher.depth() == 0 })
 	code, b = call(t, "POST", url+"/v2/models/iris/infer", body)
 	if code != 200 {
 		t.Fatalf("after the queue drained: %d %s", code, b)
