@@ -2,6 +2,7 @@ package ml
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fathom-ml/fathom/data"
@@ -16,8 +17,14 @@ func (e *countEval) Evaluate(f *data.Frame, c Comm) (float64, error) {
 	return float64(n), err
 }
 
+// registerCountOnce keeps the registry test repeatable (-count=N): the
+// registry is process-wide.
+var registerCountOnce sync.Once
+
 func TestEvaluatorRegistry(t *testing.T) {
-	RegisterEvaluator("mlTestCountEvaluator", func() Evaluator { return &countEval{Name: "count"} })
+	registerCountOnce.Do(func() {
+		RegisterEvaluator("mlTestCountEvaluator", func() Evaluator { return &countEval{Name: "count"} })
+	})
 	e, err := NewEvaluator("mlTestCountEvaluator")
 	if err != nil || e.Metric() != "count" {
 		t.Fatalf("NewEvaluator: %v, %v", e, err)

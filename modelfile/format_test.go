@@ -2,21 +2,31 @@ package modelfile
 
 import (
 	"errors"
+	"sync"
 	"testing"
 )
 
 // TestRegisterFormat: Load hands paths with a registered extension (in
 // any case) to the format's loader; registering one twice, or
 // .safetensors, panics.
+// The test format is registered once per process (the registry is
+// process-wide), so the test can repeat under -count=N.
+var (
+	testFormatOnce sync.Once
+	testFormatSaw  string
+	errMine        = errors.New("loaded by the test format")
+)
+
 func TestRegisterFormat(t *testing.T) {
-	errMine := errors.New("loaded by the test format")
-	var got string
-	RegisterFormat(".testfmt", func(path string) (*Model, error) {
-		got = path
-		return nil, errMine
+	testFormatOnce.Do(func() {
+		RegisterFormat(".testfmt", func(path string) (*Model, error) {
+			testFormatSaw = path
+			return nil, errMine
+		})
 	})
-	if _, err := Load("dir/model.TestFmt"); !errors.Is(err, errMine) || got != "dir/model.TestFmt" {
-		t.Errorf("Load: %v, loader saw %q", err, got)
+	testFormatSaw = ""
+	if _, err := Load("dir/model.TestFmt"); !errors.Is(err, errMine) || testFormatSaw != "dir/model.TestFmt" {
+		t.Errorf("Load: %v, loader saw %q", err, testFormatSaw)
 	}
 	if _, err := Load("testdata/tiny.safetensors"); err != nil {
 		t.Errorf("a model file no longer loads: %v", err)
