@@ -259,12 +259,13 @@ type bucket struct {
 	f64   []float64
 	bf    []comm.BFloat16 // the compressed f32, with Options.Compression
 	fp    []comm.Float16
-	// With ShardOptimizer: this rank's part of the reduced gradients, and
-	// the bucket's parameters laid out as its gradients (all-gathered
-	// after each update).
-	shardGrad  []float32
-	paramFlat  []float32
-	shardParam *tensor.Tensor
+	// With ShardOptimizer: this rank's part of the reduced gradients (a
+	// view of f32, reduce-scattered in place), its part of the parameters
+	// (updated by the ShardedOptimizer), and the parameters' storage as
+	// the pieces of the bucket-shaped vector they are all-gathered into.
+	shardGrad    []float32
+	shardParam   *tensor.Tensor
+	gatherPieces [][]float32
 	flat       *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
 	params     []*param
 	pending    int // parameters not ready yet this step
@@ -532,11 +533,7 @@ func (d *DDP) launch(i int) {
 	}
 	switch {
 	case d.opts.ShardOptimizer:
-		m := len(b.f32) / d.g.Size()
-		if b.shardGrad == nil {
-			b.shardGrad = make([]float32, m)
-		}
-		b.work = comm.ReduceScatterAsync(d.g, b.shardGrad, b.f32, comm.Sum)
+		b.work = comm.ReduceScatterInPlaceAsync(d.g, b.f32, comm.Sum)
 	case b.dtype == tensor.Float32 && d.opts.Compression == BF16:
 		if b.bf == nil {
 			b.bf = make([]comm.BFloat16, len(b.f32))

@@ -49,15 +49,28 @@ func (d *DDP) BindSharded(s *ShardedOptimizer) error {
 	r, size := d.g.Rank(), d.g.Size()
 	parts := make([]*tensor.Tensor, len(d.buckets))
 	for i, b := range d.buckets {
-		b.paramFlat = make([]float32, len(b.f32))
-		for _, p := range b.params {
-			copy(b.paramFlat[p.off:p.off+p.n], p.t.Float32s())
-		}
 		m := len(b.f32) / size
-		if b.shardGrad == nil {
-			b.shardGrad = make([]float32, m)
+		b.gatherPieces = b.gatherPieces[:0]
+		n := 0
+		for _, p := range b.params {
+			if !p.t.IsContiguous() {
+				return fmt.Errorf("ddp: parameter %q is not contiguous; the sharded optimizer gathers into the parameters' storage", p.name)
+			}
+			b.gatherPieces = append(b.gatherPieces, p.t.Float32s())
+			n += p.n
 		}
-		b.shardParam = tensor.FromFloat32(append([]float32(nil), b.paramFlat[r*m:(r+1)*m]...), m).SetRequiresGrad(true)
+		if pad := len(b.f32) - n; pad > 0 {
+			b.gatherPieces = append(b.gatherPieces, make([]float32, pad))
+		}
+		own := make([]float32, m)
+		for _, p := range b.params { // this rank's part of the parameters
+			lo, hi := max(p.off, r*m), min(p.off+p.n, (r+1)*m)
+			if lo < hi {
+				copy(own[lo-r*m:], p.t.Float32s()[lo-p.off:hi-p.off])
+			}
+		}
+		b.shardGrad = b.f32[r*m : (r+1)*m : (r+1)*m]
+		b.shardParam = tensor.FromFloat32(own, m).SetRequiresGrad(true)
 		b.shardParam.SetGrad(tensor.FromFloat32(b.shardGrad, m))
 		parts[i] = b.shardParam
 	}
@@ -84,16 +97,12 @@ func (s *ShardedOptimizer) Step() error {
 	d := s.d
 	works := make([]*comm.Work, len(d.buckets))
 	for i, b := range d.buckets {
-		works[i] = comm.AllGatherAsync(d.g, b.paramFlat, b.shardParam.Float32s())
+		works[i] = comm.AllGatherIntoAsync(d.g, b.gatherPieces, b.shardParam.Float32s())
 	}
 	var errs []error
-	for i, b := range d.buckets {
+	for i := range d.buckets {
 		if err := works[i].Wait(); err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		for _, p := range b.params {
-			copy(p.t.Float32s(), b.paramFlat[p.off:p.off+p.n])
 		}
 	}
 	if len(errs) > 0 {
