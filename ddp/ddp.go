@@ -266,10 +266,10 @@ type bucket struct {
 	shardGrad    []float32
 	shardParam   *tensor.Tensor
 	gatherPieces [][]float32
-	flat       *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
-	params     []*param
-	pending    int // parameters not ready yet this step
-	work       *comm.Work
+	flat         *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
+	params       []*param
+	pending      int // parameters not ready yet this step
+	work         *comm.Work
 }
 
 func (b *bucket) len() int { return len(b.f32) + len(b.f64) }
