@@ -219,6 +219,12 @@ type DDP struct {
 	noSync bool
 	next   int // the next bucket to queue this step
 
+	// With ShardOptimizer on a group whose ranks share memory: the
+	// gradient buckets live in win, every rank's visible to the others,
+	// and the parameter parts in pwin (bound by BindSharded), so the
+	// reduce-scatter and the all-gather read the peers' memory in place.
+	win, pwin *comm.Window
+
 	onLaunch func(bucket int) // test probe: a bucket's all-reduce was queued
 	stats    *statsReducer    // SyncBatchNorm's, nil without it
 	cur      StepTrace        // the step being traced (Options.Trace)
@@ -266,6 +272,7 @@ type bucket struct {
 	shardGrad    []float32
 	shardParam   *tensor.Tensor
 	gatherPieces [][]float32
+	woff, poff   int // the bucket's offsets in DDP.win and DDP.pwin
 	flat         *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
 	params       []*param
 	pending      int // parameters not ready yet this step
@@ -329,6 +336,11 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 		d.byT[t] = p
 	}
 	d.layout()
+	if opts.ShardOptimizer {
+		if err := d.shareBuckets(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.SyncBatchNorm {
 		d.stats = &statsReducer{d: d}
 		for _, m := range model.NamedModules() {
@@ -410,6 +422,38 @@ func (d *DDP) layout() {
 			p.t.SetGrad(p.view)
 		}
 	}
+}
+
+// shareBuckets moves the float32 gradient buckets into a shared-memory
+// window when every rank of the group shares memory (comm.NewWindow), and
+// reinstalls the parameters' Grads as views of it. Elsewhere the buckets
+// stay in this process's memory.
+func (d *DDP) shareBuckets() error {
+	total := 0
+	for _, b := range d.buckets {
+		total += len(b.f32)
+	}
+	w, err := comm.NewWindow(d.g, total)
+	if errors.Is(err, comm.ErrNoWindow) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ddp: the shared gradient buckets: %w", err)
+	}
+	d.win = w
+	mine, off := w.Part(d.g.Rank()), 0
+	for _, b := range d.buckets {
+		n := len(b.f32)
+		f := mine[off : off+n : off+n]
+		copy(f, b.f32)
+		b.f32, b.flat, b.woff = f, tensor.FromFloat32(f, n), off
+		for _, p := range b.params {
+			p.view = tensor.FromFloat32(f[p.off:p.off+p.n:p.off+p.n], p.t.Shape()...)
+			p.t.SetGrad(p.view)
+		}
+		off += n
+	}
+	return nil
 }
 
 // Buckets returns the parameter names of every bucket, in the order the
@@ -532,6 +576,8 @@ func (d *DDP) launch(i int) {
 		b.flat.MulScalarInPlace(d.scale)
 	}
 	switch {
+	case d.opts.ShardOptimizer && d.win != nil:
+		b.work = nil // Sync sums the peers' buckets in place
 	case d.opts.ShardOptimizer:
 		b.work = comm.ReduceScatterInPlaceAsync(d.g, b.f32, comm.Sum)
 	case b.dtype == tensor.Float32 && d.opts.Compression == BF16:
@@ -593,7 +639,28 @@ func (d *DDP) Sync() error {
 		d.launch(d.next)
 	}
 	var errs []error
+	if d.win != nil {
+		// Every rank's buckets are complete after the barrier; each sums
+		// its part of every bucket from the others' memory. They read until
+		// the ShardedOptimizer's barrier, after which the buckets may be
+		// cleared.
+		start := time.Now()
+		if err := d.win.Barrier(); err != nil {
+			errs = append(errs, err)
+		} else {
+			for _, b := range d.buckets {
+				d.win.SumChunk(b.woff, len(b.f32))
+			}
+		}
+		if d.opts.Trace > 0 && len(d.cur.Buckets) > 0 {
+			d.cur.Buckets[0].Start, d.cur.Buckets[0].End = start, time.Now()
+		}
+	}
 	for i, b := range d.buckets {
+		if b.work == nil {
+			b.pending = len(b.params)
+			continue
+		}
 		if err := b.work.Wait(); err != nil {
 			errs = append(errs, err)
 		}

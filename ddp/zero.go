@@ -47,6 +47,21 @@ func (d *DDP) BindSharded(s *ShardedOptimizer) error {
 		return errors.New("ddp: ShardedOptimizer bound twice")
 	}
 	r, size := d.g.Rank(), d.g.Size()
+	var mine []float32 // with shared buckets: this rank's part of the parameter window
+	if d.win != nil {
+		total := 0
+		for _, b := range d.buckets {
+			b.poff = total
+			total += len(b.f32) / size
+		}
+		pw, err := comm.NewWindow(d.g, total)
+		if err != nil && !errors.Is(err, comm.ErrNoWindow) {
+			return fmt.Errorf("ddp: the shared parameter parts: %w", err)
+		}
+		if err == nil {
+			d.pwin, mine = pw, pw.Part(r)
+		}
+	}
 	parts := make([]*tensor.Tensor, len(d.buckets))
 	for i, b := range d.buckets {
 		m := len(b.f32) / size
@@ -63,6 +78,9 @@ func (d *DDP) BindSharded(s *ShardedOptimizer) error {
 			b.gatherPieces = append(b.gatherPieces, make([]float32, pad))
 		}
 		own := make([]float32, m)
+		if mine != nil {
+			own = mine[b.poff : b.poff+m : b.poff+m]
+		}
 		for _, p := range b.params { // this rank's part of the parameters
 			lo, hi := max(p.off, r*m), min(p.off+p.n, (r+1)*m)
 			if lo < hi {
@@ -95,6 +113,9 @@ func (s *ShardedOptimizer) Step() error {
 		return err
 	}
 	d := s.d
+	if d.pwin != nil {
+		return s.gatherShared()
+	}
 	works := make([]*comm.Work, len(d.buckets))
 	for i, b := range d.buckets {
 		works[i] = comm.AllGatherIntoAsync(d.g, b.gatherPieces, b.shardParam.Float32s())
@@ -107,6 +128,34 @@ func (s *ShardedOptimizer) Step() error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("ddp: gathering the updated parameters: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// gatherShared copies every rank's updated part of every bucket from the
+// parameter window into the parameters, once all have updated theirs.
+// The barrier also ends the reading of the gradient buckets that
+// DDP.Sync began, so they may be cleared for the next step; and a rank
+// overwrites its parameter part in the next step only after the next
+// step's gradient barrier, which every rank passes once done copying.
+func (s *ShardedOptimizer) gatherShared() error {
+	d := s.d
+	if err := d.pwin.Barrier(); err != nil {
+		return fmt.Errorf("ddp: gathering the updated parameters: %w", err)
+	}
+	size := d.g.Size()
+	for _, b := range d.buckets {
+		m := len(b.f32) / size
+		for _, p := range b.params {
+			dst := p.t.Float32s()
+			for q := p.off / max(m, 1); q < size && q*m < p.off+p.n; q++ {
+				lo, hi := max(p.off, q*m), min(p.off+p.n, (q+1)*m)
+				if lo < hi {
+					src := d.pwin.Part(q)[b.poff+lo-q*m : b.poff+hi-q*m]
+					copy(dst[lo-p.off:hi-p.off], src)
+				}
+			}
+		}
 	}
 	return nil
 }
