@@ -272,7 +272,7 @@ type bucket struct {
 	shardGrad    []float32
 	shardParam   *tensor.Tensor
 	gatherPieces [][]float32
-	woff, poff   int // the bucket's offsets in DDP.win and DDP.pwin
+	woff, poff   int            // the bucket's offsets in DDP.win and DDP.pwin
 	flat         *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
 	params       []*param
 	pending      int // parameters not ready yet this step
