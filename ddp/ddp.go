@@ -51,7 +51,10 @@ type Options struct {
 	// state for that part only, updates it, and all-gathers the updated
 	// parameters. The Grads of the parameters then hold no reduced sums:
 	// only the ShardedOptimizer reads the gradients. float32 parameters
-	// only; no Compression.
+	// only; no Compression. When every rank of the group shares memory
+	// (comm.NewWindow), the buckets and the updated parts live in
+	// shared-memory windows and both collectives read the peers' memory in
+	// place: no messages, no staging copies.
 	ShardOptimizer bool
 	// Trace keeps the timings of the last Trace steps (Traces): when each
 	// bucket's all-reduce was queued, ran and ended against the backward
@@ -696,7 +699,9 @@ func (d *DDP) Sync() error {
 	return nil
 }
 
-// Close removes the hooks. The Grads stay views of the buckets.
+// Close removes the hooks. The Grads stay views of the buckets; shared
+// buckets (ZeRO-1 on one host) therefore stay mapped for the life of the
+// process.
 func (d *DDP) Close() {
 	for _, r := range d.removes {
 		r()
