@@ -20,8 +20,9 @@ import (
 // pass once they are done reading.
 //
 // Windows exist only where every peer of a root group (not a subgroup) is
-// reached through shared memory (NewWindow returns ErrNoWindow
-// otherwise). Their memory stays mapped until Close.
+// reached through shared memory; NewWindow returns ErrNoWindow otherwise,
+// or when some rank cannot create or map its part (every rank alike, so
+// all can fall back to messages). Their memory stays mapped until Close.
 type Window struct {
 	g     *Group
 	parts [][]float32
@@ -79,13 +80,10 @@ func NewWindow(g *Group, n int) (*Window, error) {
 	}
 	if aerr := AllReduce(g, ok, Min); aerr != nil || ok[0] == 0 {
 		w.Close()
-		if err == nil {
-			err = aerr
+		if own != nil {
+			os.Remove(path(g.rank))
 		}
-		if err == nil {
-			err = errors.New("another rank could not create its part")
-		}
-		return nil, fmt.Errorf("comm: NewWindow: %w", err)
+		return nil, w.failed(aerr, err, "another rank could not create its part")
 	}
 	for r := range g.size {
 		if r == g.rank {
@@ -106,13 +104,7 @@ func NewWindow(g *Group, n int) (*Window, error) {
 	os.Remove(path(g.rank))
 	if aerr != nil || ok[0] == 0 {
 		w.Close()
-		if err == nil {
-			err = aerr
-		}
-		if err == nil {
-			err = errors.New("another rank could not map the parts")
-		}
-		return nil, fmt.Errorf("comm: NewWindow: %w", err)
+		return nil, w.failed(aerr, err, "another rank could not map the parts")
 	}
 	for r, mem := range w.mems {
 		w.flags[r] = (*uint64)(unsafe.Pointer(&mem[0]))
@@ -123,6 +115,21 @@ func NewWindow(g *Group, n int) (*Window, error) {
 		}
 	}
 	return w, nil
+}
+
+// failed is NewWindow's error: the group's (aerr) when the agreement
+// itself failed, otherwise ErrNoWindow with the cause, this rank's (err)
+// or another's (other), logged, so that every rank falls back alike.
+func (w *Window) failed(aerr, err error, other string) error {
+	if aerr != nil {
+		return fmt.Errorf("comm: NewWindow: %w", aerr)
+	}
+	cause := other
+	if err != nil {
+		cause = err.Error()
+	}
+	w.g.opts.Logger.Warn("fathom comm: shared-memory window unavailable", "rank", w.g.rank, "err", cause)
+	return fmt.Errorf("%w (%s)", ErrNoWindow, cause)
 }
 
 // sharesMemory reports whether g is a root group whose every peer link is

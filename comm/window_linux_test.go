@@ -3,6 +3,7 @@ package comm
 import (
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 )
 
@@ -81,4 +82,37 @@ func TestWindow(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestWindowFallsBack: a rank that cannot create its part (a file left in
+// its place) makes NewWindow return ErrNoWindow on every rank, and leaves
+// no file of the others behind.
+func TestWindowFallsBack(t *testing.T) {
+	gs := newGroups(t, 3, TransportSHM, nil)
+	// NewWindow names the parts after the operation counter once its first
+	// agreement has run: one past the current one.
+	path := func(g *Group, r int) string { return fmt.Sprintf("%s%s-w%d-%d", shmDirPrefix, g.jobID, g.seq+1, r) }
+	stale := path(gs[1], 1)
+	others := []string{path(gs[0], 0), path(gs[2], 2)}
+	if err := os.WriteFile(stale, []byte("x"), 0o600); err != nil {
+		t.Skip("cannot write to /dev/shm:", err)
+	}
+	defer os.Remove(stale)
+	errs := onAll(gs, func(g *Group) error {
+		_, err := NewWindow(g, 100)
+		return err
+	})
+	for r, err := range errs {
+		if !errors.Is(err, ErrNoWindow) {
+			t.Errorf("rank %d: %v, want ErrNoWindow", r, err)
+		}
+	}
+	for _, p := range others {
+		if _, err := os.Stat(p); err == nil {
+			os.Remove(p)
+			t.Errorf("%s left behind", p)
+		}
+	}
+	// The group still works.
+	mustAll(t, "barrier", onAll(gs, Barrier))
 }
