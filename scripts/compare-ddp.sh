@@ -76,9 +76,16 @@ print("%-10s %8s %8s %8s" % ("run", "epoch 1", "epoch 2", "epoch 3"))
 med = {k: statistics.median(x) for k, x in t.items()}
 for v in variants:
     print("%-10s %8.3f %8.3f %8.3f" % (v, *(med.get((v, e), float("nan")) for e in (1, 2, 3))))
-def ratio(a, b):
-    if (a, 1) in med and (b, 1) in med:
-        print("%-18s %s" % (f"{a} / {b}", "  ".join("%.3f" % (med[(a, e)] / med[(b, e)]) for e in (1, 2, 3))))
+# Ratios of medians per epoch, and the median over rounds and epochs of
+# the ratio within a round (runs close in time: steadier under load).
+by_round = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    v, r, e, s = line.split()
+    by_round[(int(r), int(e))][v] = float(s)
+print("%-18s %7s %7s %7s   %s" % ("ratio", "epoch 1", "epoch 2", "epoch 3", "median of per-round ratios"))
 for a, b in [(a, b) for b in ("torch", "1x2") for a in ("2x1", "2x1-plain", "2x1-zero")]:
-    ratio(a, b)
+    if (a, 1) not in med or (b, 1) not in med:
+        continue
+    within = [x[a] / x[b] for x in by_round.values() if a in x and b in x]
+    print("%-18s %7.3f %7.3f %7.3f   %.3f" % (f"{a} / {b}", *(med[(a, e)] / med[(b, e)] for e in (1, 2, 3)), statistics.median(within)))
 EOF
