@@ -36,6 +36,8 @@
 //	Broadcast(g, x, root)      binomial tree, pipelined in 1 MiB pieces
 //	AllGather(g, out, in)      ring
 //	ReduceScatter(g, out, in, op)
+//	ReduceScatterInPlace(g, x, op)  rank r's chunk of x reduced, no copies
+//	AllGatherInto(g, pieces, in)    into a vector cut into pieces (parameters)
 //	Gather(g, out, in, root), Scatter(g, out, in, root)
 //	Barrier(g)                 dissemination barrier
 //	Send(g, x, dst, tag), Recv(g, x, src, tag)
@@ -127,6 +129,12 @@
 // then yields, then sleeps with backoff; no cgo, no futex. The file is
 // unlinked as soon as both ranks mapped it. FATHOM_SHM=0 (or
 // Options.Transport = TransportTCP) disables it.
+//
+// Windows: when every rank of a group shares memory, NewWindow gives each
+// rank a buffer that every other rank maps (Window.Part), ordered by
+// Window.Barrier (a counter per rank, polled the same way). Collectives on
+// windows read the peers' memory in place, with no message at all:
+// Window.SumChunk is the reduce-scatter ZeRO-1 runs in package ddp.
 //
 // # Security
 //

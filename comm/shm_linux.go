@@ -66,13 +66,17 @@ type shmLink struct {
 
 func (l *shmLink) name() string { return "shm" }
 
-// wait polls cond until it holds, the group aborts or is closed: a few
-// busy polls, then polls that yield the CPU (to other goroutines and, with
-// sched_yield, to other processes — ranks often outnumber cores) for up to
-// shmYieldFor, then sleeps with exponential backoff up to shmMaxSleep.
-// Go's sleeps are coarse (tens of microseconds or more), so the yielding
-// phase is what keeps small-message latency low.
-func (l *shmLink) wait(cond func() bool) error {
+// wait polls cond until it holds, the group aborts or is closed
+// (Group.pollUntil).
+func (l *shmLink) wait(cond func() bool) error { return l.g.pollUntil(cond) }
+
+// pollUntil polls cond until it holds, the group aborts or is closed: a
+// few busy polls, then polls that yield the CPU (to other goroutines and,
+// with sched_yield, to other processes — ranks often outnumber cores) for
+// up to shmYieldFor, then sleeps with exponential backoff up to
+// shmMaxSleep. Go's sleeps are coarse (tens of microseconds or more), so
+// the yielding phase is what keeps small-message latency low.
+func (g *Group) pollUntil(cond func() bool) error {
 	nap := shmFirstNap
 	var yieldStart time.Time
 	sleeping := false // past the yielding phase: only naps from now on
@@ -80,17 +84,17 @@ func (l *shmLink) wait(cond func() bool) error {
 		if cond() {
 			return nil
 		}
-		if l.g.aborted.Load() {
-			return l.g.abortError()
+		if g.aborted.Load() {
+			return g.abortError()
 		}
-		if l.g.closing.Load() {
+		if g.closing.Load() {
 			return ErrClosed
 		}
 		switch {
 		case i < shmSpin:
 		case yieldStart.IsZero():
 			yieldStart = time.Now()
-		case !sleeping && (i%64 != 0 || time.Since(yieldStart) < l.g.shmYieldFor):
+		case !sleeping && (i%64 != 0 || time.Since(yieldStart) < g.shmYieldFor):
 			runtime.Gosched()
 			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		default:
@@ -329,6 +333,19 @@ func createShm(path string, size int) ([]byte, error) {
 }
 
 func openShm(path string) ([]byte, error) {
+	mem, err := mapShm(path)
+	if err != nil {
+		return nil, err
+	}
+	if size := len(mem); size < 2*(shmCtrl+4096) || (size/2-shmCtrl)%8 != 0 {
+		syscall.Munmap(mem)
+		return nil, fmt.Errorf("%s has a bad size %d", path, size)
+	}
+	return mem, nil
+}
+
+// mapShm maps the whole file at path, shared.
+func mapShm(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
@@ -339,8 +356,8 @@ func openShm(path string) ([]byte, error) {
 		return nil, err
 	}
 	size := int(st.Size())
-	if size < 2*(shmCtrl+4096) || (size/2-shmCtrl)%8 != 0 {
-		return nil, fmt.Errorf("%s has a bad size %d", path, size)
+	if size == 0 {
+		return nil, fmt.Errorf("%s is empty", path)
 	}
 	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {

@@ -51,7 +51,10 @@ type Options struct {
 	// state for that part only, updates it, and all-gathers the updated
 	// parameters. The Grads of the parameters then hold no reduced sums:
 	// only the ShardedOptimizer reads the gradients. float32 parameters
-	// only; no Compression.
+	// only; no Compression. When every rank of the group shares memory
+	// (comm.NewWindow), the buckets and the updated parts live in
+	// shared-memory windows and both collectives read the peers' memory in
+	// place: no messages, no staging copies.
 	ShardOptimizer bool
 	// Trace keeps the timings of the last Trace steps (Traces): when each
 	// bucket's all-reduce was queued, ran and ended against the backward
@@ -219,6 +222,12 @@ type DDP struct {
 	noSync bool
 	next   int // the next bucket to queue this step
 
+	// With ShardOptimizer on a group whose ranks share memory: the
+	// gradient buckets live in win, every rank's visible to the others,
+	// and the parameter parts in pwin (bound by BindSharded), so the
+	// reduce-scatter and the all-gather read the peers' memory in place.
+	win, pwin *comm.Window
+
 	onLaunch func(bucket int) // test probe: a bucket's all-reduce was queued
 	stats    *statsReducer    // SyncBatchNorm's, nil without it
 	cur      StepTrace        // the step being traced (Options.Trace)
@@ -259,16 +268,18 @@ type bucket struct {
 	f64   []float64
 	bf    []comm.BFloat16 // the compressed f32, with Options.Compression
 	fp    []comm.Float16
-	// With ShardOptimizer: this rank's part of the reduced gradients, and
-	// the bucket's parameters laid out as its gradients (all-gathered
-	// after each update).
-	shardGrad  []float32
-	paramFlat  []float32
-	shardParam *tensor.Tensor
-	flat       *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
-	params     []*param
-	pending    int // parameters not ready yet this step
-	work       *comm.Work
+	// With ShardOptimizer: this rank's part of the reduced gradients (a
+	// view of f32, reduce-scattered in place), its part of the parameters
+	// (updated by the ShardedOptimizer), and the parameters' storage as
+	// the pieces of the bucket-shaped vector they are all-gathered into.
+	shardGrad    []float32
+	shardParam   *tensor.Tensor
+	gatherPieces [][]float32
+	woff, poff   int            // the bucket's offsets in DDP.win and DDP.pwin
+	flat         *tensor.Tensor // the buffer as a 1-D tensor, for the scaling kernel
+	params       []*param
+	pending      int // parameters not ready yet this step
+	work         *comm.Work
 }
 
 func (b *bucket) len() int { return len(b.f32) + len(b.f64) }
@@ -328,6 +339,11 @@ func New(model nn.Module, g *comm.Group, opts Options) (*DDP, error) {
 		d.byT[t] = p
 	}
 	d.layout()
+	if opts.ShardOptimizer {
+		if err := d.shareBuckets(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.SyncBatchNorm {
 		d.stats = &statsReducer{d: d}
 		for _, m := range model.NamedModules() {
@@ -409,6 +425,38 @@ func (d *DDP) layout() {
 			p.t.SetGrad(p.view)
 		}
 	}
+}
+
+// shareBuckets moves the float32 gradient buckets into a shared-memory
+// window when every rank of the group shares memory (comm.NewWindow), and
+// reinstalls the parameters' Grads as views of it. Elsewhere the buckets
+// stay in this process's memory.
+func (d *DDP) shareBuckets() error {
+	total := 0
+	for _, b := range d.buckets {
+		total += len(b.f32)
+	}
+	w, err := comm.NewWindow(d.g, total)
+	if errors.Is(err, comm.ErrNoWindow) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ddp: the shared gradient buckets: %w", err)
+	}
+	d.win = w
+	mine, off := w.Part(d.g.Rank()), 0
+	for _, b := range d.buckets {
+		n := len(b.f32)
+		f := mine[off : off+n : off+n]
+		copy(f, b.f32)
+		b.f32, b.flat, b.woff = f, tensor.FromFloat32(f, n), off
+		for _, p := range b.params {
+			p.view = tensor.FromFloat32(f[p.off:p.off+p.n:p.off+p.n], p.t.Shape()...)
+			p.t.SetGrad(p.view)
+		}
+		off += n
+	}
+	return nil
 }
 
 // Buckets returns the parameter names of every bucket, in the order the
@@ -531,12 +579,10 @@ func (d *DDP) launch(i int) {
 		b.flat.MulScalarInPlace(d.scale)
 	}
 	switch {
+	case d.opts.ShardOptimizer && d.win != nil:
+		b.work = nil // Sync sums the peers' buckets in place
 	case d.opts.ShardOptimizer:
-		m := len(b.f32) / d.g.Size()
-		if b.shardGrad == nil {
-			b.shardGrad = make([]float32, m)
-		}
-		b.work = comm.ReduceScatterAsync(d.g, b.shardGrad, b.f32, comm.Sum)
+		b.work = comm.ReduceScatterInPlaceAsync(d.g, b.f32, comm.Sum)
 	case b.dtype == tensor.Float32 && d.opts.Compression == BF16:
 		if b.bf == nil {
 			b.bf = make([]comm.BFloat16, len(b.f32))
@@ -596,7 +642,28 @@ func (d *DDP) Sync() error {
 		d.launch(d.next)
 	}
 	var errs []error
+	if d.win != nil {
+		// Every rank's buckets are complete after the barrier; each sums
+		// its part of every bucket from the others' memory. They read until
+		// the ShardedOptimizer's barrier, after which the buckets may be
+		// cleared.
+		start := time.Now()
+		if err := d.win.Barrier(); err != nil {
+			errs = append(errs, err)
+		} else {
+			for _, b := range d.buckets {
+				d.win.SumChunk(b.woff, len(b.f32))
+			}
+		}
+		if d.opts.Trace > 0 && len(d.cur.Buckets) > 0 {
+			d.cur.Buckets[0].Start, d.cur.Buckets[0].End = start, time.Now()
+		}
+	}
 	for i, b := range d.buckets {
+		if b.work == nil {
+			b.pending = len(b.params)
+			continue
+		}
 		if err := b.work.Wait(); err != nil {
 			errs = append(errs, err)
 		}
@@ -632,7 +699,9 @@ func (d *DDP) Sync() error {
 	return nil
 }
 
-// Close removes the hooks. The Grads stay views of the buckets.
+// Close removes the hooks. The Grads stay views of the buckets; shared
+// buckets (ZeRO-1 on one host) therefore stay mapped for the life of the
+// process.
 func (d *DDP) Close() {
 	for _, r := range d.removes {
 		r()

@@ -64,6 +64,14 @@
 // are broadcast to all (PyTorch's broadcast_buffers), so every replica
 // evaluates with the same model; Options.KeepLocalBuffers turns that off.
 //
-// Not yet here: SyncBatchNorm, ZeRO sharding, gradient compression and
-// bitwise equality of the results across world sizes.
+// # ZeRO-1
+//
+// Options.ShardOptimizer with a ShardedOptimizer shards the optimizer
+// state (Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training
+// Trillion Parameter Models", SC 2020, stage 1): the buckets are
+// reduce-scattered, each rank updates its 1/N part, and the parts are
+// all-gathered into the parameters. On one host the buckets and parts
+// live in shared-memory windows (comm.NewWindow) and the collectives read
+// the peers' memory in place; elsewhere they run in place over the links
+// (comm.ReduceScatterInPlace, comm.AllGatherInto).
 package ddp

@@ -47,17 +47,48 @@ func (d *DDP) BindSharded(s *ShardedOptimizer) error {
 		return errors.New("ddp: ShardedOptimizer bound twice")
 	}
 	r, size := d.g.Rank(), d.g.Size()
+	var mine []float32 // with shared buckets: this rank's part of the parameter window
+	if d.win != nil {
+		total := 0
+		for _, b := range d.buckets {
+			b.poff = total
+			total += len(b.f32) / size
+		}
+		pw, err := comm.NewWindow(d.g, total)
+		if err != nil && !errors.Is(err, comm.ErrNoWindow) {
+			return fmt.Errorf("ddp: the shared parameter parts: %w", err)
+		}
+		if err == nil {
+			d.pwin, mine = pw, pw.Part(r)
+		}
+	}
 	parts := make([]*tensor.Tensor, len(d.buckets))
 	for i, b := range d.buckets {
-		b.paramFlat = make([]float32, len(b.f32))
-		for _, p := range b.params {
-			copy(b.paramFlat[p.off:p.off+p.n], p.t.Float32s())
-		}
 		m := len(b.f32) / size
-		if b.shardGrad == nil {
-			b.shardGrad = make([]float32, m)
+		b.gatherPieces = b.gatherPieces[:0]
+		n := 0
+		for _, p := range b.params {
+			if !p.t.IsContiguous() {
+				return fmt.Errorf("ddp: parameter %q is not contiguous; the sharded optimizer gathers into the parameters' storage", p.name)
+			}
+			b.gatherPieces = append(b.gatherPieces, p.t.Float32s())
+			n += p.n
 		}
-		b.shardParam = tensor.FromFloat32(append([]float32(nil), b.paramFlat[r*m:(r+1)*m]...), m).SetRequiresGrad(true)
+		if pad := len(b.f32) - n; pad > 0 {
+			b.gatherPieces = append(b.gatherPieces, make([]float32, pad))
+		}
+		own := make([]float32, m)
+		if mine != nil {
+			own = mine[b.poff : b.poff+m : b.poff+m]
+		}
+		for _, p := range b.params { // this rank's part of the parameters
+			lo, hi := max(p.off, r*m), min(p.off+p.n, (r+1)*m)
+			if lo < hi {
+				copy(own[lo-r*m:], p.t.Float32s()[lo-p.off:hi-p.off])
+			}
+		}
+		b.shardGrad = b.f32[r*m : (r+1)*m : (r+1)*m]
+		b.shardParam = tensor.FromFloat32(own, m).SetRequiresGrad(true)
 		b.shardParam.SetGrad(tensor.FromFloat32(b.shardGrad, m))
 		parts[i] = b.shardParam
 	}
@@ -82,22 +113,49 @@ func (s *ShardedOptimizer) Step() error {
 		return err
 	}
 	d := s.d
+	if d.pwin != nil {
+		return s.gatherShared()
+	}
 	works := make([]*comm.Work, len(d.buckets))
 	for i, b := range d.buckets {
-		works[i] = comm.AllGatherAsync(d.g, b.paramFlat, b.shardParam.Float32s())
+		works[i] = comm.AllGatherIntoAsync(d.g, b.gatherPieces, b.shardParam.Float32s())
 	}
 	var errs []error
-	for i, b := range d.buckets {
+	for i := range d.buckets {
 		if err := works[i].Wait(); err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		for _, p := range b.params {
-			copy(p.t.Float32s(), b.paramFlat[p.off:p.off+p.n])
 		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("ddp: gathering the updated parameters: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// gatherShared copies every rank's updated part of every bucket from the
+// parameter window into the parameters, once all have updated theirs.
+// The barrier also ends the reading of the gradient buckets that
+// DDP.Sync began, so they may be cleared for the next step; and a rank
+// overwrites its parameter part in the next step only after the next
+// step's gradient barrier, which every rank passes once done copying.
+func (s *ShardedOptimizer) gatherShared() error {
+	d := s.d
+	if err := d.pwin.Barrier(); err != nil {
+		return fmt.Errorf("ddp: gathering the updated parameters: %w", err)
+	}
+	size := d.g.Size()
+	for _, b := range d.buckets {
+		m := len(b.f32) / size
+		for _, p := range b.params {
+			dst := p.t.Float32s()
+			for q := p.off / max(m, 1); q < size && q*m < p.off+p.n; q++ {
+				lo, hi := max(p.off, q*m), min(p.off+p.n, (q+1)*m)
+				if lo < hi {
+					src := d.pwin.Part(q)[b.poff+lo-q*m : b.poff+hi-q*m]
+					copy(dst[lo-p.off:hi-p.off], src)
+				}
+			}
+		}
 	}
 	return nil
 }

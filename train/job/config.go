@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -365,8 +366,11 @@ type DistributedConfig struct {
 	Compression string `yaml:"compression"`
 	// ShardOptimizer is ZeRO stage 1: each worker keeps and updates the
 	// optimizer state of 1/N of the parameters (the gradients are
-	// reduce-scattered, the updated parameters all-gathered).
-	ShardOptimizer bool `yaml:"shard_optimizer"`
+	// reduce-scattered, the updated parameters all-gathered). Unset, it is
+	// on when every worker runs on one machine and the job asks for
+	// nothing it does not support (see useShardOptimizer): there it is
+	// faster than every worker updating all the parameters.
+	ShardOptimizer *bool `yaml:"shard_optimizer"`
 	// Timeline, if set, is a PNG file where rank 0 draws its last steps'
 	// backward pass and gradient all-reduces on one time axis.
 	Timeline string `yaml:"timeline"`
@@ -407,6 +411,49 @@ type DistributedConfig struct {
 	MemoryLimitMB float64 `yaml:"memory_limit_mb"`
 }
 
+// shardAsked reports whether distributed.shard_optimizer is set to true.
+func (d DistributedConfig) shardAsked() bool { return d.ShardOptimizer != nil && *d.ShardOptimizer }
+
+// shardClash names what the config asks for that a sharded optimizer does
+// not support, or returns "".
+func (c *Config) shardClash() string {
+	switch {
+	case c.Distributed.Deterministic:
+		return "distributed.deterministic"
+	case c.Distributed.compresses():
+		return "distributed.compression"
+	case c.Optimizer.ClipGradNorm != 0 || c.Optimizer.ClipGradValue != 0:
+		return "gradient clipping (the gradients are sharded)"
+	case c.Output.CheckpointEvery > 0 || c.Output.Resume:
+		return "checkpoints (output.checkpoint_every, output.resume: a sharded optimizer state is not saved yet)"
+	}
+	return ""
+}
+
+// useShardOptimizer reports whether a data-parallel job of worldSize
+// workers, localWorldSize of them on this machine (-1: unknown), shards
+// its optimizer (ZeRO-1): as distributed.shard_optimizer says, or, when
+// it is unset, if every worker runs on this machine and the job asks for
+// nothing the sharded optimizer does not support (a clash, pruning,
+// 16-bit matrix products with their loss scaling, optimizers other than
+// the element-wise mini-batch ones). On one machine the workers' shared
+// memory makes the reduce-scatter and all-gather as cheap as the
+// all-reduce, and each worker updates 1/N of the parameters instead of
+// all of them; across machines the choice is left to the config.
+func (c *Config) useShardOptimizer(worldSize, localWorldSize int) bool {
+	if d := c.Distributed.ShardOptimizer; d != nil {
+		return *d
+	}
+	if worldSize < 2 || localWorldSize != worldSize || c.shardClash() != "" || c.Prune != nil {
+		return false
+	}
+	if p, err := tensor.ParsePrecision(c.Precision); err != nil || p != tensor.PrecisionFloat32 {
+		return false
+	}
+	kind, err := c.optimizerKind()
+	return err == nil && slices.Contains([]string{"sgd", "adam", "adamw", "rmsprop", "adagrad"}, kind)
+}
+
 // compresses reports whether the gradients travel compressed (a valid
 // distributed.compression other than none).
 func (d DistributedConfig) compresses() bool {
@@ -441,7 +488,6 @@ func (d DistributedConfig) options() ddp.Options {
 	o.FindUnusedParameters = d.FindUnusedParameters
 	o.KeepLocalBuffers = d.BroadcastBuffers != nil && !*d.BroadcastBuffers
 	o.SyncBatchNorm = d.SyncBatchNorm
-	o.ShardOptimizer = d.ShardOptimizer
 	o.Trace = traceSteps
 	o.Compression, _ = ddp.ParseCompression(d.Compression) // checked by validateDistributed
 	return o
@@ -474,19 +520,8 @@ func (c *Config) validateDistributed(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: valueLine(root, "distributed", "compression"),
 			Msg: "distributed.compression and distributed.deterministic do not go together (compressed sums are rounded at each step)"}
 	}
-	if c.Distributed.ShardOptimizer {
-		var clash string
-		switch {
-		case c.Distributed.Deterministic:
-			clash = "distributed.deterministic"
-		case c.Distributed.compresses():
-			clash = "distributed.compression"
-		case c.Optimizer.ClipGradNorm != 0 || c.Optimizer.ClipGradValue != 0:
-			clash = "gradient clipping (the gradients are sharded)"
-		case c.Output.CheckpointEvery > 0 || c.Output.Resume:
-			clash = "checkpoints (output.checkpoint_every, output.resume: a sharded optimizer state is not saved yet)"
-		}
-		if clash != "" {
+	if c.Distributed.shardAsked() {
+		if clash := c.shardClash(); clash != "" {
 			return &ConfigError{Line: valueLine(root, "distributed", "shard_optimizer"),
 				Msg: "distributed.shard_optimizer does not go together with " + clash}
 		}

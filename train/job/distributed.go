@@ -33,7 +33,12 @@ type distributed struct {
 	dp       *train.DataParallel
 	ps       *psRole // strategy ps; nil otherwise
 	pipeline bool    // strategy pipeline: rank s is stage s
+	shard    bool    // data parallel with a sharded optimizer (ZeRO-1)
 }
+
+// sharded reports whether the job trains data parallel with a sharded
+// optimizer (ZeRO-1).
+func (d *distributed) sharded() bool { return d != nil && d.shard }
 
 // joinDistributed joins the job's process group when the environment
 // names more than one worker (WORLD_SIZE > 1); otherwise it returns nil.
@@ -61,7 +66,9 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &distributed{g: g, dp: train.NewDataParallel(g, c.Distributed.options())}, nil
+	o := c.Distributed.options()
+	o.ShardOptimizer = c.useShardOptimizer(e.WorldSize, e.LocalWorldSize)
+	return &distributed{g: g, dp: train.NewDataParallel(g, o), shard: o.ShardOptimizer}, nil
 }
 
 // strategy returns the trainer's Strategy: nil (Local) for one process.

@@ -83,7 +83,7 @@ func (c *Config) validateStrategy(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: line("staleness"), Msg: fmt.Sprintf("distributed.staleness: want 0 or more steps, got %d", *d.Staleness)}
 	case d.Staleness != nil && d.Deterministic:
 		return &ConfigError{Line: line("staleness"), Msg: "distributed.staleness (asynchronous servers) and distributed.deterministic do not go together"}
-	case d.ShardOptimizer || d.SyncBatchNorm || d.compresses():
+	case d.shardAsked() || d.SyncBatchNorm || d.compresses():
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps does not go together with shard_optimizer, sync_batchnorm or compression (data-parallel options)"}
 	case c.Optimizer.ClipGradNorm > 0 || c.Optimizer.ClipGradValue > 0:
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps: gradient clipping is not supported (a worker holds only its part of the gradient)"}

@@ -72,7 +72,7 @@ func (c *Config) validatePipeline(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: line("split"), Msg: fmt.Sprintf("distributed.split: %d stages need %d split points, got %d", d.Stages, d.Stages-1, len(d.Split))}
 	case d.Split != nil && !slices.IsSorted(d.Split):
 		return &ConfigError{Line: line("split"), Msg: "distributed.split: want ascending layer indices"}
-	case d.Deterministic || d.ShardOptimizer || d.SyncBatchNorm || d.compresses():
+	case d.Deterministic || d.shardAsked() || d.SyncBatchNorm || d.compresses():
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline does not go together with deterministic, shard_optimizer, sync_batchnorm or compression (data-parallel options)"}
 	case c.Optimizer.ClipGradNorm > 0:
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline: clip_grad_norm is not supported (the norm spans the stages)"}

@@ -308,13 +308,13 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	if err != nil {
 		return nil, err
 	}
-	if dist != nil && c.Distributed.ShardOptimizer {
+	if dist.sharded() {
 		// ZeRO-1: the same optimizer over this worker's parts of the
 		// gradient buckets, bound when the data-parallel strategy starts.
 		opt = ddp.NewShardedOptimizer(c.newOptimizer)
 	}
 	if c.Prune != nil {
-		if dist != nil && c.Distributed.ShardOptimizer {
+		if dist.sharded() {
 			return nil, &ConfigError{File: c.file, Msg: "prune does not combine with distributed.shard_optimizer"}
 		}
 		if dist.isPSWorker() {
