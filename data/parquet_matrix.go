@@ -1,0 +1,415 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// ErrNotMatrix says that a file's columns are not laid out as
+// ParquetMatrix reads them (float32 columns, or one list of float32 with
+// the same number of values in every row): read it as Frames instead.
+var ErrNotMatrix = errors.New("not a float32 matrix layout")
+
+// MatrixOptions says which columns a ParquetMatrix reads.
+type MatrixOptions struct {
+	// Columns lists the feature columns, in order: float32 columns, one
+	// per feature, or a single list<float32> (or fixed_size_list) column
+	// holding every feature of a row. Nil means every column of the file
+	// but those in Except, in file order.
+	Columns []string
+	Except  []string
+	// Width is the number of features per row.
+	Width int
+	// BatchSize is the number of rows per batch; 0 means 10000.
+	BatchSize int
+}
+
+// NullCell is a missing feature value of a batch: its row (0-based in the
+// batch) and feature (0-based).
+type NullCell struct{ Row, Col int }
+
+// ParquetMatrix reads the feature columns of a Parquet file straight
+// into row-major float32 batches: values are decoded from the pages into a
+// small buffer per column and transposed into the caller's matrix, with
+// no record batch, no per-batch allocation and no zeroing in between. One
+// list<float32> column is decoded straight into the matrix. A
+// ParquetMatrix is used by one goroutine at a time.
+type ParquetMatrix struct {
+	path    string
+	fh      *os.File
+	pf      *file.Reader
+	names   []string
+	leaves  []int
+	maxDef  []int16
+	vector  bool // one list column of Width values a row
+	width   int
+	batch   int
+	rg      int   // the next row group to open
+	rgLeft  int64 // rows left in the open row group
+	readers []*file.Float32ColumnChunkReader
+	row     int // file rows read so far
+	scratch *[matrixGroup][matrixTile]float32
+	defs    []int16
+	reps    []int16
+}
+
+// matrixTile is the number of rows transposed at a time (scalar columns)
+// or decoded at a time (a vector column).
+const matrixTile = 512
+
+// matrixGroup is the number of columns transposed together: 16 float32s
+// fill a 64-byte cache line of a row.
+const matrixGroup = 16
+
+// OpenParquetMatrix opens a Parquet file whose feature columns are float32
+// (or one list of float32s) for reading into row-major batches. It returns
+// an error wrapping ErrNotMatrix when the columns are of other types or
+// their number is not opts.Width; Next may also return ErrNotMatrix for a
+// list column whose rows do not all hold Width values or hold nulls.
+func OpenParquetMatrix(path string, opts MatrixOptions) (_ *ParquetMatrix, err error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	// Pages are decompressed into recycled buffers (a column chunk's are
+	// released when the next row group is opened), and the column chunks
+	// of a row group, which lie one after the other, are read from the
+	// file a window at a time rather than one read each.
+	props := parquet.NewReaderProperties(newPoolAllocator())
+	pf, err := file.NewParquetReader(&windowReader{f: fh, buf: make([]byte, 0, matrixWindow)}, file.WithReadProps(props))
+	if err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("%s: parquet: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			fh.Close()
+		}
+	}()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%s: parquet: %w", path, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("%s: parquet: %w", path, err)
+	}
+	pos := map[string]int{}
+	for i, f := range schema.Fields() {
+		pos[f.Name] = i
+	}
+	sel := opts.Columns
+	if sel == nil {
+		for _, f := range schema.Fields() {
+			if !slices.Contains(opts.Except, f.Name) {
+				sel = append(sel, f.Name)
+			}
+		}
+	}
+	m := &ParquetMatrix{path: path, fh: fh, pf: pf, width: opts.Width, batch: opts.BatchSize}
+	if m.batch <= 0 {
+		m.batch = 10000
+	}
+	for _, n := range sel {
+		i, ok := pos[n]
+		if !ok {
+			return nil, fmt.Errorf("%s: column %q: %w", path, n, ErrNotMatrix)
+		}
+		sf := &fr.Manifest.Fields[i]
+		switch t := schema.Field(i).Type.(type) {
+		case *arrow.Float32Type:
+			if !sf.IsLeaf() {
+				return nil, fmt.Errorf("%s: column %q: %w", path, n, ErrNotMatrix)
+			}
+			m.leaves = append(m.leaves, sf.ColIndex)
+		case arrow.ListLikeType:
+			if len(sel) != 1 || t.Elem().ID() != arrow.FLOAT32 || len(sf.Children) != 1 || !sf.Children[0].IsLeaf() {
+				return nil, fmt.Errorf("%s: column %q: %w", path, n, ErrNotMatrix)
+			}
+			m.vector = true
+			m.leaves = append(m.leaves, sf.Children[0].ColIndex)
+		default:
+			return nil, fmt.Errorf("%s: column %q is %s: %w", path, n, t, ErrNotMatrix)
+		}
+		c := pf.MetaData().Schema.Column(m.leaves[len(m.leaves)-1])
+		if c.PhysicalType() != parquet.Types.Float || c.MaxRepetitionLevel() > repLevel(m.vector) {
+			return nil, fmt.Errorf("%s: column %q: %w", path, n, ErrNotMatrix)
+		}
+		m.maxDef = append(m.maxDef, c.MaxDefinitionLevel())
+		m.names = append(m.names, n)
+	}
+	if len(m.names) == 0 || (!m.vector && len(m.names) != m.width) || m.width <= 0 {
+		return nil, fmt.Errorf("%s: %d feature columns for %d features: %w", path, len(m.names), m.width, ErrNotMatrix)
+	}
+	if m.vector {
+		m.defs = make([]int16, matrixTile*m.width)
+		m.reps = make([]int16, matrixTile*m.width)
+	} else {
+		m.scratch = new([matrixGroup][matrixTile]float32)
+		m.defs = make([]int16, matrixTile)
+	}
+	m.readers = make([]*file.Float32ColumnChunkReader, len(m.leaves))
+	return m, nil
+}
+
+// repLevel is the repetition level of a feature's values.
+func repLevel(b bool) int16 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Columns names the feature columns read, in order.
+func (m *ParquetMatrix) Columns() []string { return slices.Clone(m.names) }
+
+// Vector reports whether the features are one list column.
+func (m *ParquetMatrix) Vector() bool { return m.vector }
+
+// Next reads the next batch (at most BatchSize rows) into x, row-major,
+// Width values a row, and returns its number of rows and its missing
+// values (zeros in x), or io.EOF after the last batch. x must hold
+// BatchSize × Width values.
+func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
+	if len(x) < m.batch*m.width {
+		return 0, nil, fmt.Errorf("%s: a batch needs %d values, the buffer holds %d", m.path, m.batch*m.width, len(x))
+	}
+	for n < m.batch {
+		if m.rgLeft == 0 {
+			if m.rg == m.pf.NumRowGroups() {
+				break
+			}
+			if err := m.openRowGroup(); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+		k := int(min(int64(m.batch-n), m.rgLeft))
+		for t := 0; t < k; t += matrixTile {
+			tn := min(matrixTile, k-t)
+			var err error
+			if m.vector {
+				err = m.readVector(x[(n+t)*m.width:(n+t+tn)*m.width], tn)
+			} else {
+				nulls, err = m.readScalars(x, n+t, tn, nulls)
+			}
+			if err != nil {
+				return 0, nil, err
+			}
+		}
+		n += k
+		m.rgLeft -= int64(k)
+	}
+	if n == 0 {
+		return 0, nil, io.EOF
+	}
+	m.row += n
+	return n, nulls, nil
+}
+
+func (m *ParquetMatrix) openRowGroup() error {
+	rg := m.pf.RowGroup(m.rg)
+	m.closeReaders()
+	for j, leaf := range m.leaves {
+		cr, err := rg.Column(leaf)
+		if err != nil {
+			return fmt.Errorf("%s: parquet: row group %d: %w", m.path, m.rg, err)
+		}
+		fr, ok := cr.(*file.Float32ColumnChunkReader)
+		if !ok {
+			return fmt.Errorf("%s: column %q: %w", m.path, m.names[j], ErrNotMatrix)
+		}
+		m.readers[j] = fr
+	}
+	m.rgLeft = rg.NumRows()
+	m.rg++
+	return nil
+}
+
+// readScalars reads tn rows of every feature column into x from row r0
+// on, sixteen columns at a time: each column's values go to a scratch
+// buffer, then each row gets the sixteen values as one cache line.
+func (m *ParquetMatrix) readScalars(x []float32, r0, tn int, nulls []NullCell) ([]NullCell, error) {
+	w := m.width
+	for j0 := 0; j0 < w; j0 += matrixGroup {
+		g := min(matrixGroup, w-j0)
+		for k := range g {
+			j := j0 + k
+			vals := m.scratch[k][:tn]
+			var defs []int16
+			if m.maxDef[j] > 0 {
+				defs = m.defs[:tn]
+			}
+			total, read, err := m.readers[j].ReadBatch(int64(tn), vals, defs, nil)
+			if err != nil {
+				return nulls, fmt.Errorf("%s: parquet: column %q after row %d: %w", m.path, m.names[j], m.row+r0, err)
+			}
+			if int(total) != tn {
+				return nulls, fmt.Errorf("%s: parquet: column %q: %d values in a row group of more rows (after row %d)", m.path, m.names[j], total, m.row+r0)
+			}
+			if read < tn {
+				// Spread the values over the rows that have one.
+				v := read - 1
+				for i := tn - 1; i >= 0; i-- {
+					if defs[i] == m.maxDef[j] {
+						vals[i] = vals[v]
+						v--
+					} else {
+						vals[i] = 0
+						nulls = append(nulls, NullCell{Row: r0 + i, Col: j})
+					}
+				}
+			}
+		}
+		s := m.scratch
+		if g == matrixGroup {
+			for i := range tn {
+				o := (r0+i)*w + j0
+				r := x[o : o+16 : o+16]
+				i &= matrixTile - 1 // i < tn ≤ matrixTile: no bounds checks below
+				r[0], r[1], r[2], r[3] = s[0][i], s[1][i], s[2][i], s[3][i]
+				r[4], r[5], r[6], r[7] = s[4][i], s[5][i], s[6][i], s[7][i]
+				r[8], r[9], r[10], r[11] = s[8][i], s[9][i], s[10][i], s[11][i]
+				r[12], r[13], r[14], r[15] = s[12][i], s[13][i], s[14][i], s[15][i]
+			}
+			continue
+		}
+		for k := range g {
+			for i, v := range s[k][:tn] {
+				x[(r0+i)*w+j0+k] = v
+			}
+		}
+	}
+	return nulls, nil
+}
+
+// readVector decodes tn rows of the list column straight into x; a row
+// that does not hold exactly Width values, all present, is ErrNotMatrix
+// (the Frame reader says which and how).
+func (m *ParquetMatrix) readVector(x []float32, tn int) error {
+	lv := tn * m.width
+	total, read, err := m.readers[0].ReadBatch(int64(lv), x, m.defs[:lv], m.reps[:lv])
+	if err != nil {
+		return fmt.Errorf("%s: parquet: column %q after row %d: %w", m.path, m.names[0], m.row, err)
+	}
+	if int(total) != lv || read != lv {
+		return fmt.Errorf("%s: column %q: rows of other lengths or nulls: %w", m.path, m.names[0], ErrNotMatrix)
+	}
+	reps := m.reps[:lv]
+	for i := 0; i < lv; i += m.width {
+		if reps[i] != 0 || slices.Contains(reps[i+1:i+m.width], 0) {
+			return fmt.Errorf("%s: column %q: rows of other lengths: %w", m.path, m.names[0], ErrNotMatrix)
+		}
+	}
+	return nil
+}
+
+// closeReaders releases the column chunk readers of the row group read
+// last (their buffers go back to the pool).
+func (m *ParquetMatrix) closeReaders() {
+	for j, r := range m.readers {
+		if r != nil {
+			r.Close()
+			m.readers[j] = nil
+		}
+	}
+}
+
+// Close releases the file.
+func (m *ParquetMatrix) Close() error {
+	m.closeReaders()
+	return m.fh.Close()
+}
+
+// matrixWindow is the size of the file reads of a ParquetMatrix.
+const matrixWindow = 16 << 20
+
+// windowReader reads a file a window at a time: a read within the last
+// window is a copy, a read outside it loads the window that starts there.
+type windowReader struct {
+	f   *os.File
+	buf []byte
+	off int64
+}
+
+func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
+		return copy(p, w.buf[off-w.off:]), nil
+	}
+	if len(p) > cap(w.buf)/2 {
+		return w.f.ReadAt(p, off)
+	}
+	n, err := w.f.ReadAt(w.buf[:cap(w.buf)], off)
+	w.buf, w.off = w.buf[:n], off
+	if n >= len(p) {
+		return copy(p, w.buf), nil
+	}
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return copy(p, w.buf), err
+}
+
+func (w *windowReader) Seek(off int64, whence int) (int64, error) { return w.f.Seek(off, whence) }
+
+// poolAllocator is an arrow memory.Allocator that recycles the buffers
+// freed to it (in power-of-two size classes) without zeroing them: the
+// page buffers of a Parquet reader, which it fills before reading.
+type poolAllocator struct {
+	mu   sync.Mutex
+	free [48][][]byte
+}
+
+func newPoolAllocator() *poolAllocator { return &poolAllocator{} }
+
+// class returns the size class of n bytes: buffers of 1<<class bytes.
+func poolClass(n int) int { return max(6, bits.Len(uint(n-1))) }
+
+func (a *poolAllocator) Allocate(size int) []byte {
+	if size == 0 {
+		return []byte{}
+	}
+	c := poolClass(size)
+	a.mu.Lock()
+	if l := a.free[c]; len(l) > 0 {
+		b := l[len(l)-1]
+		a.free[c] = l[:len(l)-1]
+		a.mu.Unlock()
+		return b[:size]
+	}
+	a.mu.Unlock()
+	return make([]byte, size, 1<<c)
+}
+
+func (a *poolAllocator) Reallocate(size int, b []byte) []byte {
+	if size <= cap(b) {
+		return b[:size]
+	}
+	nb := a.Allocate(size)
+	copy(nb, b)
+	a.Free(b)
+	return nb
+}
+
+func (a *poolAllocator) Free(b []byte) {
+	c := bits.Len(uint(cap(b))) - 1
+	if cap(b) == 0 || cap(b) != 1<<c || c < 6 {
+		return
+	}
+	a.mu.Lock()
+	if len(a.free[c]) < 4096 {
+		a.free[c] = append(a.free[c], b[:0])
+	}
+	a.mu.Unlock()
+}
