@@ -47,7 +47,7 @@ type NullCell struct{ Row, Col int }
 // ParquetMatrix is used by one goroutine at a time.
 type ParquetMatrix struct {
 	path    string
-	fh      *os.File
+	closer  io.Closer // the file
 	pf      *file.Reader
 	names   []string
 	leaves  []int
@@ -78,23 +78,31 @@ const matrixGroup = 16
 // their number is not opts.Width; Next may also return ErrNotMatrix for a
 // list column whose rows do not all hold Width values or hold nulls.
 func OpenParquetMatrix(path string, opts MatrixOptions) (_ *ParquetMatrix, err error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
 	// Pages are decompressed into recycled buffers (a column chunk's are
-	// released when the next row group is opened), and the column chunks
-	// of a row group, which lie one after the other, are read from the
-	// file a window at a time rather than one read each.
-	props := parquet.NewReaderProperties(newPoolAllocator())
-	pf, err := file.NewParquetReader(&windowReader{f: fh, buf: make([]byte, 0, matrixWindow)}, file.WithReadProps(props))
-	if err != nil {
-		fh.Close()
-		return nil, fmt.Errorf("%s: parquet: %w", path, err)
+	// released when the next row group is opened). The file is mapped
+	// into memory where the system allows, so that a column chunk is
+	// copied once, from the page cache; otherwise the column chunks of a
+	// row group, which lie one after the other, are read a window at a
+	// time rather than one read each.
+	props := parquet.NewReaderProperties(pagePool)
+	var closer io.Closer
+	pf, err := file.OpenParquetFile(path, true, file.WithReadProps(props))
+	if err == nil {
+		closer = pf
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if pf, err = file.NewParquetReader(&windowReader{f: fh, buf: make([]byte, 0, matrixWindow)}, file.WithReadProps(props)); err != nil {
+			fh.Close()
+			return nil, fmt.Errorf("%s: parquet: %w", path, err)
+		}
+		closer = fh
 	}
 	defer func() {
 		if err != nil {
-			fh.Close()
+			closer.Close()
 		}
 	}()
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
@@ -117,7 +125,7 @@ func OpenParquetMatrix(path string, opts MatrixOptions) (_ *ParquetMatrix, err e
 			}
 		}
 	}
-	m := &ParquetMatrix{path: path, fh: fh, pf: pf, width: opts.Width, batch: opts.BatchSize}
+	m := &ParquetMatrix{path: path, closer: closer, pf: pf, width: opts.Width, batch: opts.BatchSize}
 	if m.batch <= 0 {
 		m.batch = 10000
 	}
@@ -196,17 +204,15 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 			continue
 		}
 		k := int(min(int64(m.batch-n), m.rgLeft))
-		for t := 0; t < k; t += matrixTile {
-			tn := min(matrixTile, k-t)
-			var err error
-			if m.vector {
-				err = m.readVector(x[(n+t)*m.width:(n+t+tn)*m.width], tn)
-			} else {
-				nulls, err = m.readScalars(x, n+t, tn, nulls)
+		if m.vector {
+			for t := 0; t < k; t += matrixTile {
+				tn := min(matrixTile, k-t)
+				if err := m.readVector(x[(n+t)*m.width:(n+t+tn)*m.width], tn); err != nil {
+					return 0, nil, err
+				}
 			}
-			if err != nil {
-				return 0, nil, err
-			}
+		} else if nulls, err = m.readScalars(x, n, k, nulls); err != nil {
+			return 0, nil, err
 		}
 		n += k
 		m.rgLeft -= int64(k)
@@ -237,12 +243,30 @@ func (m *ParquetMatrix) openRowGroup() error {
 	return nil
 }
 
-// readScalars reads tn rows of every feature column into x from row r0
-// on, sixteen columns at a time: each column's values go to a scratch
-// buffer, then each row gets the sixteen values as one cache line.
-func (m *ParquetMatrix) readScalars(x []float32, r0, tn int, nulls []NullCell) ([]NullCell, error) {
+// readScalars reads rows rows of every feature column into x from row
+// r0 on, a tile of rows at a time and sixteen columns at a time: each
+// column's values go to a scratch buffer, then each row gets the sixteen
+// values as one cache line. A tile of rows spans few enough memory pages
+// for the transpose's writes not to miss the TLB (going through a whole
+// batch sixteen columns at a time costs more in TLB misses than it saves
+// in reading the pages while they are still in cache).
+func (m *ParquetMatrix) readScalars(x []float32, r0, rows int, nulls []NullCell) ([]NullCell, error) {
+	for t := 0; t < rows; t += matrixTile {
+		for j0 := 0; j0 < m.width; j0 += matrixGroup {
+			var err error
+			if nulls, err = m.readTile(x, j0, r0+t, min(matrixTile, rows-t), nulls); err != nil {
+				return nulls, err
+			}
+		}
+	}
+	return nulls, nil
+}
+
+// readTile reads rows r0 to r0+tn of the (up to) sixteen columns from j0
+// on into x.
+func (m *ParquetMatrix) readTile(x []float32, j0, r0, tn int, nulls []NullCell) ([]NullCell, error) {
 	w := m.width
-	for j0 := 0; j0 < w; j0 += matrixGroup {
+	{
 		g := min(matrixGroup, w-j0)
 		for k := range g {
 			j := j0 + k
@@ -283,7 +307,7 @@ func (m *ParquetMatrix) readScalars(x []float32, r0, tn int, nulls []NullCell) (
 				r[8], r[9], r[10], r[11] = s[8][i], s[9][i], s[10][i], s[11][i]
 				r[12], r[13], r[14], r[15] = s[12][i], s[13][i], s[14][i], s[15][i]
 			}
-			continue
+			return nulls, nil
 		}
 		for k := range g {
 			for i, v := range s[k][:tn] {
@@ -329,7 +353,7 @@ func (m *ParquetMatrix) closeReaders() {
 // Close releases the file.
 func (m *ParquetMatrix) Close() error {
 	m.closeReaders()
-	return m.fh.Close()
+	return m.closer.Close()
 }
 
 // matrixWindow is the size of the file reads of a ParquetMatrix.
@@ -363,15 +387,22 @@ func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
 
 func (w *windowReader) Seek(off int64, whence int) (int64, error) { return w.f.Seek(off, whence) }
 
+// pagePool holds the page buffers of the ParquetMatrix readers of a
+// process, from one file to the next.
+var pagePool = newPoolAllocator(256 << 20)
+
 // poolAllocator is an arrow memory.Allocator that recycles the buffers
 // freed to it (in power-of-two size classes) without zeroing them: the
-// page buffers of a Parquet reader, which it fills before reading.
+// page buffers of a Parquet reader, which it fills before reading. It
+// keeps at most limit bytes of free buffers.
 type poolAllocator struct {
-	mu   sync.Mutex
-	free [48][][]byte
+	mu    sync.Mutex
+	free  [48][][]byte
+	bytes int
+	limit int
 }
 
-func newPoolAllocator() *poolAllocator { return &poolAllocator{} }
+func newPoolAllocator(limit int) *poolAllocator { return &poolAllocator{limit: limit} }
 
 // class returns the size class of n bytes: buffers of 1<<class bytes.
 func poolClass(n int) int { return max(6, bits.Len(uint(n-1))) }
@@ -385,6 +416,7 @@ func (a *poolAllocator) Allocate(size int) []byte {
 	if l := a.free[c]; len(l) > 0 {
 		b := l[len(l)-1]
 		a.free[c] = l[:len(l)-1]
+		a.bytes -= cap(b)
 		a.mu.Unlock()
 		return b[:size]
 	}
@@ -408,8 +440,9 @@ func (a *poolAllocator) Free(b []byte) {
 		return
 	}
 	a.mu.Lock()
-	if len(a.free[c]) < 4096 {
+	if a.bytes+cap(b) <= a.limit {
 		a.free[c] = append(a.free[c], b[:0])
+		a.bytes += cap(b)
 	}
 	a.mu.Unlock()
 }

@@ -211,7 +211,7 @@ func TestParquetMatrixNotMatrix(t *testing.T) {
 // TestPoolAllocator: buffers come back from Free for the next Allocate of
 // their size class, Reallocate keeps the contents.
 func TestPoolAllocator(t *testing.T) {
-	a := newPoolAllocator()
+	a := newPoolAllocator(1 << 20)
 	b := a.Allocate(1000)
 	if len(b) != 1000 || cap(b) != 1024 {
 		t.Fatalf("len %d cap %d, want 1000 and 1024", len(b), cap(b))
@@ -230,4 +230,83 @@ func TestPoolAllocator(t *testing.T) {
 	if d := a.Allocate(100); cap(d) != 128 {
 		t.Fatalf("cap %d, want 128", cap(d))
 	}
+	big := a.Allocate(2 << 20)
+	a.Free(big) // more than it keeps
+	if b := a.Allocate(2 << 20); &b[0] == &big[0] {
+		t.Fatal("a buffer over the limit was kept")
+	}
+}
+
+// BenchmarkParquetMatrix: 20,000 rows of 784 float32 pixel-like columns
+// (Snappy, row groups of 10,000; zeros around values of k/255, like
+// Fashion-MNIST's) read as row-major batches of 10,000 (matrix) and as
+// record batches of the same size (frames, the features left in
+// columns).
+//
+//	go test ./data -run - -bench ParquetMatrix -count 5
+func BenchmarkParquetMatrix(b *testing.B) {
+	const w, n = 784, 20000
+	cols := make([]Column, w)
+	for j := range cols {
+		v := make([]float32, n)
+		for i := range v {
+			if h := uint32(i*w+j) * 2654435761; (j%28 > 4 && j%28 < 24) && h%3 != 0 {
+				v[i] = float32(h>>24) / 255
+			}
+		}
+		cols[j] = NewColumn(fmt.Sprintf("c%d", j+1), v, nil)
+	}
+	f, err := NewFrame(cols...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "px.parquet")
+	fh, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pw, err := NewParquetFrameWriter(fh, f, ParquetWriteOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pw.Write(f.Slice(0, n/2))
+	pw.Write(f.Slice(n/2, n))
+	if err := pw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("matrix", func(b *testing.B) {
+		x := make([]float32, 10000*w)
+		for range b.N {
+			m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 10000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				if _, _, err := m.Next(x); err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
+			m.Close()
+		}
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
+	b.Run("frames", func(b *testing.B) {
+		for range b.N {
+			rd, err := OpenBatches(path, BatchOptions{BatchSize: 10000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				if _, _, err := rd.Next(); err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
+			rd.Close()
+		}
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
 }

@@ -213,6 +213,7 @@ type runner struct {
 	total int
 	rows  atomic.Int64
 	done  atomic.Int64
+	bufs  chan []float32 // feature buffers of the matrix reader
 }
 
 // report tells Options.Report, if set, of a partition's state.
@@ -341,7 +342,7 @@ type matrixSource struct {
 
 func (s *matrixSource) next() batch {
 	x := <-s.pool
-	if x == nil {
+	if len(x) != s.size {
 		x = make([]float32, s.size)
 	}
 	n, nulls, err := s.mx.Next(x)
@@ -402,9 +403,14 @@ func (r *runner) openMatrix(p Partition) *matrixSource {
 		// reports in its own words.
 		return nil
 	}
-	s := &matrixSource{mx: mx, pool: make(chan []float32, 2), size: r.opts.BatchSize * net.width, names: mx.Columns()}
-	s.pool <- nil // two buffers, allocated when first needed
-	s.pool <- nil
+	if r.bufs == nil {
+		// Two feature buffers, allocated when first needed and kept
+		// from one partition to the next.
+		r.bufs = make(chan []float32, 2)
+		r.bufs <- nil
+		r.bufs <- nil
+	}
+	s := &matrixSource{mx: mx, pool: r.bufs, size: r.opts.BatchSize * net.width, names: mx.Columns()}
 	var keep []string
 	for _, k := range r.opts.Keep {
 		if !p.hasKey(k) {
