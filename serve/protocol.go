@@ -60,6 +60,9 @@ type OutputTensor struct {
 	Shape    []int64 `json:"shape"`
 	Datatype string  `json:"datatype"`
 	Data     any     `json:"data"`
+	// Binary sends Data in the binary tensor data extension: after the
+	// JSON, which gives its size as the parameter binary_data_size.
+	Binary bool `json:"-"`
 }
 
 // ErrorResponse is every error's body.
