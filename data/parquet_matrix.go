@@ -47,7 +47,8 @@ type NullCell struct{ Row, Col int }
 // ParquetMatrix is used by one goroutine at a time.
 type ParquetMatrix struct {
 	path    string
-	closer  io.Closer // the file
+	closer  io.Closer   // the file
+	mapped  *mappedFile // the file when mapped, or nil
 	pf      *file.Reader
 	names   []string
 	leaves  []int
@@ -81,14 +82,20 @@ func OpenParquetMatrix(path string, opts MatrixOptions) (_ *ParquetMatrix, err e
 	// Pages are decompressed into recycled buffers (a column chunk's are
 	// released when the next row group is opened). The file is mapped
 	// into memory where the system allows, so that a column chunk is
-	// copied once, from the page cache; otherwise the column chunks of a
+	// copied once, from the page cache, and the row groups read are
+	// unmapped as the next one starts; otherwise the column chunks of a
 	// row group, which lie one after the other, are read a window at a
 	// time rather than one read each.
 	props := parquet.NewReaderProperties(pagePool)
 	var closer io.Closer
-	pf, err := file.OpenParquetFile(path, true, file.WithReadProps(props))
-	if err == nil {
-		closer = pf
+	var mf *mappedFile
+	var pf *file.Reader
+	if mf, err = openMapped(path); err == nil {
+		if pf, err = file.NewParquetReader(mf, file.WithReadProps(props)); err != nil {
+			mf.Close()
+			return nil, fmt.Errorf("%s: parquet: %w", path, err)
+		}
+		closer = mf
 	} else {
 		fh, err := os.Open(path)
 		if err != nil {
@@ -125,7 +132,7 @@ func OpenParquetMatrix(path string, opts MatrixOptions) (_ *ParquetMatrix, err e
 			}
 		}
 	}
-	m := &ParquetMatrix{path: path, closer: closer, pf: pf, width: opts.Width, batch: opts.BatchSize}
+	m := &ParquetMatrix{path: path, closer: closer, mapped: mf, pf: pf, width: opts.Width, batch: opts.BatchSize}
 	if m.batch <= 0 {
 		m.batch = 10000
 	}
@@ -227,6 +234,17 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 func (m *ParquetMatrix) openRowGroup() error {
 	rg := m.pf.RowGroup(m.rg)
 	m.closeReaders()
+	if m.mapped != nil && rg.NumColumns() > 0 {
+		// Row groups lie in file order: what comes before this one's
+		// first column chunk has been read.
+		if cc, err := rg.MetaData().ColumnChunk(0); err == nil {
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() {
+				start = min(start, cc.DictionaryPageOffset())
+			}
+			m.mapped.release(start)
+		}
+	}
 	for j, leaf := range m.leaves {
 		cr, err := rg.Column(leaf)
 		if err != nil {
@@ -389,7 +407,7 @@ func (w *windowReader) Seek(off int64, whence int) (int64, error) { return w.f.S
 
 // pagePool holds the page buffers of the ParquetMatrix readers of a
 // process, from one file to the next.
-var pagePool = newPoolAllocator(256 << 20)
+var pagePool = newPoolAllocator(96 << 20)
 
 // poolAllocator is an arrow memory.Allocator that recycles the buffers
 // freed to it (in power-of-two size classes) without zeroing them: the
