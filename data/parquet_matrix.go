@@ -284,53 +284,51 @@ func (m *ParquetMatrix) readScalars(x []float32, r0, rows int, nulls []NullCell)
 // on into x.
 func (m *ParquetMatrix) readTile(x []float32, j0, r0, tn int, nulls []NullCell) ([]NullCell, error) {
 	w := m.width
-	{
-		g := min(matrixGroup, w-j0)
-		for k := range g {
-			j := j0 + k
-			vals := m.scratch[k][:tn]
-			var defs []int16
-			if m.maxDef[j] > 0 {
-				defs = m.defs[:tn]
-			}
-			total, read, err := m.readers[j].ReadBatch(int64(tn), vals, defs, nil)
-			if err != nil {
-				return nulls, fmt.Errorf("%s: parquet: column %q after row %d: %w", m.path, m.names[j], m.row+r0, err)
-			}
-			if int(total) != tn {
-				return nulls, fmt.Errorf("%s: parquet: column %q: %d values in a row group of more rows (after row %d)", m.path, m.names[j], total, m.row+r0)
-			}
-			if read < tn {
-				// Spread the values over the rows that have one.
-				v := read - 1
-				for i := tn - 1; i >= 0; i-- {
-					if defs[i] == m.maxDef[j] {
-						vals[i] = vals[v]
-						v--
-					} else {
-						vals[i] = 0
-						nulls = append(nulls, NullCell{Row: r0 + i, Col: j})
-					}
+	g := min(matrixGroup, w-j0)
+	for k := range g {
+		j := j0 + k
+		vals := m.scratch[k][:tn]
+		var defs []int16
+		if m.maxDef[j] > 0 {
+			defs = m.defs[:tn]
+		}
+		total, read, err := m.readers[j].ReadBatch(int64(tn), vals, defs, nil)
+		if err != nil {
+			return nulls, fmt.Errorf("%s: parquet: column %q after row %d: %w", m.path, m.names[j], m.row+r0, err)
+		}
+		if int(total) != tn {
+			return nulls, fmt.Errorf("%s: parquet: column %q: %d values in a row group of more rows (after row %d)", m.path, m.names[j], total, m.row+r0)
+		}
+		if read < tn {
+			// Spread the values over the rows that have one.
+			v := read - 1
+			for i := tn - 1; i >= 0; i-- {
+				if defs[i] == m.maxDef[j] {
+					vals[i] = vals[v]
+					v--
+				} else {
+					vals[i] = 0
+					nulls = append(nulls, NullCell{Row: r0 + i, Col: j})
 				}
 			}
 		}
-		s := m.scratch
-		if g == matrixGroup {
-			for i := range tn {
-				o := (r0+i)*w + j0
-				r := x[o : o+16 : o+16]
-				i &= matrixTile - 1 // i < tn ≤ matrixTile: no bounds checks below
-				r[0], r[1], r[2], r[3] = s[0][i], s[1][i], s[2][i], s[3][i]
-				r[4], r[5], r[6], r[7] = s[4][i], s[5][i], s[6][i], s[7][i]
-				r[8], r[9], r[10], r[11] = s[8][i], s[9][i], s[10][i], s[11][i]
-				r[12], r[13], r[14], r[15] = s[12][i], s[13][i], s[14][i], s[15][i]
-			}
-			return nulls, nil
+	}
+	s := m.scratch
+	if g == matrixGroup {
+		for i := range tn {
+			o := (r0+i)*w + j0
+			r := x[o : o+16 : o+16]
+			i &= matrixTile - 1 // i < tn ≤ matrixTile: no bounds checks below
+			r[0], r[1], r[2], r[3] = s[0][i], s[1][i], s[2][i], s[3][i]
+			r[4], r[5], r[6], r[7] = s[4][i], s[5][i], s[6][i], s[7][i]
+			r[8], r[9], r[10], r[11] = s[8][i], s[9][i], s[10][i], s[11][i]
+			r[12], r[13], r[14], r[15] = s[12][i], s[13][i], s[14][i], s[15][i]
 		}
-		for k := range g {
-			for i, v := range s[k][:tn] {
-				x[(r0+i)*w+j0+k] = v
-			}
+		return nulls, nil
+	}
+	for k := range g {
+		for i, v := range s[k][:tn] {
+			x[(r0+i)*w+j0+k] = v
 		}
 	}
 	return nulls, nil
