@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"os"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
 )
 
 // ErrNotMatrix says that a file's columns are not laid out as
@@ -60,6 +63,7 @@ type ParquetMatrix struct {
 	rgLeft  int64 // rows left in the open row group
 	readers []*file.Float32ColumnChunkReader
 	row     int // file rows read so far
+	sum     float32 // of the values of the batch read last
 	scratch *[matrixGroup][matrixTile]float32
 	defs    []int16
 	reps    []int16
@@ -200,6 +204,7 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 	if len(x) < m.batch*m.width {
 		return 0, nil, fmt.Errorf("%s: a batch needs %d values, the buffer holds %d", m.path, m.batch*m.width, len(x))
 	}
+	m.sum = 0
 	for n < m.batch {
 		if m.rgLeft == 0 {
 			if m.rg == m.pf.NumRowGroups() {
@@ -214,9 +219,11 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 		if m.vector {
 			for t := 0; t < k; t += matrixTile {
 				tn := min(matrixTile, k-t)
-				if err := m.readVector(x[(n+t)*m.width:(n+t+tn)*m.width], tn); err != nil {
+				tile := x[(n+t)*m.width : (n+t+tn)*m.width]
+				if err := m.readVector(tile, tn); err != nil {
 					return 0, nil, err
 				}
+				m.sum += kernel.SumF32(tile) // while the tile is in cache
 			}
 		} else if nulls, err = m.readScalars(x, n, k, nulls); err != nil {
 			return 0, nil, err
@@ -314,6 +321,9 @@ func (m *ParquetMatrix) readTile(x []float32, j0, r0, tn int, nulls []NullCell) 
 		}
 	}
 	s := m.scratch
+	for k := range g {
+		m.sum += kernel.SumF32(s[k][:tn]) // while the values are in cache
+	}
 	if g == matrixGroup {
 		for i := range tn {
 			o := (r0+i)*w + j0
@@ -364,6 +374,14 @@ func (m *ParquetMatrix) closeReaders() {
 			m.readers[j] = nil
 		}
 	}
+}
+
+// Finite reports whether every value of the batch read last is finite
+// (nulls read as zeros). It may report false when they all are (a sum
+// that overflows): then check them.
+func (m *ParquetMatrix) Finite() bool {
+	f := float64(m.sum)
+	return !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
 // Close releases the file.

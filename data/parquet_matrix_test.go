@@ -155,6 +155,36 @@ func TestParquetMatrixVector(t *testing.T) {
 	if !slices.Equal(x, vals) || len(nulls) != 0 {
 		t.Fatalf("vector column read back differently (%d values, want %d; %d nulls)", len(x), len(vals), len(nulls))
 	}
+	// Finite: every value of the batch, as a vector column and as scalar
+	// columns; an infinity in the second batch of each.
+	vals[300*w+7] = float32(math.Inf(-1))
+	cols := []Column{NewVectorColumn32("image", w, vals, nil, nil)}
+	for j := range w {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = vals[i*w+j]
+		}
+		cols = append(cols, NewColumn(fmt.Sprintf("c%d", j), v, nil))
+	}
+	f, _ = NewFrame(cols...)
+	writeFrameGroups(t, path, f, []int{300, 600})
+	for _, opts := range []MatrixOptions{{Columns: []string{"image"}}, {Except: []string{"image"}}} {
+		opts.Width, opts.BatchSize = w, 256
+		m, err := OpenParquetMatrix(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]float32, 256*w)
+		for b, want := range []bool{true, false, true, true} {
+			if _, _, err := m.Next(buf); err != nil {
+				t.Fatal(err)
+			}
+			if m.Finite() != want {
+				t.Errorf("%v: batch %d: Finite() %v, want %v", opts.Columns, b, !want, want)
+			}
+		}
+		m.Close()
+	}
 }
 
 // TestParquetMatrixNotMatrix: other layouts are ErrNotMatrix, at open (a

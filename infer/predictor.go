@@ -346,7 +346,7 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 			}
 		}
 	}
-	return p.finish(x, n, okRow, reason, markBad, func(j int) string { return p.featName(cols[feat[j].col].c.Name(), feat[j].elem) })
+	return p.finish(x, n, okRow, reason, markBad, func(j int) string { return p.featName(cols[feat[j].col].c.Name(), feat[j].elem) }, false)
 }
 
 // missing fills in feature j of row i, which is null: the mean the model
@@ -361,11 +361,17 @@ func (p *Net) missing(x []float32, i, j int, name string, markBad func(int, stri
 
 // finish checks that the n rows of x are finite, standardizes them and
 // compacts the rows that can be scored.
-func (p *Net) finish(x []float32, n int, okRow []bool, reason map[int]string, markBad func(int, string), name func(j int) string) ([]float32, []int, []data.BadRow, error) {
+// finite says the values are known to be finite (the reader summed
+// them).
+func (p *Net) finish(x []float32, n int, okRow []bool, reason map[int]string, markBad func(int, string), name func(j int) string, finite bool) ([]float32, []int, []data.BadRow, error) {
 	w := p.width
 	// Non-finite values: a sum over the batch is finite when every value
 	// is (a sum that overflows only sends us to the exact check).
-	if f := kernel.SumF32(x); math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+	if !finite {
+		f := float64(kernel.SumF32(x))
+		finite = !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	if !finite {
 		for i := range n {
 			for j, v := range x[i*w : (i+1)*w] {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -442,9 +448,10 @@ func (p *Net) matrixColumns() (cols []string, ok bool) {
 }
 
 // predictMatrix scores n rows of features read by data.ParquetMatrix
-// (row-major in x, the missing values listed in nulls); names are the
-// matrix's columns. x is standardized in place.
-func (p *Net) predictMatrix(x []float32, n int, nulls []data.NullCell, names []string) (Result, error) {
+// (row-major in x, the missing values listed in nulls, finite when the
+// reader found every value finite); names are the matrix's columns. x is
+// standardized in place.
+func (p *Net) predictMatrix(x []float32, n int, nulls []data.NullCell, names []string, finite bool) (Result, error) {
 	if len(x) < n*p.width {
 		return Result{}, fmt.Errorf("%d values for %d rows of %d features", len(x), n, p.width)
 	}
@@ -458,7 +465,7 @@ func (p *Net) predictMatrix(x []float32, n int, nulls []data.NullCell, names []s
 	for _, c := range nulls {
 		p.missing(x, c.Row, c.Col, name(c.Col), markBad)
 	}
-	x, rows, bad, err := p.finish(x[:n*p.width], n, okRow, reason, markBad, name)
+	x, rows, bad, err := p.finish(x[:n*p.width], n, okRow, reason, markBad, name, finite)
 	if err != nil {
 		return Result{}, err
 	}

@@ -290,10 +290,11 @@ type batch struct {
 	// A batch read by a data.ParquetMatrix: its n rows of features in x
 	// (returned to the reader's pool once scored), the missing ones, the
 	// matrix's columns; f holds the kept columns only.
-	x     []float32
-	n     int
-	nulls []data.NullCell
-	names []string
+	x      []float32
+	n      int
+	nulls  []data.NullCell
+	names  []string
+	finite bool // every value of x is finite
 }
 
 // rowCount is the number of rows of the batch.
@@ -346,7 +347,7 @@ func (s *matrixSource) next() batch {
 		x = make([]float32, s.size)
 	}
 	n, nulls, err := s.mx.Next(x)
-	b := batch{x: x, n: n, nulls: nulls, names: s.names, first: s.first, err: err}
+	b := batch{x: x, n: n, nulls: nulls, names: s.names, first: s.first, err: err, finite: err == nil && s.mx.Finite()}
 	if err != nil {
 		s.pool <- x
 		b.x = nil
@@ -607,7 +608,7 @@ func (r *runner) score(p Partition, b batch) (scored, error) {
 		return scored{}, err
 	}
 	if b.x != nil {
-		res, err := r.pred.(*Net).predictMatrix(b.x, n, b.nulls, b.names)
+		res, err := r.pred.(*Net).predictMatrix(b.x, n, b.nulls, b.names, b.finite)
 		if err != nil {
 			return scored{}, err
 		}

@@ -29,6 +29,7 @@ RUNS=${RUNS:-3}
 THREADS=${THREADS:-auto}
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
 
 fathom=${FATHOM:-}
 if [ -z "$fathom" ]; then
