@@ -340,3 +340,41 @@ func BenchmarkParquetMatrix(b *testing.B) {
 		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
 	})
 }
+
+// TestParquetMatrixDictionary: float32 columns as PyArrow writes them by
+// default, dictionary-encoded (few distinct values), with nulls, in row
+// groups of 700 rows, read in batches of 300.
+func TestParquetMatrixDictionary(t *testing.T) {
+	const n, w = 2000, 3
+	fields := make([]arrow.Field, w)
+	for j := range fields {
+		fields[j] = arrow.Field{Name: fmt.Sprintf("p%d", j), Type: arrow.PrimitiveTypes.Float32, Nullable: true}
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	defer b.Release()
+	want := make([]float32, n*w)
+	var wantNulls []NullCell
+	for i := range n {
+		for j := range w {
+			fb := b.Field(j).(*array.Float32Builder)
+			if (i+j)%97 == 5 {
+				fb.AppendNull()
+				wantNulls = append(wantNulls, NullCell{Row: i, Col: j})
+				continue
+			}
+			v := float32((i*7+j)%5) / 4
+			fb.Append(v)
+			want[i*w+j] = v
+		}
+	}
+	path := filepath.Join(t.TempDir(), "dict.parquet")
+	writeRecord(t, path, b, 700)
+	x, nulls, sizes := readMatrix(t, path, MatrixOptions{Width: w, BatchSize: 300})
+	if len(sizes) != 7 || !slices.Equal(x, want) {
+		t.Fatalf("%d batches; values equal: %v", len(sizes), slices.Equal(x, want))
+	}
+	slices.SortFunc(nulls, func(a, b NullCell) int { return (a.Row*w + a.Col) - (b.Row*w + b.Col) })
+	if !slices.Equal(nulls, wantNulls) {
+		t.Fatalf("%d missing cells, want %d", len(nulls), len(wantNulls))
+	}
+}
