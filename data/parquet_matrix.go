@@ -62,7 +62,7 @@ type ParquetMatrix struct {
 	rg      int   // the next row group to open
 	rgLeft  int64 // rows left in the open row group
 	readers []*file.Float32ColumnChunkReader
-	row     int // file rows read so far
+	row     int     // file rows read so far
 	sum     float32 // of the values of the batch read last
 	scratch *[matrixGroup][matrixTile]float32
 	defs    []int16
