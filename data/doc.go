@@ -38,6 +38,13 @@
 // memory of a Frame read and its conversion (see the benchmarks); the tests
 // check that both give the same tables.
 //
+// Files too large to hold are streamed: [OpenBatches] yields Frames of a
+// fixed number of rows (Parquet and CSV), and [OpenParquetMatrix] reads the
+// float32 feature columns of a Parquet file (or one list of float32)
+// straight from the decompressed pages into row-major float32 batches,
+// with recycled page buffers and no record batch in between: the input
+// path of batch inference (package infer).
+//
 // # Readers
 //
 //   - IDX, the format of MNIST and Fashion-MNIST: [ReadIDX] for any IDX file,

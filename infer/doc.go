@@ -11,8 +11,10 @@
 // ListPartitions expands files, globs and directories into partitions:
 // Parquet and CSV files laid out as Spark and PyArrow write them, the keys
 // of Hive-style key=value directories kept as columns. Run streams each
-// partition through the predictor in fixed-size record batches
-// (data.OpenBatches), so memory is bounded by a few batches whatever the
+// partition through the predictor in fixed-size batches (a network's
+// float32 Parquet features decoded straight into row-major batches by
+// data.OpenParquetMatrix, anything else as record batches from
+// data.OpenBatches), so memory is bounded by a few batches whatever the
 // partition size, and writes one Parquet file per partition through a
 // temporary file renamed when complete: the kept columns (an id) and the
 // predictions. Rows that cannot be read or scored go to an error file

@@ -189,15 +189,7 @@ func (p *Net) Predict(in *data.Frame) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Rows: rows, Errors: bad}
-	n := len(rows)
-	if n == 0 {
-		res.Out, err = p.outputs(nil, 0)
-		return res, err
-	}
-	out := p.net.Forward(tensor.FromFloat32(x, append([]int{n}, p.m.Spec.Input...)...).NoGrad())
-	res.Out, err = p.outputs(out, n)
-	return res, err
+	return p.forward(x, rows, bad)
 }
 
 // features gathers the feature values of the rows of in that have all of
@@ -284,17 +276,7 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 			}
 		}
 	}
-	okRow := make([]bool, n)
-	for i := range okRow {
-		okRow[i] = true
-	}
-	reason := make(map[int]string)
-	markBad := func(i int, why string) {
-		if okRow[i] {
-			okRow[i] = false
-			reason[i] = why
-		}
-	}
+	okRow, reason, markBad := faults(n)
 	// Float32 scalar columns, the usual layout of images and of tables
 	// written by data.WriteParquet, are gathered eight columns at a time:
 	// each row gets 32 contiguous bytes per step.
@@ -359,24 +341,41 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 			continue
 		}
 		for i := range n {
-			null := c.c.IsNull(i) || (c.vec != nil && c.vec.ElemNull(i, s.elem))
-			if !null {
-				continue
+			if c.c.IsNull(i) || (c.vec != nil && c.vec.ElemNull(i, s.elem)) {
+				p.missing(x, i, j, p.featName(c.c.Name(), s.elem), markBad)
 			}
-			if p.m.Impute != nil {
-				x[i*w+j] = float32(p.m.Impute[j])
-				continue
-			}
-			markBad(i, fmt.Sprintf("column %q is missing (the model was trained without impute: mean)", p.featName(c.c.Name(), s.elem)))
 		}
 	}
+	return p.finish(x, n, okRow, reason, markBad, func(j int) string { return p.featName(cols[feat[j].col].c.Name(), feat[j].elem) }, false)
+}
+
+// missing fills in feature j of row i, which is null: the mean the model
+// was trained to impute, or the row cannot be scored.
+func (p *Net) missing(x []float32, i, j int, name string, markBad func(int, string)) {
+	if p.m.Impute != nil {
+		x[i*p.width+j] = float32(p.m.Impute[j])
+		return
+	}
+	markBad(i, fmt.Sprintf("column %q is missing (the model was trained without impute: mean)", name))
+}
+
+// finish checks that the n rows of x are finite, standardizes them and
+// compacts the rows that can be scored.
+// finite says the values are known to be finite (the reader summed
+// them).
+func (p *Net) finish(x []float32, n int, okRow []bool, reason map[int]string, markBad func(int, string), name func(j int) string, finite bool) ([]float32, []int, []data.BadRow, error) {
+	w := p.width
 	// Non-finite values: a sum over the batch is finite when every value
 	// is (a sum that overflows only sends us to the exact check).
-	if f := kernel.SumF32(x); math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+	if !finite {
+		f := float64(kernel.SumF32(x))
+		finite = !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	if !finite {
 		for i := range n {
 			for j, v := range x[i*w : (i+1)*w] {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					markBad(i, fmt.Sprintf("feature %d (%s) is %v", j, p.featName(cols[feat[j].col].c.Name(), feat[j].elem), v))
+					markBad(i, fmt.Sprintf("feature %d (%s) is %v", j, name(j), v))
 					break
 				}
 			}
@@ -390,6 +389,8 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 			}
 		}
 	}
+	var rows []int
+	var bad []data.BadRow
 	if len(reason) == 0 {
 		rows = make([]int, n)
 		for i := range rows {
@@ -409,6 +410,80 @@ func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadR
 		k++
 	}
 	return x[:k*w], rows, bad, nil
+}
+
+// faults returns the rows-that-can-be-scored flags of a batch of n rows,
+// the reason of each row that cannot, and the function that marks one.
+func faults(n int) (okRow []bool, reason map[int]string, markBad func(int, string)) {
+	okRow = make([]bool, n)
+	for i := range okRow {
+		okRow[i] = true
+	}
+	reason = make(map[int]string)
+	markBad = func(i int, why string) {
+		if okRow[i] {
+			okRow[i] = false
+			reason[i] = why
+		}
+	}
+	return okRow, reason, markBad
+}
+
+// matrixColumns says which columns data.ParquetMatrix reads for this
+// network: its input columns when each feature is a column of its own, in
+// order, or one vector column of every feature; nil with ok when the
+// model does not name its columns (every column but the kept and key
+// ones). ok is false for other layouts.
+func (p *Net) matrixColumns() (cols []string, ok bool) {
+	if p.inputs == nil {
+		return nil, true
+	}
+	vector := len(p.inputs) == 1 && p.feat[0].elem >= 0
+	for j, s := range p.feat {
+		if vector && s.elem != j || !vector && (s.elem >= 0 || s.col != j) {
+			return nil, false
+		}
+	}
+	return p.inputs, true
+}
+
+// predictMatrix scores n rows of features read by data.ParquetMatrix
+// (row-major in x, the missing values listed in nulls, finite when the
+// reader found every value finite); names are the matrix's columns. x is
+// standardized in place.
+func (p *Net) predictMatrix(x []float32, n int, nulls []data.NullCell, names []string, finite bool) (Result, error) {
+	if len(x) < n*p.width {
+		return Result{}, fmt.Errorf("%d values for %d rows of %d features", len(x), n, p.width)
+	}
+	name := func(j int) string {
+		if len(names) == 1 && p.width > 1 {
+			return p.featName(names[0], j)
+		}
+		return names[j]
+	}
+	okRow, reason, markBad := faults(n)
+	for _, c := range nulls {
+		p.missing(x, c.Row, c.Col, name(c.Col), markBad)
+	}
+	x, rows, bad, err := p.finish(x[:n*p.width], n, okRow, reason, markBad, name, finite)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.forward(x, rows, bad)
+}
+
+// forward runs the network on the rows of x that can be scored.
+func (p *Net) forward(x []float32, rows []int, bad []data.BadRow) (Result, error) {
+	res := Result{Rows: rows, Errors: bad}
+	n := len(rows)
+	var err error
+	if n == 0 {
+		res.Out, err = p.outputs(nil, 0)
+		return res, err
+	}
+	out := p.net.Forward(tensor.FromFloat32(x, append([]int{n}, p.m.Spec.Input...)...).NoGrad())
+	res.Out, err = p.outputs(out, n)
+	return res, err
 }
 
 // gather32 writes the n rows of the columns cols into x, row-major.

@@ -181,7 +181,13 @@ func Run(ctx context.Context, pred Predictor, parts []Partition, opts Options) (
 		}
 		pstart := time.Now()
 		r.report(PartitionReport{Name: part.Rel, Status: "running"})
-		rows, nerr, err := r.partition(ctx, part)
+		rows, nerr, err := r.partition(ctx, part, true)
+		if errors.Is(err, data.ErrNotMatrix) {
+			// A list column with rows of other lengths or nulls: the
+			// partition again as record batches, which say which rows.
+			r.rows.Add(-rows)
+			rows, nerr, err = r.partition(ctx, part, false)
+		}
 		st := PartitionReport{Name: part.Rel, Status: "done", Rows: rows, Errors: nerr, Seconds: time.Since(pstart).Seconds()}
 		if err != nil {
 			st.Status, st.Err = "failed", err.Error()
@@ -207,6 +213,7 @@ type runner struct {
 	total int
 	rows  atomic.Int64
 	done  atomic.Int64
+	bufs  chan []float32 // feature buffers of the matrix reader
 }
 
 // report tells Options.Report, if set, of a partition's state.
@@ -280,6 +287,144 @@ type batch struct {
 	bad   []data.BadRow
 	first int // the file row of f's first row (0-based)
 	err   error
+	// A batch read by a data.ParquetMatrix: its n rows of features in x
+	// (returned to the reader's pool once scored), the missing ones, the
+	// matrix's columns; f holds the kept columns only.
+	x      []float32
+	n      int
+	nulls  []data.NullCell
+	names  []string
+	finite bool // every value of x is finite
+}
+
+// rowCount is the number of rows of the batch.
+func (b batch) rowCount() int {
+	if b.x != nil {
+		return b.n
+	}
+	return b.f.Len()
+}
+
+// batchSource is where a partition's batches come from.
+type batchSource interface {
+	next() batch // err io.EOF after the last
+	done(b batch)
+	close()
+}
+
+// frameSource reads record batches.
+type frameSource struct {
+	rd    data.BatchReader
+	first int
+}
+
+func (s *frameSource) next() batch {
+	f, bad, err := s.rd.Next()
+	b := batch{f: f, bad: bad, first: s.first, err: err}
+	if err == nil {
+		s.first += f.Len()
+	}
+	return b
+}
+
+func (s *frameSource) done(batch) {}
+func (s *frameSource) close()     { s.rd.Close() }
+
+// matrixSource reads the features of a network straight into row-major
+// buffers (data.ParquetMatrix) and the kept columns as record batches.
+type matrixSource struct {
+	mx    *data.ParquetMatrix
+	keep  data.BatchReader // nil when no column is kept
+	pool  chan []float32
+	size  int
+	names []string
+	first int
+}
+
+func (s *matrixSource) next() batch {
+	x := <-s.pool
+	if len(x) != s.size {
+		x = make([]float32, s.size)
+	}
+	n, nulls, err := s.mx.Next(x)
+	b := batch{x: x, n: n, nulls: nulls, names: s.names, first: s.first, err: err, finite: err == nil && s.mx.Finite()}
+	if err != nil {
+		s.pool <- x
+		b.x = nil
+		return b
+	}
+	if s.keep != nil {
+		f, _, err := s.keep.Next()
+		if err == nil && f.Len() != n {
+			err = fmt.Errorf("the kept columns came in a batch of %d rows, the features in one of %d", f.Len(), n)
+		}
+		if err == io.EOF {
+			err = fmt.Errorf("the kept columns ended before the features (row %d)", s.first+1)
+		}
+		b.f, b.err = f, err
+	} else {
+		b.f, _ = data.NewFrame()
+	}
+	s.first += n
+	return b
+}
+
+func (s *matrixSource) done(b batch) {
+	if b.x != nil {
+		s.pool <- b.x
+	}
+}
+
+func (s *matrixSource) close() {
+	s.mx.Close()
+	if s.keep != nil {
+		s.keep.Close()
+	}
+}
+
+// openMatrix returns a matrixSource for a partition when the predictor is
+// a network whose features are float32 columns (or one list of float32)
+// of a Parquet file, nil otherwise.
+func (r *runner) openMatrix(p Partition) *matrixSource {
+	net, ok := r.pred.(*Net)
+	if !ok || !data.IsParquetFile(p.Path) {
+		return nil
+	}
+	cols, ok := net.matrixColumns()
+	if !ok || slices.ContainsFunc(cols, p.hasKey) {
+		return nil
+	}
+	except := slices.Clone(r.opts.Keep)
+	for _, k := range p.Keys {
+		except = append(except, k.Name)
+	}
+	mx, err := data.OpenParquetMatrix(p.Path, data.MatrixOptions{Columns: cols, Except: except, Width: net.width, BatchSize: r.opts.BatchSize})
+	if err != nil {
+		// Not a matrix layout, or an error the record batch reader
+		// reports in its own words.
+		return nil
+	}
+	if r.bufs == nil {
+		// Two feature buffers, allocated when first needed and kept
+		// from one partition to the next.
+		r.bufs = make(chan []float32, 2)
+		r.bufs <- nil
+		r.bufs <- nil
+	}
+	s := &matrixSource{mx: mx, pool: r.bufs, size: r.opts.BatchSize * net.width, names: mx.Columns()}
+	var keep []string
+	for _, k := range r.opts.Keep {
+		if !p.hasKey(k) {
+			keep = append(keep, k)
+		}
+	}
+	if len(keep) > 0 {
+		if s.keep, err = data.OpenBatches(p.Path, data.BatchOptions{Columns: keep, BatchSize: r.opts.BatchSize}); err != nil {
+			mx.Close()
+			return nil
+		}
+	}
+	return s
 }
 
 // readColumns returns the file columns to read for a partition: the
@@ -300,47 +445,58 @@ func (r *runner) readColumns(p Partition) []string {
 }
 
 // partition predicts one partition; it returns the rows written and the
-// rows that failed.
-func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, err error) {
+// rows that failed. With matrix, a network's features are read straight
+// into row-major buffers when the file allows (an error wrapping
+// data.ErrNotMatrix when the file turns out not to).
+func (r *runner) partition(ctx context.Context, p Partition, matrix bool) (rows, nerr int64, err error) {
 	pstart := time.Now()
-	rd, err := data.OpenBatches(p.Path, data.BatchOptions{Columns: r.readColumns(p), BatchSize: r.opts.BatchSize})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer rd.Close()
-	have := rd.Columns()
-	for _, k := range r.opts.Keep {
-		if !slices.Contains(have, k) && !p.hasKey(k) {
-			return 0, 0, fmt.Errorf("%s: --keep %s: no such column (columns: %s)", p.Path, k, strings.Join(have, ", "))
+	var src batchSource
+	if matrix {
+		if m := r.openMatrix(p); m != nil {
+			src = m
 		}
 	}
+	if src == nil {
+		rd, err := data.OpenBatches(p.Path, data.BatchOptions{Columns: r.readColumns(p), BatchSize: r.opts.BatchSize})
+		if err != nil {
+			return 0, 0, err
+		}
+		have := rd.Columns()
+		for _, k := range r.opts.Keep {
+			if !slices.Contains(have, k) && !p.hasKey(k) {
+				rd.Close()
+				return 0, 0, fmt.Errorf("%s: --keep %s: no such column (columns: %s)", p.Path, k, strings.Join(have, ", "))
+			}
+		}
+		src = &frameSource{rd: rd}
+	}
+	defer src.close()
 	// Read ahead one batch while the current one is scored.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan batch, 1)
 	go func() {
 		defer close(batches)
-		first := 0
 		for {
-			f, bad, err := rd.Next()
-			if err == io.EOF {
+			b := src.next()
+			if b.err == io.EOF {
 				return
 			}
-			b := batch{f: f, bad: bad, first: first, err: err}
 			select {
 			case batches <- b:
 			case <-ctx.Done():
+				src.done(b)
 				return
 			}
-			if err != nil {
+			if b.err != nil {
 				return
 			}
-			first += f.Len()
 		}
 	}()
 	defer func() {
 		cancel()
-		for range batches { // let the reader finish before Close
+		for b := range batches { // let the reader finish before Close
+			src.done(b)
 		}
 	}()
 
@@ -354,21 +510,25 @@ func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, 
 		var pw *data.ParquetFrameWriter
 		for b := range batches {
 			if b.err != nil {
+				src.done(b)
 				return b.err
 			}
 			res, err := r.score(p, b)
 			if err != nil {
-				return fmt.Errorf("%s: rows %d to %d: %w", p.Path, b.first+1, b.first+b.f.Len(), err)
+				src.done(b)
+				return fmt.Errorf("%s: rows %d to %d: %w", p.Path, b.first+1, b.first+b.rowCount(), err)
 			}
 			for _, e := range res.Errors {
 				failed = append(failed, []string{p.Path, strconv.Itoa(b.first + e.Row + 1), e.Reason})
 			}
 			if r.opts.MaxErrors >= 0 && int64(len(failed)) > r.opts.MaxErrors {
+				src.done(b)
 				return fmt.Errorf("%s: %w: %d rows failed, more than --max-errors %d allows (first: row %s: %s)",
 					p.Path, ErrTooManyErrors, len(failed), r.opts.MaxErrors, failed[0][1], failed[0][2])
 			}
 			if res.out == nil {
 				lastKeep = res.keep
+				src.done(b)
 				continue
 			}
 			if pw == nil {
@@ -376,7 +536,9 @@ func (r *runner) partition(ctx context.Context, p Partition) (rows, nerr int64, 
 					return fmt.Errorf("%s: %w", outPath, err)
 				}
 			}
-			if err := pw.Write(res.out); err != nil {
+			err = pw.Write(res.out)
+			src.done(b) // the output no longer needs the batch's buffers
+			if err != nil {
 				return fmt.Errorf("%s: %w", outPath, err)
 			}
 			rows += int64(res.out.Len())
@@ -438,12 +600,19 @@ type scored struct {
 // score runs the predictor on a batch and joins the kept columns.
 func (r *runner) score(p Partition, b batch) (scored, error) {
 	f := b.f
-	n := f.Len()
+	n := b.rowCount()
 	cols := f.Columns()
 	cols = append(cols, p.keyColumns(n)...)
 	f, err := data.NewFrame(cols...)
 	if err != nil {
 		return scored{}, err
+	}
+	if b.x != nil {
+		res, err := r.pred.(*Net).predictMatrix(b.x, n, b.nulls, b.names, b.finite)
+		if err != nil {
+			return scored{}, err
+		}
+		return r.join(f, res, slices.Clone(res.Errors), res.Rows)
 	}
 	// Rows the reader could not read are not scored.
 	good := f
@@ -491,6 +660,12 @@ func (r *runner) score(p Partition, b batch) (scored, error) {
 			rows[i] = goodRows[k]
 		}
 	}
+	return r.join(f, res, errs, rows)
+}
+
+// join puts the kept columns of the scored rows of f (rows) beside the
+// predictions.
+func (r *runner) join(f *data.Frame, res Result, errs []data.BadRow, rows []int) (scored, error) {
 	slices.SortFunc(errs, func(a, b data.BadRow) int { return a.Row - b.Row })
 	keep, err := f.Select(r.opts.Keep...)
 	if err != nil {

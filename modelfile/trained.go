@@ -239,7 +239,31 @@ func (m *Model) PredictRows(x []float32, rows int) (*Predictions, error) {
 	if rows < 0 || len(x) != rows*n {
 		return nil, fmt.Errorf("predict: %d values for %d rows of %d features", len(x), rows, n)
 	}
-	return m.Predict(&data.Table{Rows: rows, Cols: n, X: x}, max(rows, 1))
+	if rows == 0 {
+		return m.Predict(&data.Table{Cols: n}, 1)
+	}
+	// One batch: the network runs over the (standardized) rows in place,
+	// without the copy a data loader's batch would make.
+	in, err := m.PrepareInput(&data.Table{Rows: rows, Cols: n, X: x})
+	if err != nil {
+		return nil, err
+	}
+	if m.Net.Training() {
+		m.Net.Eval()
+	}
+	out := m.Net.Forward(tensor.FromFloat32(in.X, append([]int{rows}, m.Spec.Input...)...).NoGrad())
+	p := &Predictions{Task: m.Task, Classes: m.Classes}
+	if m.Task == metrics.Regression {
+		p.Values = slices.Clone(out.Float32s()) // not a view of x
+		return p, nil
+	}
+	c := len(m.Classes)
+	p.Probs = out.Softmax(1).Float32s()
+	p.Class = make([]int64, rows)
+	for i := range p.Class {
+		p.Class[i] = int64(metrics.Argmax(p.Probs[i*c : (i+1)*c]))
+	}
+	return p, nil
 }
 
 // Evaluate scores the model on a labelled table of raw features.

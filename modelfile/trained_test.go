@@ -251,3 +251,35 @@ func TestPredictConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictRowsClassification: PredictRows (one batch, the rows in
+// place) answers as Predict through a data loader in batches of 2.
+func TestPredictRowsClassification(t *testing.T) {
+	spec := nn.Spec{Input: []int{3}, Layers: []nn.LayerSpec{{Type: "linear", Out: 5}, {Type: "relu"}, {Type: "linear", Out: 3}}}
+	net, _, err := spec.Build(tensor.NewRNG(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Model{Net: net, Spec: spec, Task: metrics.Classification, Classes: []string{"a", "b", "c"},
+		Scaler: &data.Standardizer{Mean: []float64{1, 0, -1}, Std: []float64{2, 1, 0.5}}}
+	x := []float32{0.5, -1, 2, 3, 0, 1, -2, 4, 0.25, 1, 1, 1, 0, 0, 0}
+	want, err := m.Predict(&data.Table{Rows: 5, Cols: 3, X: slices.Clone(x)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.PredictRows(x, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Class, want.Class) || len(got.Probs) != len(want.Probs) {
+		t.Fatalf("classes %v, want %v", got.Class, want.Class)
+	}
+	for i := range want.Probs {
+		if d := got.Probs[i] - want.Probs[i]; d > 1e-6 || d < -1e-6 {
+			t.Fatalf("probability %d: %v, want %v", i, got.Probs[i], want.Probs[i])
+		}
+	}
+	if x[0] != 0.5 || x[14] != 0 {
+		t.Fatal("PredictRows changed its input")
+	}
+}

@@ -27,6 +27,8 @@
 #   RATES="1000 2000 5000"    target requests/s of the paced batch-1 runs
 #   PACE_MS=5                 each paced connection's wait before a request
 #   SERVE_FLAGS=""            extra flags for fathom serve (--max-delay 0, ...)
+#   BINARY_OUTPUT=0           1: binary requests ask for binary answers too
+#                             (binary_data_output), not JSON numbers
 #   FATHOM=path               a fathom binary (default: go build)
 set -euo pipefail
 
@@ -38,6 +40,7 @@ BATCH_CONNS=${BATCH_CONNS:-"2 4 8"}
 RATES=${RATES:-"1000 2000 5000"}
 PACE_MS=${PACE_MS:-5}
 SERVE_FLAGS=${SERVE_FLAGS:-}
+BINARY_OUTPUT=${BINARY_OUTPUT:-0}
 root=$(cd "$(dirname "$0")/.." && pwd)
 command -v wrk >/dev/null || { echo "serve_load.sh: needs wrk (apt-get install wrk)" >&2; exit 1; }
 
@@ -78,7 +81,9 @@ body() { # rows file
 # the float32s little-endian; wrk sends the header length with the body.
 binbody() { # rows file
 	local head
-	head="{\"inputs\":[{\"name\":\"input\",\"shape\":[$1,784],\"datatype\":\"FP32\",\"parameters\":{\"binary_data_size\":$(( $1 * 784 * 4 ))}}]}"
+	local params=""
+	[ "$BINARY_OUTPUT" = 1 ] && params="\"parameters\":{\"binary_data_output\":true},"
+	head="{$params\"inputs\":[{\"name\":\"input\",\"shape\":[$1,784],\"datatype\":\"FP32\",\"parameters\":{\"binary_data_size\":$(( $1 * 784 * 4 ))}}]}"
 	printf '%s' "$head" >"$2"
 	awk -v rows="$1" 'BEGIN { srand(1); for (i = 0; i < rows * 784; i++) printf "%.3f\n", rand() }' |
 		perl -ne 'print pack("f<", $_)' >>"$2"

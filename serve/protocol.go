@@ -7,8 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"unsafe"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
 )
+
+// nativeLittleEndian says the machine stores numbers as the binary tensor
+// data extension does.
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // The JSON documents of the Open Inference Protocol's REST form (KServe
 // v2). Field names follow the protocol; unknown fields are ignored.
@@ -52,6 +60,9 @@ type OutputTensor struct {
 	Shape    []int64 `json:"shape"`
 	Datatype string  `json:"datatype"`
 	Data     any     `json:"data"`
+	// Binary sends Data in the binary tensor data extension: after the
+	// JSON, which gives its size as the parameter binary_data_size.
+	Binary bool `json:"-"`
 }
 
 // ErrorResponse is every error's body.
@@ -347,13 +358,25 @@ func decodeBinary(dst []float32, raw []byte, dt string, n int64) ([]float32, err
 		return nil, fmt.Errorf("%w: %d bytes of binary %s data, the shape needs %d", errData, len(raw), dt, n*int64(size))
 	}
 	le := binary.LittleEndian
-	if dt == "FP32" { // the common case, kept to a tight loop
-		for i := 0; i+4 <= len(raw); i += 4 {
-			bits := le.Uint32(raw[i:])
-			if bits&0x7f800000 == 0x7f800000 {
-				return nil, fmt.Errorf("%w: element %d is %v", errData, i/4, math.Float32frombits(bits))
+	if dt == "FP32" { // the common case: a copy on little-endian machines
+		at := len(dst)
+		dst = slices.Grow(dst, int(n))[:at+int(n)]
+		out := dst[at:]
+		if nativeLittleEndian && n > 0 {
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(raw)), raw)
+		} else {
+			for k := range out {
+				out[k] = math.Float32frombits(le.Uint32(raw[4*k:]))
 			}
-			dst = append(dst, math.Float32frombits(bits))
+		}
+		// The sum of finite values is finite (or overflows, which only
+		// sends us to the exact check).
+		if f := float64(kernel.SumF32(out)); math.IsNaN(f) || math.IsInf(f, 0) {
+			for k, v := range out {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return nil, fmt.Errorf("%w: element %d is %v", errData, k, v)
+				}
+			}
 		}
 		return dst, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -519,7 +520,7 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 	if err != nil {
 		return fail(http.StatusBadRequest, err.Error())
 	}
-	outputs, err := sm.requested(req.Outputs)
+	outputs, binaryOut, err := sm.requested(&req)
 	if err != nil {
 		return fail(http.StatusBadRequest, err.Error())
 	}
@@ -548,27 +549,45 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 
 	resp := InferResponse{ModelName: sm.name, ModelVersion: sm.version, ID: req.ID}
 	p, n := res.pred, int64(rows)
-	for _, name := range outputs {
+	for k, name := range outputs {
+		o := OutputTensor{Name: name, Shape: []int64{n}, Binary: binaryOut[k]}
 		switch name {
 		case OutputPredict:
 			if p.Values != nil {
-				resp.Outputs = append(resp.Outputs, OutputTensor{Name: name, Shape: []int64{n}, Datatype: "FP32", Data: p.Values})
+				o.Datatype, o.Data = "FP32", p.Values
 			} else {
-				resp.Outputs = append(resp.Outputs, OutputTensor{Name: name, Shape: []int64{n}, Datatype: "INT64", Data: p.Class})
+				o.Datatype, o.Data = "INT64", p.Class
 			}
 		case OutputLabel:
 			labels := make([]string, len(p.Class))
 			for i, k := range p.Class {
 				labels[i] = p.Classes[k]
 			}
-			resp.Outputs = append(resp.Outputs, OutputTensor{Name: name, Shape: []int64{n}, Datatype: "BYTES", Data: labels})
+			o.Datatype, o.Data = "BYTES", labels
 		case OutputProbabilities:
-			resp.Outputs = append(resp.Outputs, OutputTensor{Name: name, Shape: []int64{n, int64(len(p.Classes))}, Datatype: "FP32", Data: p.Probs})
+			o.Shape = []int64{n, int64(len(p.Classes))}
+			o.Datatype, o.Data = "FP32", p.Probs
 		}
+		resp.Outputs = append(resp.Outputs, o)
 	}
 	out, err := appendResponse(buf.Bytes()[:0], &resp)
 	if err != nil {
 		return fail(http.StatusInternalServerError, fmt.Sprintf("model %q: %v", sm.name, err))
+	}
+	if slices.Contains(binaryOut, true) {
+		head := len(out)
+		for _, o := range resp.Outputs {
+			if o.Binary {
+				out = appendBinary(out, o.Data)
+			}
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set(binaryHeaderLength, strconv.Itoa(head))
+		h.Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(out)
+		return http.StatusOK, rows, ""
 	}
 	writeJSON(w, http.StatusOK, out)
 	return http.StatusOK, rows, ""
@@ -609,6 +628,12 @@ func appendResponse(b []byte, r *InferResponse) ([]byte, error) {
 		}
 		b = append(b, `],"datatype":`...)
 		b = str(b, o.Datatype)
+		if o.Binary {
+			b = append(b, `,"parameters":{"binary_data_size":`...)
+			b = strconv.AppendInt(b, int64(binarySizeOf(o.Data)), 10)
+			b = append(b, "}}"...)
+			continue
+		}
 		b = append(b, `,"data":[`...)
 		switch data := o.Data.(type) {
 		case []float32:
@@ -641,6 +666,46 @@ func appendResponse(b []byte, r *InferResponse) ([]byte, error) {
 		b = append(b, "]}"...)
 	}
 	return append(b, "]}\n"...), nil
+}
+
+// binarySizeOf is the size of data in the binary tensor data extension.
+func binarySizeOf(data any) int {
+	switch d := data.(type) {
+	case []float32:
+		return 4 * len(d)
+	case []int64:
+		return 8 * len(d)
+	case []string:
+		n := 0
+		for _, s := range d {
+			n += 4 + len(s)
+		}
+		return n
+	}
+	return 0
+}
+
+// appendBinary appends data in the binary tensor data extension:
+// little-endian numbers; BYTES elements each as a 4-byte little-endian
+// length and the bytes.
+func appendBinary(b []byte, data any) []byte {
+	le := binary.LittleEndian
+	switch d := data.(type) {
+	case []float32:
+		for _, v := range d {
+			b = le.AppendUint32(b, math.Float32bits(v))
+		}
+	case []int64:
+		for _, v := range d {
+			b = le.AppendUint64(b, uint64(v))
+		}
+	case []string:
+		for _, s := range d {
+			b = le.AppendUint32(b, uint32(len(s)))
+			b = append(b, s...)
+		}
+	}
+	return b
 }
 
 // binaryHeaderLength is the HTTP header of the binary tensor data
@@ -722,20 +787,50 @@ func (sm *served) input(req *InferRequest, bin []byte, maxBody int64) ([]float32
 }
 
 // requested returns the output names a request asks for, in its order.
-func (sm *served) requested(outs []RequestedOutput) ([]string, error) {
-	if len(outs) == 0 {
-		return sm.defaults, nil
+func (sm *served) requested(req *InferRequest) (names []string, binaryOut []bool, err error) {
+	// The binary tensor data extension: binary_data_output asks for every
+	// output in binary, an output's binary_data for that one.
+	all, err := boolParam(req.Parameters, "binary_data_output")
+	if err != nil {
+		return nil, nil, err
 	}
-	names := make([]string, 0, len(outs))
-	for _, o := range outs {
+	if len(req.Outputs) == 0 {
+		for range sm.defaults {
+			binaryOut = append(binaryOut, all)
+		}
+		return sm.defaults, binaryOut, nil
+	}
+	names = make([]string, 0, len(req.Outputs))
+	for _, o := range req.Outputs {
 		if !slices.Contains(sm.outputs, o.Name) {
-			return nil, fmt.Errorf("unknown output %q: model %q has outputs %s", o.Name, sm.name, strings.Join(sm.outputs, ", "))
+			return nil, nil, fmt.Errorf("unknown output %q: model %q has outputs %s", o.Name, sm.name, strings.Join(sm.outputs, ", "))
 		}
-		if !slices.Contains(names, o.Name) {
-			names = append(names, o.Name)
+		if slices.Contains(names, o.Name) {
+			continue
 		}
+		bin := all
+		if _, ok := o.Parameters["binary_data"]; ok {
+			if bin, err = boolParam(o.Parameters, "binary_data"); err != nil {
+				return nil, nil, fmt.Errorf("output %q: %w", o.Name, err)
+			}
+		}
+		names = append(names, o.Name)
+		binaryOut = append(binaryOut, bin)
 	}
-	return names, nil
+	return names, binaryOut, nil
+}
+
+// boolParam returns a boolean parameter (false when absent).
+func boolParam(params map[string]any, name string) (bool, error) {
+	v, ok := params[name]
+	if !ok {
+		return false, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("parameter %s is %v, want true or false", name, v)
+	}
+	return b, nil
 }
 
 // shapeString writes a shape as the protocol does: [2,4].

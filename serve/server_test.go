@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -741,5 +742,89 @@ func TestModelPanic(t *testing.T) {
 	}
 	if code, b := call(t, "POST", url+"/v2/models/iris/infer", body); code != 200 {
 		t.Fatalf("after a panic: %d %s", code, b)
+	}
+}
+
+// TestInferBinaryOutput: outputs asked for in the binary tensor data
+// extension (every one by binary_data_output, or one by its binary_data
+// parameter) come after the JSON header, whose length the response's
+// Inference-Header-Content-Length gives; their values are those of
+// PredictRows; a parameter that is not a boolean is the protocol's error.
+func TestInferBinaryOutput(t *testing.T) {
+	ref := classifier(t)
+	_, url := start(t, Options{}, Model{Name: "iris", Model: classifier(t)})
+	x := rowsOf(4, 3)
+	refMu.Lock()
+	want, err := ref.PredictRows(x, 3)
+	refMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(params, outputs string) (*http.Response, []byte) {
+		t.Helper()
+		data, _ := json.Marshal(x)
+		body := fmt.Sprintf(`{%s"inputs":[{"name":"input","shape":[3,4],"datatype":"FP32","data":%s}]%s}`, params, data, outputs)
+		resp, err := client.Post(url+"/v2/models/iris/infer", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	// Every output binary.
+	resp, b := post(`"parameters":{"binary_data_output":true},`, `,"outputs":[{"name":"probabilities"},{"name":"label"}]`)
+	n, err := strconv.Atoi(resp.Header.Get("Inference-Header-Content-Length"))
+	if resp.StatusCode != 200 || err != nil || n > len(b) {
+		t.Fatalf("%d, header length %q: %s", resp.StatusCode, resp.Header.Get("Inference-Header-Content-Length"), b)
+	}
+	var head struct {
+		Outputs []struct {
+			Name       string
+			Datatype   string
+			Data       json.RawMessage
+			Parameters map[string]int
+		}
+	}
+	if err := json.Unmarshal(b[:n], &head); err != nil || len(head.Outputs) != 2 {
+		t.Fatalf("header %q: %v", b[:n], err)
+	}
+	raw := b[n:]
+	if sz := head.Outputs[0].Parameters["binary_data_size"]; sz != 4*9 || head.Outputs[0].Data != nil {
+		t.Fatalf("probabilities: binary_data_size %d, data %s", sz, head.Outputs[0].Data)
+	}
+	for i, p := range want.Probs {
+		if got := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])); got != p {
+			t.Fatalf("probability %d: %v, PredictRows says %v", i, got, p)
+		}
+	}
+	raw = raw[4*9:]
+	if sz := head.Outputs[1].Parameters["binary_data_size"]; sz != len(raw) {
+		t.Fatalf("label: binary_data_size %d, %d bytes left", sz, len(raw))
+	}
+	for i, k := range want.Class {
+		l := int(binary.LittleEndian.Uint32(raw))
+		if got := string(raw[4 : 4+l]); got != ref.Classes[k] {
+			t.Fatalf("label %d: %q, want %q", i, got, ref.Classes[k])
+		}
+		raw = raw[4+l:]
+	}
+	// One output binary, the other in the JSON.
+	resp, b = post("", `,"outputs":[{"name":"predict","parameters":{"binary_data":true}},{"name":"label"}]`)
+	n, _ = strconv.Atoi(resp.Header.Get("Inference-Header-Content-Length"))
+	if resp.StatusCode != 200 || len(b)-n != 8*3 || !strings.Contains(string(b[:n]), `"data":["`) {
+		t.Fatalf("%d: %q", resp.StatusCode, b)
+	}
+	for i, k := range want.Class {
+		if got := int64(binary.LittleEndian.Uint64(b[n+8*i:])); got != k {
+			t.Fatalf("class %d: %d, want %d", i, got, k)
+		}
+	}
+	// Not a boolean.
+	if resp, b := post(`"parameters":{"binary_data_output":"yes"},`, ""); resp.StatusCode != 400 || !strings.Contains(string(b), `"error":"parameter binary_data_output is yes`) {
+		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 }

@@ -1,0 +1,482 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+)
+
+// ErrNotMatrix says that a file's columns are not laid out as
+// ParquetMatrix reads them (float32 columns, or one list of float32 with
+// the same number of values in every row): read it as Frames instead.
+var ErrNotMatrix = errors.New("not a float32 matrix layout")
+
+// MatrixOptions says which columns a ParquetMatrix reads.
+type MatrixOptions struct {
+	// Columns lists the feature columns, in order: float32 columns, one
+	// per feature, or a single list<float32> (or fixed_size_list) column
+	// holding every feature of a row. Nil means every column of the file
+	// but those in Except, in file order.
+	Columns []string
+	Except  []string
+	// Width is the number of features per row.
+	Width int
+	// BatchSize is the number of rows per batch; 0 means 10000.
+	BatchSize int
+}
+
+// NullCell is a missing feature value of a batch: its row (0-based in the
+// batch) and feature (0-based).
+type NullCell struct{ Row, Col int }
+
+// ParquetMatrix reads the feature columns of a Parquet file straight
+// into row-major float32 batches: values are decoded from the pages into a
+// small buffer per column and transposed into the caller's matrix, with
+// no record batch, no per-batch allocation and no zeroing in between. One
+// list<float32> column is decoded straight into the matrix. A
+// ParquetMatrix is used by one goroutine at a time.
+type ParquetMatrix struct {
+	path    string
+	closer  io.Closer   // the file
+	mapped  *mappedFile // the file when mapped, or nil
+	pf      *file.Reader
+	names   []string
+	leaves  []int
+	maxDef  []int16
+	vector  bool // one list column of Width values a row
+	width   int
+	batch   int
+	rg      int   // the next row group to open
+	rgLeft  int64 // rows left in the open row group
+	readers []*file.Float32ColumnChunkReader
+	row     int     // file rows read so far
+	sum     float32 // of the values of the batch read last
+	scratch *[matrixGroup][matrixTile]float32
+	defs    []int16
+	reps    []int16
+}
+
+// matrixTile is the number of rows transposed at a time (scalar columns)
+// or decoded at a time (a vector column).
+const matrixTile = 512
+
+// matrixGroup is the number of columns transposed together: 16 float32s
+// fill a 64-byte cache line of a row.
+const matrixGroup = 16
+
+// OpenParquetMatrix opens a Parquet file whose feature columns are float32
+// (or one list of float32s) for reading into row-major batches. It returns
+// an error wrapping ErrNotMatrix when the columns are of other types or
+// their number is not opts.Width; Next may also return ErrNotMatrix for a
+// list column whose rows do not all hold Width values or hold nulls.
+func OpenParquetMatrix(path string, opts MatrixOptions) (_ *ParquetMatrix, err error) {
+	// Pages are decompressed into recycled buffers (a column chunk's are
+	// released when the next row group is opened). The file is mapped
+	// into memory where the system allows, so that a column chunk is
+	// copied once, from the page cache, and the row groups read are
+	// unmapped as the next one starts; otherwise the column chunks of a
+	// row group, which lie one after the other, are read a window at a
+	// time rather than one read each.
+	props := parquet.NewReaderProperties(pagePool)
+	var closer io.Closer
+	var mf *mappedFile
+	var pf *file.Reader
+	if mf, err = openMapped(path); err == nil {
+		if pf, err = file.NewParquetReader(mf, file.WithReadProps(props)); err != nil {
+			mf.Close()
+			return nil, fmt.Errorf("%s: parquet: %w", path, err)
+		}
+		closer = mf
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if pf, err = file.NewParquetReader(&windowReader{f: fh, buf: make([]byte, 0, matrixWindow)}, file.WithReadProps(props)); err != nil {
+			fh.Close()
+			return nil, fmt.Errorf("%s: parquet: %w", path, err)
+		}
+		closer = fh
+	}
+	defer func() {
+		if err != nil {
+			closer.Close()
+		}
+	}()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%s: parquet: %w", path, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("%s: parquet: %w", path, err)
+	}
+	pos := map[string]int{}
+	for i, f := range schema.Fields() {
+		pos[f.Name] = i
+	}
+	sel := opts.Columns
+	if sel == nil {
+		for _, f := range schema.Fields() {
+			if !slices.Contains(opts.Except, f.Name) {
+				sel = append(sel, f.Name)
+			}
+		}
+	}
+	m := &ParquetMatrix{path: path, closer: closer, mapped: mf, pf: pf, width: opts.Width, batch: opts.BatchSize}
+	if m.batch <= 0 {
+		m.batch = 10000
+	}
+	for _, n := range sel {
+		i, ok := pos[n]
+		if !ok {
+			return nil, fmt.Errorf("%s: column %q: %w", path, n, ErrNotMatrix)
+		}
+		sf := &fr.Manifest.Fields[i]
+		switch t := schema.Field(i).Type.(type) {
+		case *arrow.Float32Type:
+			if !sf.IsLeaf() {
+				return nil, fmt.Errorf("%s: column %q: %w", path, n, ErrNotMatrix)
+			}
+			m.leaves = append(m.leaves, sf.ColIndex)
+		case arrow.ListLikeType:
+			if len(sel) != 1 || t.Elem().ID() != arrow.FLOAT32 || len(sf.Children) != 1 || !sf.Children[0].IsLeaf() {
+				return nil, fmt.Errorf("%s: column %q: %w", path, n, ErrNotMatrix)
+			}
+			m.vector = true
+			m.leaves = append(m.leaves, sf.Children[0].ColIndex)
+		default:
+			return nil, fmt.Errorf("%s: column %q is %s: %w", path, n, t, ErrNotMatrix)
+		}
+		c := pf.MetaData().Schema.Column(m.leaves[len(m.leaves)-1])
+		if c.PhysicalType() != parquet.Types.Float || c.MaxRepetitionLevel() > repLevel(m.vector) {
+			return nil, fmt.Errorf("%s: column %q: %w", path, n, ErrNotMatrix)
+		}
+		m.maxDef = append(m.maxDef, c.MaxDefinitionLevel())
+		m.names = append(m.names, n)
+	}
+	if len(m.names) == 0 || (!m.vector && len(m.names) != m.width) || m.width <= 0 {
+		return nil, fmt.Errorf("%s: %d feature columns for %d features: %w", path, len(m.names), m.width, ErrNotMatrix)
+	}
+	if m.vector {
+		m.defs = make([]int16, matrixTile*m.width)
+		m.reps = make([]int16, matrixTile*m.width)
+	} else {
+		m.scratch = new([matrixGroup][matrixTile]float32)
+		m.defs = make([]int16, matrixTile)
+	}
+	m.readers = make([]*file.Float32ColumnChunkReader, len(m.leaves))
+	return m, nil
+}
+
+// repLevel is the repetition level of a feature's values.
+func repLevel(b bool) int16 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Columns names the feature columns read, in order.
+func (m *ParquetMatrix) Columns() []string { return slices.Clone(m.names) }
+
+// Vector reports whether the features are one list column.
+func (m *ParquetMatrix) Vector() bool { return m.vector }
+
+// Next reads the next batch (at most BatchSize rows) into x, row-major,
+// Width values a row, and returns its number of rows and its missing
+// values (zeros in x), or io.EOF after the last batch. x must hold
+// BatchSize × Width values.
+func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
+	if len(x) < m.batch*m.width {
+		return 0, nil, fmt.Errorf("%s: a batch needs %d values, the buffer holds %d", m.path, m.batch*m.width, len(x))
+	}
+	m.sum = 0
+	for n < m.batch {
+		if m.rgLeft == 0 {
+			if m.rg == m.pf.NumRowGroups() {
+				break
+			}
+			if err := m.openRowGroup(); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+		k := int(min(int64(m.batch-n), m.rgLeft))
+		if m.vector {
+			for t := 0; t < k; t += matrixTile {
+				tn := min(matrixTile, k-t)
+				tile := x[(n+t)*m.width : (n+t+tn)*m.width]
+				if err := m.readVector(tile, tn); err != nil {
+					return 0, nil, err
+				}
+				m.sum += kernel.SumF32(tile) // while the tile is in cache
+			}
+		} else if nulls, err = m.readScalars(x, n, k, nulls); err != nil {
+			return 0, nil, err
+		}
+		n += k
+		m.rgLeft -= int64(k)
+	}
+	if n == 0 {
+		return 0, nil, io.EOF
+	}
+	m.row += n
+	return n, nulls, nil
+}
+
+func (m *ParquetMatrix) openRowGroup() error {
+	rg := m.pf.RowGroup(m.rg)
+	m.closeReaders()
+	if m.mapped != nil && rg.NumColumns() > 0 {
+		// Row groups lie in file order: what comes before this one's
+		// first column chunk has been read.
+		if cc, err := rg.MetaData().ColumnChunk(0); err == nil {
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() {
+				start = min(start, cc.DictionaryPageOffset())
+			}
+			m.mapped.release(start)
+		}
+	}
+	for j, leaf := range m.leaves {
+		cr, err := rg.Column(leaf)
+		if err != nil {
+			return fmt.Errorf("%s: parquet: row group %d: %w", m.path, m.rg, err)
+		}
+		fr, ok := cr.(*file.Float32ColumnChunkReader)
+		if !ok {
+			return fmt.Errorf("%s: column %q: %w", m.path, m.names[j], ErrNotMatrix)
+		}
+		m.readers[j] = fr
+	}
+	m.rgLeft = rg.NumRows()
+	m.rg++
+	return nil
+}
+
+// readScalars reads rows rows of every feature column into x from row
+// r0 on, a tile of rows at a time and sixteen columns at a time: each
+// column's values go to a scratch buffer, then each row gets the sixteen
+// values as one cache line. A tile of rows spans few enough memory pages
+// for the transpose's writes not to miss the TLB (going through a whole
+// batch sixteen columns at a time costs more in TLB misses than it saves
+// in reading the pages while they are still in cache).
+func (m *ParquetMatrix) readScalars(x []float32, r0, rows int, nulls []NullCell) ([]NullCell, error) {
+	for t := 0; t < rows; t += matrixTile {
+		for j0 := 0; j0 < m.width; j0 += matrixGroup {
+			var err error
+			if nulls, err = m.readTile(x, j0, r0+t, min(matrixTile, rows-t), nulls); err != nil {
+				return nulls, err
+			}
+		}
+	}
+	return nulls, nil
+}
+
+// readTile reads rows r0 to r0+tn of the (up to) sixteen columns from j0
+// on into x.
+func (m *ParquetMatrix) readTile(x []float32, j0, r0, tn int, nulls []NullCell) ([]NullCell, error) {
+	w := m.width
+	g := min(matrixGroup, w-j0)
+	for k := range g {
+		j := j0 + k
+		vals := m.scratch[k][:tn]
+		var defs []int16
+		if m.maxDef[j] > 0 {
+			defs = m.defs[:tn]
+		}
+		total, read, err := m.readers[j].ReadBatch(int64(tn), vals, defs, nil)
+		if err != nil {
+			return nulls, fmt.Errorf("%s: parquet: column %q after row %d: %w", m.path, m.names[j], m.row+r0, err)
+		}
+		if int(total) != tn {
+			return nulls, fmt.Errorf("%s: parquet: column %q: %d values in a row group of more rows (after row %d)", m.path, m.names[j], total, m.row+r0)
+		}
+		if read < tn {
+			// Spread the values over the rows that have one.
+			v := read - 1
+			for i := tn - 1; i >= 0; i-- {
+				if defs[i] == m.maxDef[j] {
+					vals[i] = vals[v]
+					v--
+				} else {
+					vals[i] = 0
+					nulls = append(nulls, NullCell{Row: r0 + i, Col: j})
+				}
+			}
+		}
+	}
+	s := m.scratch
+	for k := range g {
+		m.sum += kernel.SumF32(s[k][:tn]) // while the values are in cache
+	}
+	if g == matrixGroup {
+		for i := range tn {
+			o := (r0+i)*w + j0
+			r := x[o : o+16 : o+16]
+			i &= matrixTile - 1 // i < tn ≤ matrixTile: no bounds checks below
+			r[0], r[1], r[2], r[3] = s[0][i], s[1][i], s[2][i], s[3][i]
+			r[4], r[5], r[6], r[7] = s[4][i], s[5][i], s[6][i], s[7][i]
+			r[8], r[9], r[10], r[11] = s[8][i], s[9][i], s[10][i], s[11][i]
+			r[12], r[13], r[14], r[15] = s[12][i], s[13][i], s[14][i], s[15][i]
+		}
+		return nulls, nil
+	}
+	for k := range g {
+		for i, v := range s[k][:tn] {
+			x[(r0+i)*w+j0+k] = v
+		}
+	}
+	return nulls, nil
+}
+
+// readVector decodes tn rows of the list column straight into x; a row
+// that does not hold exactly Width values, all present, is ErrNotMatrix
+// (the Frame reader says which and how).
+func (m *ParquetMatrix) readVector(x []float32, tn int) error {
+	lv := tn * m.width
+	total, read, err := m.readers[0].ReadBatch(int64(lv), x, m.defs[:lv], m.reps[:lv])
+	if err != nil {
+		return fmt.Errorf("%s: parquet: column %q after row %d: %w", m.path, m.names[0], m.row, err)
+	}
+	if int(total) != lv || read != lv {
+		return fmt.Errorf("%s: column %q: rows of other lengths or nulls: %w", m.path, m.names[0], ErrNotMatrix)
+	}
+	reps := m.reps[:lv]
+	for i := 0; i < lv; i += m.width {
+		if reps[i] != 0 || slices.Contains(reps[i+1:i+m.width], 0) {
+			return fmt.Errorf("%s: column %q: rows of other lengths: %w", m.path, m.names[0], ErrNotMatrix)
+		}
+	}
+	return nil
+}
+
+// closeReaders releases the column chunk readers of the row group read
+// last (their buffers go back to the pool).
+func (m *ParquetMatrix) closeReaders() {
+	for j, r := range m.readers {
+		if r != nil {
+			r.Close()
+			m.readers[j] = nil
+		}
+	}
+}
+
+// Finite reports whether every value of the batch read last is finite
+// (nulls read as zeros). It may report false when they all are (a sum
+// that overflows): then check them.
+func (m *ParquetMatrix) Finite() bool {
+	f := float64(m.sum)
+	return !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// Close releases the file.
+func (m *ParquetMatrix) Close() error {
+	m.closeReaders()
+	return m.closer.Close()
+}
+
+// matrixWindow is the size of the file reads of a ParquetMatrix.
+const matrixWindow = 16 << 20
+
+// windowReader reads a file a window at a time: a read within the last
+// window is a copy, a read outside it loads the window that starts there.
+type windowReader struct {
+	f   *os.File
+	buf []byte
+	off int64
+}
+
+func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
+		return copy(p, w.buf[off-w.off:]), nil
+	}
+	if len(p) > cap(w.buf)/2 {
+		return w.f.ReadAt(p, off)
+	}
+	n, err := w.f.ReadAt(w.buf[:cap(w.buf)], off)
+	w.buf, w.off = w.buf[:n], off
+	if n >= len(p) {
+		return copy(p, w.buf), nil
+	}
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return copy(p, w.buf), err
+}
+
+func (w *windowReader) Seek(off int64, whence int) (int64, error) { return w.f.Seek(off, whence) }
+
+// pagePool holds the page buffers of the ParquetMatrix readers of a
+// process, from one file to the next.
+var pagePool = newPoolAllocator(96 << 20)
+
+// poolAllocator is an arrow memory.Allocator that recycles the buffers
+// freed to it (in power-of-two size classes) without zeroing them: the
+// page buffers of a Parquet reader, which it fills before reading. It
+// keeps at most limit bytes of free buffers.
+type poolAllocator struct {
+	mu    sync.Mutex
+	free  [48][][]byte
+	bytes int
+	limit int
+}
+
+func newPoolAllocator(limit int) *poolAllocator { return &poolAllocator{limit: limit} }
+
+// class returns the size class of n bytes: buffers of 1<<class bytes.
+func poolClass(n int) int { return max(6, bits.Len(uint(n-1))) }
+
+func (a *poolAllocator) Allocate(size int) []byte {
+	if size == 0 {
+		return []byte{}
+	}
+	c := poolClass(size)
+	a.mu.Lock()
+	if l := a.free[c]; len(l) > 0 {
+		b := l[len(l)-1]
+		a.free[c] = l[:len(l)-1]
+		a.bytes -= cap(b)
+		a.mu.Unlock()
+		return b[:size]
+	}
+	a.mu.Unlock()
+	return make([]byte, size, 1<<c)
+}
+
+func (a *poolAllocator) Reallocate(size int, b []byte) []byte {
+	if size <= cap(b) {
+		return b[:size]
+	}
+	nb := a.Allocate(size)
+	copy(nb, b)
+	a.Free(b)
+	return nb
+}
+
+func (a *poolAllocator) Free(b []byte) {
+	c := bits.Len(uint(cap(b))) - 1
+	if cap(b) == 0 || cap(b) != 1<<c || c < 6 {
+		return
+	}
+	a.mu.Lock()
+	if a.bytes+cap(b) <= a.limit {
+		a.free[c] = append(a.free[c], b[:0])
+		a.bytes += cap(b)
+	}
+	a.mu.Unlock()
+}

@@ -1,0 +1,90 @@
+//go:build unix
+
+package data
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// mappedFile is a file mapped into memory for reading: a read is a copy
+// from the page cache, without a system call, and release gives the pages
+// already read back to the system, so that the process's resident memory
+// does not grow with the file.
+type mappedFile struct {
+	f        *os.File
+	data     []byte
+	pos      int64
+	released int64
+}
+
+// openMapped maps the file at path.
+func openMapped(path string) (*mappedFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Size() <= 0 || int64(int(st.Size())) != st.Size() {
+		f.Close()
+		return nil, errors.New("cannot map an empty or huge file")
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &mappedFile{f: f, data: data}, nil
+}
+
+func (m *mappedFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off >= int64(len(m.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *mappedFile) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		off += m.pos
+	case io.SeekEnd:
+		off += int64(len(m.data))
+	}
+	if off < 0 {
+		return 0, errors.New("seek before the start of the file")
+	}
+	m.pos = off
+	return off, nil
+}
+
+// release drops the mapping's pages before offset upTo from the
+// process's memory (they stay in the page cache; a later read maps them
+// again).
+func (m *mappedFile) release(upTo int64) {
+	page := int64(os.Getpagesize())
+	upTo = min(upTo, int64(len(m.data))) / page * page
+	if upTo > m.released {
+		unix.Madvise(m.data[m.released:upTo], unix.MADV_DONTNEED)
+		m.released = upTo
+	}
+}
+
+func (m *mappedFile) Close() error {
+	err := unix.Munmap(m.data)
+	if cerr := m.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
