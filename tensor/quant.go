@@ -172,22 +172,9 @@ func MinMax(x *Tensor) (lo, hi float32) {
 	return minMaxF32(d)
 }
 
-// minMaxF32 returns the smallest and largest of d (not empty), in chunks
-// small enough that the second scan of each (for the max) hits the cache,
-// on several cores when d is large.
-func minMaxF32(d []float32) (lo, hi float32) {
-	const chunk = 1 << 13
-	type span struct{ lo, hi float32 }
-	r := parallel.MapReduce((len(d)+chunk-1)/chunk, 16, span{d[0], d[0]}, func(c0, c1 int) span {
-		s := span{d[c0*chunk], d[c0*chunk]}
-		for c := c0; c < c1; c++ {
-			part := d[c*chunk : min((c+1)*chunk, len(d))]
-			s.lo, s.hi = min(s.lo, kernel.MinF32(part)), max(s.hi, kernel.MaxF32(part))
-		}
-		return s
-	}, func(a, b span) span { return span{min(a.lo, b.lo), max(a.hi, b.hi)} })
-	return r.lo, r.hi
-}
+// minMaxF32 returns the smallest and largest of d (not empty) in one
+// pass, on several cores when d is large.
+func minMaxF32(d []float32) (lo, hi float32) { return kernel.MinMaxF32(d) }
 
 // u8Pool holds the quantized activations of LinearInt8 between calls.
 var u8Pool = sync.Pool{New: func() any { return new([]uint8) }}
@@ -243,10 +230,6 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 	m := numelOf(x.shape[:len(x.shape)-1])
 	qp := activationParams(d, p)
 	qp.check("LinearInt8")
-	ab := getU8(len(d))
-	defer u8Pool.Put(ab)
-	a := (*ab)[:len(d)]
-	quantizeRows(a, d, qp)
 	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
 	out := emptyUninit(Float32, outShape)
 	c := data[float32](out)
@@ -266,7 +249,8 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 		}
 		return out
 	}
-	kernel.GemmU8I8F32(m, a, w.In, w.packed, &kernel.I8Dequant{
+	// The GEMM quantizes x block by block as it goes.
+	kernel.GemmF32I8F32(m, d, w.In, w.packed, &kernel.I8Dequant{
 		AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: relu,
 	}, c, w.Out)
 	return out

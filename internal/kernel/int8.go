@@ -3,6 +3,7 @@ package kernel
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/fathom-ml/fathom/internal/parallel"
@@ -74,12 +75,16 @@ func (p *PackedI8) Bytes() int { return len(p.data) + 4*len(p.RowSum) }
 
 // i8Variant is one implementation of the int8 micro-kernel: micro sets the
 // rows×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups, A packed as
-// a[g*4*rows + 4*i + t], b one W panel.
+// a[g*4*rows + 4*i + t], b one W panel. direct, when set, does the same
+// reading A unpacked, row i's group g at a[i*lda+4g:], so the driver skips
+// packing A (every row must hold 4·kg readable bytes).
 type i8Variant struct {
 	name    string
 	mr      int
 	micro   func(rows, kg int, a []uint8, b []int8, c []int32)
+	direct  func(rows, kg int, a []uint8, lda int, b []int8, c []int32)
 	dequant dequantFunc // nil: dequantGo
+	requant requantFunc // nil: requantGo
 }
 
 // dequantFunc writes rows rows of cols values, dst[i*ldd+j] =
@@ -100,12 +105,35 @@ func dequantGo(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float3
 	}
 }
 
+// requantFunc writes rows rows of cols bytes, dst[i*ldd+j] =
+// round(clamp(acc[i*32+j]·sc[j] + off[j], lo, hi)), rounding half to even.
+type requantFunc func(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []uint8, ldd int, lo, hi float32)
+
+func requantGo(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []uint8, ldd int, lo, hi float32) {
+	const magic = 1.5 * (1 << 23)
+	for i := 0; i < rows; i++ {
+		ar := acc[i*i8NR : i*i8NR+cols]
+		dr := dst[i*ldd : i*ldd+cols]
+		for j, v := range ar {
+			y := float32(v)*sc[j] + off[j]
+			if !(y >= lo) {
+				y = lo
+			}
+			if y > hi {
+				y = hi
+			}
+			dr[j] = uint8(int32((y + magic) - magic))
+		}
+	}
+}
+
 // i8Variants lists the variants this CPU runs, the Go one first; i8Active is
 // the one the exported functions use (the last, the fastest). Tests set it
-// to each variant in turn.
+// to each variant in turn, and i8Packed to force the packed path.
 var (
-	i8Variants = append([]*i8Variant{{name: "go", mr: 4, micro: i8MicroGo}}, asmI8Variants()...)
+	i8Variants = append([]*i8Variant{{name: "go", mr: 4, micro: i8MicroGo, direct: i8MicroGoDirect}}, asmI8Variants()...)
 	i8Active   = i8Variants[len(i8Variants)-1]
+	i8Packed   = false
 )
 
 // Int8Variant names the int8 GEMM variant in use ("vnni", "avx2" or "go").
@@ -118,6 +146,25 @@ func i8MicroGo(rows, kg int, a []uint8, b []int8, c []int32) {
 		acc = [i8NR]int32{}
 		for g := 0; g < kg; g++ {
 			ar := a[g*4*rows+4*i : g*4*rows+4*i+4 : g*4*rows+4*i+4]
+			a0, a1, a2, a3 := int32(ar[0]), int32(ar[1]), int32(ar[2]), int32(ar[3])
+			bg := b[g*4*i8NR : (g+1)*4*i8NR : (g+1)*4*i8NR]
+			for j := range acc {
+				bj := bg[4*j : 4*j+4 : 4*j+4]
+				acc[j] += a0*int32(bj[0]) + a1*int32(bj[1]) + a2*int32(bj[2]) + a3*int32(bj[3])
+			}
+		}
+		copy(c[i*i8NR:(i+1)*i8NR], acc[:])
+	}
+}
+
+// i8MicroGoDirect is i8MicroGo on unpacked A.
+func i8MicroGoDirect(rows, kg int, a []uint8, lda int, b []int8, c []int32) {
+	var acc [i8NR]int32
+	for i := 0; i < rows; i++ {
+		acc = [i8NR]int32{}
+		row := a[i*lda : i*lda+4*kg]
+		for g := 0; g < kg; g++ {
+			ar := row[4*g : 4*g+4 : 4*g+4]
 			a0, a1, a2, a3 := int32(ar[0]), int32(ar[1]), int32(ar[2]), int32(ar[3])
 			bg := b[g*4*i8NR : (g+1)*4*i8NR : (g+1)*4*i8NR]
 			for j := range acc {
@@ -162,34 +209,40 @@ type I8Dequant struct {
 	TransC bool
 }
 
-// GemmU8I8F32 computes A·Wᵀ as GemmU8I8 does and writes the dequantized
-// float32 result (see I8Dequant) into c, tile by tile.
-func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float32, ldc int) {
-	n := w.N
+func (d *I8Dequant) check(op string, m, n int, lenC, ldc int) {
 	if len(d.WScale) != n || (d.Bias != nil && len(d.Bias) != n) {
-		panic(fmt.Sprintf("kernel.GemmU8I8F32: %d weight scales and %d biases for n=%d", len(d.WScale), len(d.Bias), n))
+		panic(fmt.Sprintf("kernel.%s: %d weight scales and %d biases for n=%d", op, len(d.WScale), len(d.Bias), n))
 	}
 	if m > 0 && n > 0 {
 		if d.TransC {
-			checkStride("GemmU8I8F32", ldc, m, len(c), n)
+			checkStride(op, ldc, m, lenC, n)
 		} else {
-			checkStride("GemmU8I8F32", ldc, n, len(c), m)
+			checkStride(op, ldc, n, lenC, m)
 		}
 	}
-	v := i8Active
+}
+
+// tileScale sets the per-column factor and offset of tile columns
+// [j0, j0+cols): acc·sc + off is the real product plus bias.
+func (d *I8Dequant) tileScale(w *PackedI8, j0, cols int, sc, off *[i8NR]float32) {
+	for j := 0; j < cols; j++ {
+		sc[j] = d.AScale * d.WScale[j0+j]
+		off[j] = -sc[j] * float32(d.AZero*w.RowSum[j0+j])
+		if d.Bias != nil {
+			off[j] += d.Bias[j0+j]
+		}
+	}
+}
+
+// epilogue returns the tile function that writes the dequantized tiles into c.
+func (d *I8Dequant) epilogue(v *i8Variant, w *PackedI8, c []float32, ldc int) I8Tile {
 	deq := v.dequant
 	if deq == nil {
 		deq = dequantGo
 	}
-	gemmI8(v, m, a, lda, w, func(i0, j0, rows, cols int, acc []int32, ld int) {
+	return func(i0, j0, rows, cols int, acc []int32, ld int) {
 		var sc, off [i8NR]float32
-		for j := 0; j < cols; j++ {
-			sc[j] = d.AScale * d.WScale[j0+j]
-			off[j] = -sc[j] * float32(d.AZero*w.RowSum[j0+j])
-			if d.Bias != nil {
-				off[j] += d.Bias[j0+j]
-			}
-		}
+		d.tileScale(w, j0, cols, &sc, &off)
 		if !d.TransC {
 			deq(rows, cols, acc, &sc, &off, c[i0*ldc+j0:], ldc, d.ReLU)
 			return
@@ -206,12 +259,95 @@ func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float
 				dst[i] = y
 			}
 		}
+	}
+}
+
+// GemmU8I8F32 computes A·Wᵀ as GemmU8I8 does and writes the dequantized
+// float32 result (see I8Dequant) into c, tile by tile.
+func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float32, ldc int) {
+	d.check("GemmU8I8F32", m, w.N, len(c), ldc)
+	v := i8Active
+	gemmI8(v, m, i8Src{u8: a, lda: lda}, w, d.epilogue(v, w, c, ldc))
+}
+
+// GemmF32I8F32 is GemmU8I8F32 on float32 activations: A(i, p) at
+// x[i*ldx+p] is quantized with the map of d, q = clamp(round(x/AScale) +
+// AZero, 0, 255) as QuantizeU8 does, one block of rows at a time as the
+// product reaches it (so the bytes never leave the cache and the
+// quantization runs on the GEMM's cores), then multiplied and dequantized.
+func GemmF32I8F32(m int, x []float32, ldx int, w *PackedI8, d *I8Dequant, c []float32, ldc int) {
+	d.check("GemmF32I8F32", m, w.N, len(c), ldc)
+	if !(d.AScale > 0) || d.AZero < 0 || d.AZero > 255 {
+		panic(fmt.Sprintf("kernel.GemmF32I8F32: activation scale %g, zero point %d", d.AScale, d.AZero))
+	}
+	v := i8Active
+	gemmI8(v, m, i8Src{f32: x, lda: ldx, inv: 1 / d.AScale, zero: d.AZero}, w, d.epilogue(v, w, c, ldc))
+}
+
+// I8Requant maps the int32 sums of GemmU8I8 to uint8 activations of
+// another affine map (the input of the next quantized layer):
+//
+//	y = AScale·WScale[j]·(acc − AZero·RowSum[j]) + Bias[j]  (then max(y, 0) with ReLU)
+//	C(i, j) = clamp(round(y/OutScale) + OutZero, 0, 255)
+//
+// rounding half to even; the float y is never stored.
+type I8Requant struct {
+	I8Dequant
+	OutScale float32
+	OutZero  int32
+}
+
+// GemmU8I8U8 computes A·Wᵀ as GemmU8I8 does and writes the requantized
+// uint8 result (see I8Requant) into c (row-major, row stride ldc).
+func GemmU8I8U8(m int, a []uint8, lda int, w *PackedI8, r *I8Requant, c []uint8, ldc int) {
+	gemmU8Out("GemmU8I8U8", m, i8Src{u8: a, lda: lda}, w, r, c, ldc)
+}
+
+// GemmF32I8U8 is GemmU8I8U8 on float32 activations quantized block by
+// block as in GemmF32I8F32.
+func GemmF32I8U8(m int, x []float32, ldx int, w *PackedI8, r *I8Requant, c []uint8, ldc int) {
+	if !(r.AScale > 0) || r.AZero < 0 || r.AZero > 255 {
+		panic(fmt.Sprintf("kernel.GemmF32I8U8: activation scale %g, zero point %d", r.AScale, r.AZero))
+	}
+	gemmU8Out("GemmF32I8U8", m, i8Src{f32: x, lda: ldx, inv: 1 / r.AScale, zero: r.AZero}, w, r, c, ldc)
+}
+
+func gemmU8Out(op string, m int, src i8Src, w *PackedI8, r *I8Requant, c []uint8, ldc int) {
+	n := w.N
+	if len(r.WScale) != n || (r.Bias != nil && len(r.Bias) != n) || r.TransC {
+		panic(fmt.Sprintf("kernel.%s: %d weight scales and %d biases for n=%d (TransC %v)", op, len(r.WScale), len(r.Bias), n, r.TransC))
+	}
+	if !(r.OutScale > 0) || r.OutZero < 0 || r.OutZero > 255 {
+		panic(fmt.Sprintf("kernel.%s: output scale %g, zero point %d", op, r.OutScale, r.OutZero))
+	}
+	if m > 0 && n > 0 {
+		checkStride(op, ldc, n, len(c), m)
+	}
+	v := i8Active
+	rq := v.requant
+	if rq == nil {
+		rq = requantGo
+	}
+	inv := 1 / r.OutScale
+	lo, hi := float32(0), float32(255)
+	if r.ReLU {
+		lo = float32(r.OutZero)
+	}
+	gemmI8(v, m, src, w, func(i0, j0, rows, cols int, acc []int32, ld int) {
+		var sc, off [i8NR]float32
+		r.tileScale(w, j0, cols, &sc, &off)
+		for j := 0; j < cols; j++ {
+			sc[j] *= inv
+			off[j] = off[j]*inv + float32(r.OutZero)
+		}
+		rq(rows, cols, acc, &sc, &off, c[i0*ldc+j0:], ldc, lo, hi)
 	})
 }
 
-// i8Scratch is one worker's packed A block and C tile.
+// i8Scratch is one worker's packed A block, quantized A block and C tile.
 type i8Scratch struct {
 	a    []uint8
+	q    []uint8
 	tile []int32
 }
 
@@ -224,10 +360,20 @@ const i8SerialOps = 1 << 20
 // GemmU8I8Tiles computes A·Wᵀ (A as for GemmU8I8) and hands each finished
 // tile to fn instead of storing it: the hook for fused epilogues.
 func GemmU8I8Tiles(m int, a []uint8, lda int, w *PackedI8, fn I8Tile) {
-	gemmI8(i8Active, m, a, lda, w, fn)
+	gemmI8(i8Active, m, i8Src{u8: a, lda: lda}, w, fn)
 }
 
-func gemmI8(v *i8Variant, m int, a []uint8, lda int, w *PackedI8, fn I8Tile) {
+// i8Src is the A operand of a product: uint8 rows, or float32 rows that
+// the driver quantizes (x·inv rounded, plus zero, clamped) block by block.
+type i8Src struct {
+	u8   []uint8
+	f32  []float32
+	lda  int
+	inv  float32
+	zero int32
+}
+
+func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn I8Tile) {
 	n, k := w.N, w.K
 	if m < 0 {
 		panic(fmt.Sprintf("kernel.GemmU8I8: m=%d", m))
@@ -235,39 +381,80 @@ func gemmI8(v *i8Variant, m int, a []uint8, lda int, w *PackedI8, fn I8Tile) {
 	if m == 0 || n == 0 {
 		return
 	}
+	lda, kg := src.lda, w.kg
 	if k > 0 {
-		checkStride("GemmU8I8", lda, k, len(a), m)
+		if src.f32 != nil {
+			checkStride("GemmF32I8", lda, k, len(src.f32), m)
+		} else {
+			checkStride("GemmU8I8", lda, k, len(src.u8), m)
+		}
 	}
+	// Read A in place when the variant can and every row has 4·kg bytes
+	// to read (past k the weights are zero, so those bytes do not count).
+	direct := v.direct != nil && !i8Packed && k > 0 &&
+		(src.f32 != nil || k == 4*kg || (m-1)*lda+4*kg <= len(src.u8))
+	// Blocks of equal height (64 rows: 13, 13, 13, 13, 12 rather than
+	// 14, 14, 14, 14, 8), so that no core waits on a full block while
+	// another finishes a short one.
 	blocks := (m + v.mr - 1) / v.mr
+	mr := (m + blocks - 1) / blocks
 	panels := (n + i8NR - 1) / i8NR
 	// Split the panels into chunks too when there are few row blocks, so
-	// every core has work.
+	// every core has work in pieces small enough to even out.
 	chunks := 1
 	workers := parallel.Workers()
-	if float64(m)*float64(n)*float64(k) >= i8SerialOps && blocks < 2*workers {
-		chunks = min(panels, (2*workers+blocks-1)/blocks)
+	if float64(m)*float64(n)*float64(k) >= i8SerialOps && blocks < 4*workers {
+		chunks = min(panels, (4*workers+blocks-1)/blocks)
 	}
 	per := (panels + chunks - 1) / chunks
 	units := blocks * chunks
 	run := func(lo, hi int) {
 		s := i8Pool.Get().(*i8Scratch)
-		if cap(s.a) < v.mr*4*w.kg {
-			s.a = make([]uint8, v.mr*4*w.kg)
+		if cap(s.a) < v.mr*4*kg {
+			s.a = make([]uint8, v.mr*4*kg)
 		}
 		if cap(s.tile) < v.mr*i8NR {
 			s.tile = make([]int32, v.mr*i8NR)
 		}
+		if src.f32 != nil && cap(s.q) < v.mr*4*kg {
+			s.q = make([]uint8, v.mr*4*kg)
+		}
+		quantized := -1 // the block s.q holds
 		for u := lo; u < hi; u++ {
 			blk, ch := u/chunks, u%chunks
-			i0 := blk * v.mr
-			rows := min(v.mr, m-i0)
-			ap := s.a[:rows*4*w.kg]
+			i0 := blk * mr
+			rows := min(mr, m-i0)
+			// ab, ld: this block of A in bytes, unpacked.
+			var ab []uint8
+			ld := lda
 			if k > 0 {
-				packAI8(ap, a[i0*lda:], lda, rows, k, w.kg)
+				if src.f32 != nil {
+					ld = 4 * kg
+					ab = s.q[:rows*ld]
+					if quantized != blk {
+						for i := 0; i < rows; i++ {
+							row := ab[i*ld : (i+1)*ld]
+							quantU8(row[:k], src.f32[(i0+i)*lda:(i0+i)*lda+k], src.inv, src.zero)
+							clear(row[k:])
+						}
+						quantized = blk
+					}
+				} else {
+					ab = src.u8[i0*lda:]
+				}
+			}
+			ap := s.a[:rows*4*kg]
+			if k > 0 && !direct {
+				packAI8(ap, ab, ld, rows, k, kg)
 			}
 			for p := ch * per; p < min(panels, (ch+1)*per); p++ {
 				j0 := p * i8NR
-				v.micro(rows, w.kg, ap, w.data[p*w.kg*4*i8NR:(p+1)*w.kg*4*i8NR], s.tile)
+				b := w.data[p*kg*4*i8NR : (p+1)*kg*4*i8NR]
+				if direct {
+					v.direct(rows, kg, ab, ld, b, s.tile)
+				} else {
+					v.micro(rows, kg, ap, b, s.tile)
+				}
 				fn(i0, j0, rows, min(i8NR, n-j0), s.tile, i8NR)
 			}
 		}
@@ -317,6 +504,41 @@ func gemmU8I8Ref(m, n, k int, a []uint8, lda int, w []int8, ldw int, c []int32, 
 			c[i*ldc+j] = s
 		}
 	}
+}
+
+// MinMaxF32 returns the smallest and largest element of x in one pass
+// (NaN, NaN if any element is NaN; +Inf, −Inf for an empty slice), on
+// several cores when x is large: the range of dynamic quantization.
+func MinMaxF32(x []float32) (lo, hi float32) {
+	type span struct{ lo, hi float32 }
+	inf := float32(math.Inf(1))
+	if len(x) < 2*grainMem {
+		return minMaxF32(x)
+	}
+	nb := (len(x) + block - 1) / block
+	r := parallel.MapReduce(nb, grainMem/block, span{inf, -inf}, func(b0, b1 int) span {
+		lo, hi := minMaxF32(x[b0*block : min(b1*block, len(x))])
+		return span{lo, hi}
+	}, func(a, b span) span {
+		if a.lo != a.lo || b.lo != b.lo {
+			nan := float32(math.NaN())
+			return span{nan, nan}
+		}
+		return span{min(a.lo, b.lo), max(a.hi, b.hi)}
+	})
+	return r.lo, r.hi
+}
+
+// minMaxF32Go is MinMaxF32 on one core in Go.
+func minMaxF32Go(x []float32) (lo, hi float32) {
+	lo, hi = float32(math.Inf(1)), float32(math.Inf(-1))
+	for _, v := range x {
+		if v != v {
+			return v, v
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi
 }
 
 // QuantizeU8 sets dst[i] = clamp(round(x[i]·inv) + zero, 0, 255), rounding

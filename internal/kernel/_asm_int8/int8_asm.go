@@ -89,9 +89,14 @@ func main() {
 	for rows := 1; rows <= avx2MR; rows++ {
 		genAVX2(rows)
 	}
+	for rows := 1; rows <= vnniMR; rows++ {
+		genVNNIDirect(rows)
+	}
 	genPeak()
 	genDequant()
+	genRequant()
 	genQuant()
+	genMinMax()
 	Generate()
 }
 
@@ -124,6 +129,77 @@ func genVNNI(rows int) {
 		VPDPBUSD(b1, t, zmms[2*i+1])
 	}
 	ADDQ(U32(4*rows), regA)
+	ADDQ(U32(groupB), regB)
+	DECQ(regG)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_store")
+	for i := 0; i < rows; i++ {
+		VMOVDQU32(zmms[2*i], Mem{Base: regC, Disp: i * tileC})
+		VMOVDQU32(zmms[2*i+1], Mem{Base: regC, Disp: i*tileC + 64})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// genVNNIDirect is genVNNI reading A unpacked: row i's group g at
+// a + i*lda + 4g. Three base registers (rows 0, 5 and 10) with lda and
+// 3·lda as index reach every row of the tile: base + {0, 1, 2, 4}·lda or
+// base + 3·lda.
+func genVNNIDirect(rows int) {
+	name := fmt.Sprintf("i8gemmVNNID%d", rows)
+	TEXT(name, NOSPLIT, "func(kg int, a *uint8, lda int, b *int8, c *int32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets the %d×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked", name, rows),
+		"(row i at a + i·lda; AVX512-VNNI).")
+	Load(Param("kg"), regG)
+	Load(Param("a"), regA)
+	Load(Param("b"), regB)
+	Load(Param("c"), regC)
+	l, l3 := reg.R10, reg.R11
+	bases := []reg.Register{regA, reg.R8, reg.R9}
+	Load(Param("lda"), l)
+	LEAQ(Mem{Base: l, Index: l, Scale: 2}, l3)
+	for bi := 1; bi < len(bases) && 5*bi < rows; bi++ {
+		// base_bi = a + 5·bi·lda
+		LEAQ(Mem{Base: l, Index: l, Scale: 4}, bases[bi])
+		if bi == 2 {
+			ADDQ(bases[bi], bases[bi])
+		}
+		ADDQ(regA, bases[bi])
+	}
+	rowMem := func(i int) Mem {
+		b := bases[i/5]
+		switch i % 5 {
+		case 0:
+			return Mem{Base: b}
+		case 1:
+			return Mem{Base: b, Index: l, Scale: 1}
+		case 2:
+			return Mem{Base: b, Index: l, Scale: 2}
+		case 3:
+			return Mem{Base: b, Index: l3, Scale: 1}
+		default:
+			return Mem{Base: b, Index: l, Scale: 4}
+		}
+	}
+	for i := 0; i < 2*rows; i++ {
+		VPXORD(zmms[i], zmms[i], zmms[i])
+	}
+	b0, b1 := zmms[28], zmms[29]
+	TESTQ(regG, regG)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_loop")
+	VMOVDQU32(Mem{Base: regB}, b0)
+	VMOVDQU32(Mem{Base: regB, Disp: 64}, b1)
+	for i := 0; i < rows; i++ {
+		t := zmms[30+i%2]
+		VPBROADCASTD(rowMem(i), t)
+		VPDPBUSD(b0, t, zmms[2*i])
+		VPDPBUSD(b1, t, zmms[2*i+1])
+	}
+	for bi := 0; bi < len(bases) && 5*bi < rows; bi++ {
+		ADDQ(U8(4), bases[bi])
+	}
 	ADDQ(U32(groupB), regB)
 	DECQ(regG)
 	JNZ(LabelRef(name + "_loop"))
@@ -235,6 +311,90 @@ func genDequant() {
 	DECQ(rows)
 	JNZ(LabelRef("deq_loop"))
 	Label("deq_done")
+	VZEROUPPER()
+	RET()
+}
+
+// genRequant is the epilogue of a product whose output is quantized again
+// (uint8 activations for the next layer): dst[j] = clamp(acc·sc + off, lo,
+// hi) rounded half to even, the output zero point folded into off.
+func genRequant() {
+	TEXT("i8RequantAVX512", NOSPLIT, "func(rows int, acc *int32, sc *float32, off *float32, dst *uint8, ldd int, mask uint64, lo float32, hi float32)")
+	Pragma("noescape")
+	Doc("i8RequantAVX512 writes rows rows of round(clamp(acc·sc + off, lo, hi)) as bytes into dst (row stride ldd), masked columns only.")
+	rows, acc, dst, ldd, tmp := reg.RCX, reg.RSI, reg.RDI, reg.R8, reg.RAX
+	Load(Param("rows"), rows)
+	Load(Param("acc"), acc)
+	Load(Param("sc"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[2])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[3])
+	Load(Param("off"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[4])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
+	VBROADCASTSS(paramAddr("lo"), zmms[6])
+	VBROADCASTSS(paramAddr("hi"), zmms[7])
+	Load(Param("dst"), dst)
+	Load(Param("ldd"), ldd)
+	Load(Param("mask"), tmp)
+	KMOVW(tmp.As32(), reg.K1)
+	SHRQ(U8(16), tmp)
+	KMOVW(tmp.As32(), reg.K2)
+	TESTQ(rows, rows)
+	JZ(LabelRef("rq_done"))
+	Label("rq_loop")
+	VCVTDQ2PS(Mem{Base: acc}, zmms[0])
+	VCVTDQ2PS(Mem{Base: acc, Disp: 64}, zmms[1])
+	VFMADD213PS(zmms[4], zmms[2], zmms[0])
+	VFMADD213PS(zmms[5], zmms[3], zmms[1])
+	VMAXPS(zmms[6], zmms[0], zmms[0])
+	VMAXPS(zmms[6], zmms[1], zmms[1])
+	VMINPS(zmms[7], zmms[0], zmms[0])
+	VMINPS(zmms[7], zmms[1], zmms[1])
+	VCVTPS2DQ(zmms[0], zmms[0])
+	VCVTPS2DQ(zmms[1], zmms[1])
+	VPMOVDB(zmms[0], reg.K1, Mem{Base: dst})
+	VPMOVDB(zmms[1], reg.K2, Mem{Base: dst, Disp: 16})
+	ADDQ(U32(tileC), acc)
+	ADDQ(ldd, dst)
+	DECQ(rows)
+	JNZ(LabelRef("rq_loop"))
+	Label("rq_done")
+	VZEROUPPER()
+	RET()
+}
+
+// genMinMax scans n (a multiple of 16) float32 values once for their
+// minimum and maximum: two accumulators each, 16 lanes wide, stored to
+// out[0:16] (minima) and out[16:32] (maxima) for the caller to fold; the
+// result says whether any value was NaN (VCMPPS unordered, or-ed into a
+// mask register).
+func genMinMax() {
+	TEXT("i8MinMaxAVX512", NOSPLIT, "func(n int, x *float32, out *float32) bool")
+	Pragma("noescape")
+	Doc("i8MinMaxAVX512 stores the lane-wise minima and maxima of n (a multiple of 16, at least 16) values",
+		"to out[0:16] and out[16:32] and reports whether any value is NaN.")
+	n, x, out := reg.RCX, reg.RSI, reg.RDI
+	Load(Param("n"), n)
+	Load(Param("x"), x)
+	Load(Param("out"), out)
+	VMOVUPS(Mem{Base: x}, zmms[0])
+	VMOVAPS(zmms[0], zmms[1])
+	KXORW(reg.K2, reg.K2, reg.K2)
+	SHRQ(U8(4), n)
+	Label("mm_loop")
+	VMOVUPS(Mem{Base: x}, zmms[2])
+	VMINPS(zmms[2], zmms[0], zmms[0])
+	VMAXPS(zmms[2], zmms[1], zmms[1])
+	VCMPPS(U8(3), zmms[2], zmms[2], reg.K1)
+	KORW(reg.K1, reg.K2, reg.K2)
+	ADDQ(U32(64), x)
+	DECQ(n)
+	JNZ(LabelRef("mm_loop"))
+	VMOVUPS(zmms[0], Mem{Base: out})
+	VMOVUPS(zmms[1], Mem{Base: out, Disp: 64})
+	KORTESTW(reg.K2, reg.K2)
+	SETNE(reg.AL)
+	Store(reg.AL, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
