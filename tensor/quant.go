@@ -294,29 +294,23 @@ func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
 	qp := activationParams(d, p)
 	qp.check("Conv2dInt8")
-	// Each image's GEMM writes positions × channels (the row-major
-	// epilogue) into a scratch that stays in cache, and a tiled transpose
-	// copies it into the image's NCHW output.
+	// Each image's GEMM computes positions × channels and its epilogue
+	// stores the tiles transposed, straight into the image's NCHW output.
 	out := emptyUninit(Float32, []int{g.n, g.oc, g.oh, g.ow})
+	o := data[float32](out)
 	k, pl := g.kg, g.p
+	ld := (k + 3) &^ 3 // rows the GEMM reads in place
 	// Quantize the whole batch once, then unfold each image's bytes.
 	xb := getU8(len(d))
 	defer u8Pool.Put(xb)
 	xq := (*xb)[:len(d)]
 	quantizeRows(xq, d, qp)
+	deq := &kernel.I8Dequant{AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu, TransC: true}
 	parallel.For(g.n, 1, func(lo, hi int) {
-		ab, hb := getU8(pl*k), getU8(g.c*g.hw)
+		ab, hb := getU8(pl*ld), getU8(g.c*g.hw)
 		defer u8Pool.Put(ab)
 		defer u8Pool.Put(hb)
-		// sc: the scratch [positions, channels] seen as [channels, positions];
-		// dst: one image of out as [channels, positions].
-		sc := emptyUninit(Float32, []int{pl, g.oc})
-		defer sc.st.recycle()
-		sc.shape[0], sc.shape[1], sc.strides[0], sc.strides[1] = g.oc, pl, 1, g.oc
-		dst := header(Float32, 2)
-		dst.shape[0], dst.shape[1], dst.strides[0], dst.strides[1] = g.oc, pl, pl, 1
-		dst.st = out.st
-		a, hwc := (*ab)[:pl*k], (*hb)[:g.c*g.hw]
+		a, hwc := (*ab)[:pl*ld], (*hb)[:g.c*g.hw]
 		for n := lo; n < hi; n++ {
 			img := xq[n*g.c*g.hw : (n+1)*g.c*g.hw]
 			if g.c > 1 { // CHW → HWC
@@ -327,12 +321,8 @@ func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 				}
 				img = hwc
 			}
-			kernel.Im2rowU8(a, img, g.c, g.win, uint8(qp.ZeroPoint))
-			kernel.GemmU8I8F32(pl, a, k, w.packed, &kernel.I8Dequant{
-				AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu,
-			}, data[float32](sc)[:pl*g.oc], g.oc)
-			dst.offset = n * g.oc * pl
-			copyRaw(dst, sc)
+			kernel.Im2rowU8(a, img, g.c, g.win, uint8(qp.ZeroPoint), ld)
+			kernel.GemmU8I8F32(pl, a, ld, w.packed, deq, o[n*g.oc*pl:(n+1)*g.oc*pl], pl)
 		}
 	})
 	return out

@@ -84,6 +84,11 @@ type i8Variant struct {
 	micro   func(rows, kg int, a []uint8, b []int8, c []int32)
 	direct  func(rows, kg int, a []uint8, lda int, b []int8, c []int32)
 	dequant dequantFunc // nil: dequantGo
+	// dequantT is dequant storing the tile transposed, dst[j*ldd+i]; nil: dequantTGo.
+	dequantT dequantFunc
+	// dequantPool is dequant reducing each group of g rows to their
+	// maximum; nil: dequantPoolGo.
+	dequantPool dequantPoolFunc
 	requant requantFunc // nil: requantGo
 }
 
@@ -207,11 +212,27 @@ type I8Dequant struct {
 	// TransC stores C(i, j) at c[j*ldc+i] instead of c[i*ldc+j]: the
 	// channel-major output of a convolution computed as positions × channels.
 	TransC bool
+	// Pool > 1 max-pools the result over groups of Pool consecutive rows
+	// (after bias and ReLU): C has m/Pool rows, row q the lane-wise maximum
+	// of rows q·Pool … q·Pool+Pool−1. m must be a multiple of Pool, Pool at
+	// most I8MaxPool(), and TransC unset. With Im2rowU8's pooled order this
+	// is a convolution followed by a non-overlapping max pooling.
+	Pool int
 }
+
+// I8MaxPool returns the largest I8Dequant.Pool the int8 GEMM in use takes
+// (its tile height).
+func I8MaxPool() int { return i8Active.mr }
 
 func (d *I8Dequant) check(op string, m, n int, lenC, ldc int) {
 	if len(d.WScale) != n || (d.Bias != nil && len(d.Bias) != n) {
 		panic(fmt.Sprintf("kernel.%s: %d weight scales and %d biases for n=%d", op, len(d.WScale), len(d.Bias), n))
+	}
+	if d.Pool > 1 {
+		if d.TransC || d.Pool > I8MaxPool() || m%d.Pool != 0 {
+			panic(fmt.Sprintf("kernel.%s: pooling %d rows of m=%d (TransC %v, at most %d rows)", op, d.Pool, m, d.TransC, I8MaxPool()))
+		}
+		m /= d.Pool
 	}
 	if m > 0 && n > 0 {
 		if d.TransC {
@@ -236,9 +257,23 @@ func (d *I8Dequant) tileScale(w *PackedI8, j0, cols int, sc, off *[i8NR]float32)
 
 // epilogue returns the tile function that writes the dequantized tiles into c.
 func (d *I8Dequant) epilogue(v *i8Variant, w *PackedI8, c []float32, ldc int) I8Tile {
-	deq := v.dequant
+	deq, deqT := v.dequant, v.dequantT
 	if deq == nil {
 		deq = dequantGo
+	}
+	if deqT == nil {
+		deqT = dequantTGo
+	}
+	if d.Pool > 1 {
+		pool := v.dequantPool
+		if pool == nil {
+			pool = dequantPoolGo
+		}
+		return func(i0, j0, rows, cols int, acc []int32, ld int) {
+			var sc, off [i8NR]float32
+			d.tileScale(w, j0, cols, &sc, &off)
+			pool(rows, d.Pool, cols, acc, &sc, &off, c[(i0/d.Pool)*ldc+j0:], ldc, d.ReLU)
+		}
 	}
 	return func(i0, j0, rows, cols int, acc []int32, ld int) {
 		var sc, off [i8NR]float32
@@ -248,16 +283,41 @@ func (d *I8Dequant) epilogue(v *i8Variant, w *PackedI8, c []float32, ldc int) I8
 			return
 		}
 		// Column-major writes: one run of rows floats per output column.
-		for j := 0; j < cols; j++ {
-			dst := c[(j0+j)*ldc+i0 : (j0+j)*ldc+i0+rows]
-			s, o := sc[j], off[j]
-			for i := range dst {
-				y := float32(acc[i*ld+j])*s + o
-				if d.ReLU && !(y > 0) {
-					y = 0
-				}
-				dst[i] = y
+		deqT(rows, cols, acc, &sc, &off, c[j0*ldc+i0:], ldc, d.ReLU)
+	}
+}
+
+// dequantPoolFunc writes rows/g rows of cols values: the lane-wise maximum
+// over each group of g consecutive rows of what dequantFunc would write.
+type dequantPoolFunc func(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool)
+
+func dequantPoolGo(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	for q := 0; q < rows/g; q++ {
+		dr := dst[q*ldd : q*ldd+cols]
+		for j := range dr {
+			m := float32(math.Inf(-1))
+			if relu {
+				m = 0
 			}
+			for r := q * g; r < (q+1)*g; r++ {
+				m = max(m, float32(acc[r*i8NR+j])*sc[j]+off[j])
+			}
+			dr[j] = m
+		}
+	}
+}
+
+// dequantTGo is dequantGo storing the tile transposed: dst[j*ldd+i].
+func dequantTGo(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	for j := 0; j < cols; j++ {
+		dc := dst[j*ldd : j*ldd+rows]
+		s, o := sc[j], off[j]
+		for i := range dc {
+			y := float32(acc[i*i8NR+j])*s + o
+			if relu && !(y > 0) {
+				y = 0
+			}
+			dc[i] = y
 		}
 	}
 }
@@ -267,7 +327,7 @@ func (d *I8Dequant) epilogue(v *i8Variant, w *PackedI8, c []float32, ldc int) I8
 func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float32, ldc int) {
 	d.check("GemmU8I8F32", m, w.N, len(c), ldc)
 	v := i8Active
-	gemmI8(v, m, i8Src{u8: a, lda: lda}, w, d.epilogue(v, w, c, ldc))
+	gemmI8(v, m, i8Src{u8: a, lda: lda, group: d.Pool}, w, d.epilogue(v, w, c, ldc))
 }
 
 // GemmF32I8F32 is GemmU8I8F32 on float32 activations: A(i, p) at
@@ -281,7 +341,7 @@ func GemmF32I8F32(m int, x []float32, ldx int, w *PackedI8, d *I8Dequant, c []fl
 		panic(fmt.Sprintf("kernel.GemmF32I8F32: activation scale %g, zero point %d", d.AScale, d.AZero))
 	}
 	v := i8Active
-	gemmI8(v, m, i8Src{f32: x, lda: ldx, inv: 1 / d.AScale, zero: d.AZero}, w, d.epilogue(v, w, c, ldc))
+	gemmI8(v, m, i8Src{f32: x, lda: ldx, inv: 1 / d.AScale, zero: d.AZero, group: d.Pool}, w, d.epilogue(v, w, c, ldc))
 }
 
 // I8Requant maps the int32 sums of GemmU8I8 to uint8 activations of
@@ -371,6 +431,8 @@ type i8Src struct {
 	lda  int
 	inv  float32
 	zero int32
+	// group > 1 makes every row block a multiple of group rows (pooling).
+	group int
 }
 
 func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn I8Tile) {
@@ -396,8 +458,10 @@ func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn I8Tile) {
 	// Blocks of equal height (64 rows: 13, 13, 13, 13, 12 rather than
 	// 14, 14, 14, 14, 8), so that no core waits on a full block while
 	// another finishes a short one.
-	blocks := (m + v.mr - 1) / v.mr
-	mr := (m + blocks - 1) / blocks
+	g := max(src.group, 1)
+	vmr := v.mr / g * g
+	blocks := (m + vmr - 1) / vmr
+	mr := ((m+blocks-1)/blocks + g - 1) / g * g
 	panels := (n + i8NR - 1) / i8NR
 	// Split the panels into chunks too when there are few row blocks, so
 	// every core has work in pieces small enough to even out.
@@ -569,39 +633,109 @@ func quantU8Go(dst []uint8, x []float32, inv float32, zero int32) {
 }
 
 // Im2rowU8 unfolds one quantized image stored HWC (channels innermost)
-// position-major: row p of dst (OutH·OutW rows of KH·KW·channels bytes, the
-// A operand of GemmU8I8 for a convolution computed as positions × output
-// channels) holds the window of output position p, tap (i, j, c) at column
-// (i·KW + j)·channels + c, so each tap is one run of channels bytes. Taps
-// in the padding get pad (the zero point: the quantized 0). The weights
-// must be packed in the same (KH, KW, C) order.
-func Im2rowU8(dst, img []uint8, channels int, g Window2d, pad uint8) {
-	g = g.norm("Im2rowU8")
-	g.noCeil("Im2rowU8")
+// position-major: row p of dst (OutH·OutW rows of KH·KW·channels bytes,
+// row stride ld, the A operand of GemmU8I8 for a convolution computed as
+// positions × output channels) holds the window of output position p, tap
+// (i, j, c) at column (i·KW + j)·channels + c, so each tap is one run of
+// channels bytes (and, without dilation, each kernel row one run of
+// KW·channels bytes). Taps in the padding get pad (the zero point: the
+// quantized 0); the ld − k bytes past each row's end are set to 0. The
+// weights must be packed in the same (KH, KW, C) order. A stride ld that
+// is a multiple of 4 lets the int8 GEMM read the rows in place.
+func Im2rowU8(dst, img []uint8, channels int, g Window2d, pad uint8, ld int) {
+	im2rowU8("Im2rowU8", dst, img, channels, g, pad, ld, 1, 1)
+}
+
+// Im2rowU8Pooled is Im2rowU8 with the rows in the order of a max pooling
+// of kernel and stride ph×pw that follows the convolution: the ph·pw
+// output positions of pooled position (py, px) (row-major over the
+// OutH/ph × OutW/pw pooled grid) are rows q·ph·pw … q·ph·pw + ph·pw − 1,
+// q = py·(OutW/pw) + px, window-row-major. Positions past the last whole
+// window are left out (as a pooling without ceil mode drops them). Then
+// I8Dequant.Pool = ph·pw pools in the GEMM's epilogue.
+func Im2rowU8Pooled(dst, img []uint8, channels int, g Window2d, pad uint8, ld, ph, pw int) {
+	if ph < 1 || pw < 1 {
+		panic(fmt.Sprintf("kernel.Im2rowU8Pooled: pooling window %d×%d", ph, pw))
+	}
+	im2rowU8("Im2rowU8Pooled", dst, img, channels, g, pad, ld, ph, pw)
+}
+
+func im2rowU8(op string, dst, img []uint8, channels int, g Window2d, pad uint8, ld, ph, pw int) {
+	g = g.norm(op)
+	g.noCeil(op)
 	oh, ow := g.OutH(), g.OutW()
 	c := channels
 	k := c * g.KH * g.KW
-	checkLen("Im2rowU8", "img", len(img), c*g.H*g.W)
-	checkLen("Im2rowU8", "dst", len(dst), oh*ow*k)
-	for y := 0; y < oh; y++ {
-		for x := 0; x < ow; x++ {
-			row := dst[(y*ow+x)*k : (y*ow+x+1)*k]
-			o := 0
-			for i := 0; i < g.KH; i++ {
-				iy := y*g.StrideH - g.PadH + i*g.DilH
-				for j := 0; j < g.KW; j++ {
-					ix := x*g.StrideW - g.PadW + j*g.DilW
-					run := row[o : o+c]
-					if iy < 0 || iy >= g.H || ix < 0 || ix >= g.W {
-						for t := range run {
-							run[t] = pad
-						}
-					} else {
-						copy(run, img[(iy*g.W+ix)*c:])
+	if ld < k {
+		panic(fmt.Sprintf("kernel.%s: row stride %d below the row length %d", op, ld, k))
+	}
+	checkLen(op, "img", len(img), c*g.H*g.W)
+	qh, qw := oh/ph, ow/pw // the pooled grid (the plain one when ph = pw = 1)
+	rows := qh * qw * ph * pw
+	if rows == 0 {
+		return
+	}
+	checkLen(op, "dst", len(dst), (rows-1)*ld+k)
+	run := g.KW * c // bytes of one kernel row when it lies inside the image
+	p := 0
+	for py := 0; py < qh; py++ {
+		for px := 0; px < qw; px++ {
+			for dy := 0; dy < ph; dy++ {
+				for dx := 0; dx < pw; dx++ {
+					y, x := py*ph+dy, px*pw+dx
+					row := dst[p*ld : p*ld+k]
+					if ld > k && p+1 < rows {
+						clear(dst[p*ld+k : (p+1)*ld])
 					}
-					o += c
+					p++
+					ix0 := x*g.StrideW - g.PadW
+					inW := ix0 >= 0 && ix0+(g.KW-1)*g.DilW < g.W
+					o := 0
+					for i := 0; i < g.KH; i++ {
+						iy := y*g.StrideH - g.PadH + i*g.DilH
+						if iy < 0 || iy >= g.H {
+							fill(row[o:o+run], pad)
+							o += run
+							continue
+						}
+						src := img[iy*g.W*c:]
+						if inW && g.DilW == 1 {
+							// The kernel row is one run of the image row.
+							seg := src[ix0*c : ix0*c+run]
+							if run <= 8 {
+								for t, v := range seg {
+									row[o+t] = v
+								}
+							} else {
+								copy(row[o:o+run], seg)
+							}
+							o += run
+							continue
+						}
+						for j := 0; j < g.KW; j++ {
+							ix := ix0 + j*g.DilW
+							tap := row[o : o+c]
+							if ix < 0 || ix >= g.W {
+								fill(tap, pad)
+							} else if c == 1 {
+								tap[0] = src[ix]
+							} else {
+								copy(tap, src[ix*c:ix*c+c])
+							}
+							o += c
+						}
+					}
 				}
 			}
 		}
+	}
+	if ld > k && len(dst) >= rows*ld {
+		clear(dst[(rows-1)*ld+k : rows*ld])
+	}
+}
+
+func fill(b []uint8, v uint8) {
+	for i := range b {
+		b[i] = v
 	}
 }

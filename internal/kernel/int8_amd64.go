@@ -66,7 +66,8 @@ func asmI8Variants() []*i8Variant {
 	}
 	if cpufeat.HasVNNI() {
 		vs = append(vs, &i8Variant{name: "vnni", mr: 14, micro: i8MicroVNNI, direct: i8MicroVNNIDirect,
-			dequant: dequantAVX512, requant: requantAVX512})
+			dequant: dequantAVX512, dequantT: dequantTAVX512,
+			dequantPool: dequantPoolAVX512, requant: requantAVX512})
 	}
 	return vs
 }
@@ -93,6 +94,39 @@ func dequantAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []fl
 		floor = 0
 	}
 	i8DequantAVX512(rows, &acc[0], &sc[0], &off[0], &dst[0], ldd, 1<<cols-1, floor)
+}
+
+func dequantTAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	if ldd >= 1<<24 { // byte offsets j·ldd·4 past int32
+		dequantTGo(rows, cols, acc, sc, off, dst, ldd, relu)
+		return
+	}
+	_, _ = acc[rows*i8NR-1], dst[(cols-1)*ldd+rows-1]
+	var idx [i8NR]int32
+	for j := range idx {
+		idx[j] = int32(4 * j * ldd)
+	}
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantTAVX512(rows, &acc[0], &sc[0], &off[0], &dst[0], &idx[0], 1<<cols-1, floor)
+}
+
+func dequantPoolAVX512(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	groups := rows / g
+	if groups == 0 || cols == 0 {
+		return
+	}
+	_, _ = acc[groups*g*i8NR-1], dst[(groups-1)*ldd+cols-1]
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantPoolAVX512(groups, g, &acc[0], &sc[0], &off[0], &dst[0], ldd, 1<<cols-1, floor)
 }
 
 func requantAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []uint8, ldd int, lo, hi float32) {

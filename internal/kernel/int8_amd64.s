@@ -2508,6 +2508,96 @@ rq_done:
 	VZEROUPPER
 	RET
 
+// func i8DequantTAVX512(rows int, acc *int32, sc *float32, off *float32, dst *float32, idx *int32, mask uint64, floor float32)
+// Requires: AVX, AVX512F
+TEXT ·i8DequantTAVX512(SB), NOSPLIT, $0-60
+	MOVQ         rows+0(FP), CX
+	MOVQ         acc+8(FP), SI
+	MOVQ         sc+16(FP), AX
+	VMOVUPS      (AX), Z2
+	VMOVUPS      64(AX), Z3
+	MOVQ         off+24(FP), AX
+	VMOVUPS      (AX), Z4
+	VMOVUPS      64(AX), Z5
+	VBROADCASTSS floor+56(FP), Z6
+	MOVQ         idx+40(FP), AX
+	VMOVDQU32    (AX), Z7
+	VMOVDQU32    64(AX), Z8
+	MOVQ         dst+32(FP), DI
+	MOVQ         mask+48(FP), R8
+	MOVQ         R8, R9
+	SHRQ         $0x10, R9
+	TESTQ        CX, CX
+	JZ           dqt_done
+
+dqt_loop:
+	VCVTDQ2PS   (SI), Z0
+	VCVTDQ2PS   64(SI), Z1
+	VFMADD213PS Z4, Z2, Z0
+	VFMADD213PS Z5, Z3, Z1
+	VMAXPS      Z6, Z0, Z0
+	VMAXPS      Z6, Z1, Z1
+	KMOVW       R8, K1
+	KMOVW       R9, K2
+	VSCATTERDPS Z0, K1, (DI)(Z7*1)
+	VSCATTERDPS Z1, K2, (DI)(Z8*1)
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x04, DI
+	DECQ        CX
+	JNZ         dqt_loop
+
+dqt_done:
+	VZEROUPPER
+	RET
+
+// func i8DequantPoolAVX512(groups int, pool int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)
+// Requires: AVX, AVX512F
+TEXT ·i8DequantPoolAVX512(SB), NOSPLIT, $0-68
+	MOVQ         groups+0(FP), CX
+	MOVQ         pool+8(FP), R10
+	MOVQ         acc+16(FP), SI
+	MOVQ         sc+24(FP), AX
+	VMOVUPS      (AX), Z2
+	VMOVUPS      64(AX), Z3
+	MOVQ         off+32(FP), AX
+	VMOVUPS      (AX), Z4
+	VMOVUPS      64(AX), Z5
+	VBROADCASTSS floor+64(FP), Z6
+	MOVQ         dst+40(FP), DI
+	MOVQ         ldd+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	SHRQ         $0x10, AX
+	KMOVW        AX, K2
+	TESTQ        CX, CX
+	JZ           dqp_done
+
+dqp_group:
+	VMOVAPS Z6, Z7
+	VMOVAPS Z6, Z8
+	MOVQ    R10, R9
+
+dqp_row:
+	VCVTDQ2PS   (SI), Z0
+	VCVTDQ2PS   64(SI), Z1
+	VFMADD213PS Z4, Z2, Z0
+	VFMADD213PS Z5, Z3, Z1
+	VMAXPS      Z7, Z0, Z7
+	VMAXPS      Z8, Z1, Z8
+	ADDQ        $0x00000080, SI
+	DECQ        R9
+	JNZ         dqp_row
+	VMOVUPS     Z7, K1, (DI)
+	VMOVUPS     Z8, K2, 64(DI)
+	ADDQ        R8, DI
+	DECQ        CX
+	JNZ         dqp_group
+
+dqp_done:
+	VZEROUPPER
+	RET
+
 // func i8QuantAVX512(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)
 // Requires: AVX, AVX512F
 TEXT ·i8QuantAVX512(SB), NOSPLIT, $0-40

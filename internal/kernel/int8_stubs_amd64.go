@@ -198,6 +198,16 @@ func i8DequantAVX512(rows int, acc *int32, sc *float32, off *float32, dst *float
 //go:noescape
 func i8RequantAVX512(rows int, acc *int32, sc *float32, off *float32, dst *uint8, ldd int, mask uint64, lo float32, hi float32)
 
+// i8DequantTAVX512 writes rows rows of max(acc·sc + off, floor) transposed: row i, column j at dst + 4i + idx[j] bytes, masked columns only.
+//
+//go:noescape
+func i8DequantTAVX512(rows int, acc *int32, sc *float32, off *float32, dst *float32, idx *int32, mask uint64, floor float32)
+
+// i8DequantPoolAVX512 writes groups rows, each the lane-wise max over pool tile rows of max(acc·sc + off, floor), into dst (row stride ldd), masked columns only.
+//
+//go:noescape
+func i8DequantPoolAVX512(groups int, pool int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)
+
 // i8QuantAVX512 sets dst[i] = round(clamp(x[i]·inv, lo, hi)) + zero for n (a multiple of 16) values.
 //
 //go:noescape

@@ -391,30 +391,44 @@ func TestIm2rowU8(t *testing.T) {
 		{H: 5, W: 4, KH: 3, KW: 3, PadH: 1, PadW: 1},
 		{H: 7, W: 6, KH: 2, KW: 3, StrideH: 2, StrideW: 1, PadH: 2, PadW: 0, DilH: 2, DilW: 1},
 		{H: 3, W: 3, KH: 1, KW: 1},
+		{H: 9, W: 8, KH: 3, KW: 3, StrideH: 1, StrideW: 2, PadH: 1, PadW: 1},
 	} {
-		const ch = 3
-		hwc := make([]uint8, ch*g.H*g.W)
-		chw := make([]float32, len(hwc))
-		for c := range ch {
-			for p := range g.H * g.W {
-				v := uint8(1 + (c*g.H*g.W+p)%250) // never the padding value 0
-				hwc[p*ch+c], chw[c*g.H*g.W+p] = v, float32(v)
+		for _, ch := range []int{1, 3, 32} {
+			hwc := make([]uint8, ch*g.H*g.W)
+			chw := make([]float32, len(hwc))
+			for c := range ch {
+				for p := range g.H * g.W {
+					v := uint8(1 + (c*g.H*g.W+p)%250) // never the padding value 0
+					hwc[p*ch+c], chw[c*g.H*g.W+p] = v, float32(v)
+				}
 			}
-		}
-		gn := g.norm("test")
-		p, k := gn.OutH()*gn.OutW(), ch*g.KH*g.KW
-		col := make([]float32, k*p)
-		Im2col(col, p, chw, ch, g)
-		rows := make([]uint8, p*k)
-		Im2rowU8(rows, hwc, ch, g, 0)
-		for c := range ch {
-			for i := range g.KH {
-				for j := range g.KW {
-					r := (c*g.KH+i)*g.KW + j
-					rr := (i*g.KW+j)*ch + c
-					for q := range p {
-						if float32(rows[q*k+rr]) != col[r*p+q] {
-							t.Fatalf("%+v: position %d tap (%d,%d,%d) = %d, want %g", g, q, c, i, j, rows[q*k+rr], col[r*p+q])
+			gn := g.norm("test")
+			p, k := gn.OutH()*gn.OutW(), ch*g.KH*g.KW
+			col := make([]float32, k*p)
+			Im2col(col, p, chw, ch, g)
+			for _, ld := range []int{k, k + 3} {
+				rows := make([]uint8, p*ld)
+				for i := range rows {
+					rows[i] = 99 // the row ends must be cleared
+				}
+				Im2rowU8(rows, hwc, ch, g, 0, ld)
+				for c := range ch {
+					for i := range g.KH {
+						for j := range g.KW {
+							r := (c*g.KH+i)*g.KW + j
+							rr := (i*g.KW+j)*ch + c
+							for q := range p {
+								if float32(rows[q*ld+rr]) != col[r*p+q] {
+									t.Fatalf("%+v ld=%d: position %d tap (%d,%d,%d) = %d, want %g", g, ld, q, c, i, j, rows[q*ld+rr], col[r*p+q])
+								}
+							}
+						}
+					}
+				}
+				for q := range p {
+					for b := k; b < ld; b++ {
+						if rows[q*ld+b] != 0 {
+							t.Fatalf("%+v ld=%d: byte %d past row %d is %d, want 0", g, ld, b, q, rows[q*ld+b])
 						}
 					}
 				}
@@ -443,4 +457,97 @@ func BenchmarkQuantizeU8(b *testing.B) {
 			QuantizeU8(q, x, 255, 0)
 		}
 	})
+}
+
+// TestGemmU8I8F32Pool checks the pooling epilogue against the plain
+// product followed by the maximum over each group of rows: the same
+// float32 values, so equal bit for bit, on every variant (bias, ReLU,
+// partial panels, several row blocks).
+func TestGemmU8I8F32Pool(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	withI8Variant(t, func(t *testing.T) {
+		for _, s := range []gemmShape{{4, 1, 1}, {8, 33, 17}, {784, 32, 9}, {196, 64, 288}, {36, 5, 40}} {
+			for _, pool := range []int{1, 2, 4, 9} {
+				if s.m%pool != 0 || pool > I8MaxPool() {
+					continue
+				}
+				for _, relu := range []bool{false, true} {
+					m, n, k := s.m, s.n, s.k
+					a := make([]uint8, m*k)
+					w := make([]int8, n*k)
+					i8Fill(r, a, w, 0)
+					d := &I8Dequant{AScale: 0.02, AZero: 37, WScale: make([]float32, n), Bias: make([]float32, n), ReLU: relu}
+					for j := range n {
+						d.WScale[j] = 0.001 * float32(j+1)
+						d.Bias[j] = float32(j%5) - 2
+					}
+					pw := PackI8(n, k, w, k)
+					full := make([]float32, m*n)
+					GemmU8I8F32(m, a, k, pw, d, full, n)
+					dp := *d
+					dp.Pool = pool
+					ldc := n + 1
+					got := make([]float32, (m/pool)*ldc)
+					GemmU8I8F32(m, a, k, pw, &dp, got, ldc)
+					for q := range m / pool {
+						for j := range n {
+							want := full[q*pool*n+j]
+							for i := q*pool + 1; i < (q+1)*pool; i++ {
+								want = max(want, full[i*n+j])
+							}
+							if got[q*ldc+j] != want {
+								t.Fatalf("%v pool=%d relu=%v: C(%d,%d) = %g, want %g", s, pool, relu, q, j, got[q*ldc+j], want)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestIm2rowU8Pooled checks that the pooled order holds the rows of the
+// plain unfolding, each output position of a whole pooling window once.
+func TestIm2rowU8Pooled(t *testing.T) {
+	for _, tc := range []struct {
+		g      Window2d
+		ph, pw int
+	}{
+		{Window2d{H: 28, W: 28, KH: 3, KW: 3, PadH: 1, PadW: 1}, 2, 2},
+		{Window2d{H: 7, W: 9, KH: 3, KW: 2, PadH: 1, PadW: 0}, 2, 3}, // odd sizes: a row and a column dropped
+		{Window2d{H: 6, W: 6, KH: 1, KW: 1}, 3, 1},
+	} {
+		const ch = 3
+		g := tc.g
+		img := make([]uint8, ch*g.H*g.W)
+		for i := range img {
+			img[i] = uint8(1 + i%200)
+		}
+		gn := g.norm("test")
+		oh, ow, k := gn.OutH(), gn.OutW(), ch*g.KH*g.KW
+		ld := k + 1
+		plain := make([]uint8, oh*ow*ld)
+		Im2rowU8(plain, img, ch, g, 0, ld)
+		qh, qw := oh/tc.ph, ow/tc.pw
+		pooled := make([]uint8, qh*qw*tc.ph*tc.pw*ld)
+		Im2rowU8Pooled(pooled, img, ch, g, 0, ld, tc.ph, tc.pw)
+		r := 0
+		for py := range qh {
+			for px := range qw {
+				for dy := range tc.ph {
+					for dx := range tc.pw {
+						y, x := py*tc.ph+dy, px*tc.pw+dx
+						want := plain[(y*ow+x)*ld : (y*ow+x+1)*ld]
+						got := pooled[r*ld : (r+1)*ld]
+						for b := range want {
+							if got[b] != want[b] {
+								t.Fatalf("%+v pool %dx%d: row %d (position %d,%d) byte %d = %d, want %d", g, tc.ph, tc.pw, r, y, x, b, got[b], want[b])
+							}
+						}
+						r++
+					}
+				}
+			}
+		}
+	}
 }

@@ -95,6 +95,8 @@ func main() {
 	genPeak()
 	genDequant()
 	genRequant()
+	genDequantT()
+	genDequantPool()
 	genQuant()
 	genMinMax()
 	Generate()
@@ -311,6 +313,109 @@ func genDequant() {
 	DECQ(rows)
 	JNZ(LabelRef("deq_loop"))
 	Label("deq_done")
+	VZEROUPPER()
+	RET()
+}
+
+// genDequantT is genDequant storing the tile transposed: row i (an output
+// position) goes to dst + i (4 bytes each) + idx[j] for column j, idx the
+// byte offsets of the 32 output channels (j·ldc·4), by VSCATTERDPS; the
+// channel-major (NCHW) output of a convolution computed as positions ×
+// channels, written with no transpose pass.
+func genDequantT() {
+	TEXT("i8DequantTAVX512", NOSPLIT, "func(rows int, acc *int32, sc *float32, off *float32, dst *float32, idx *int32, mask uint64, floor float32)")
+	Pragma("noescape")
+	Doc("i8DequantTAVX512 writes rows rows of max(acc·sc + off, floor) transposed: row i, column j at dst + 4i + idx[j] bytes, masked columns only.")
+	rows, acc, dst, tmp, m0, m1 := reg.RCX, reg.RSI, reg.RDI, reg.RAX, reg.R8, reg.R9
+	Load(Param("rows"), rows)
+	Load(Param("acc"), acc)
+	Load(Param("sc"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[2])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[3])
+	Load(Param("off"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[4])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
+	VBROADCASTSS(paramAddr("floor"), zmms[6])
+	Load(Param("idx"), tmp)
+	VMOVDQU32(Mem{Base: tmp}, zmms[7])
+	VMOVDQU32(Mem{Base: tmp, Disp: 64}, zmms[8])
+	Load(Param("dst"), dst)
+	Load(Param("mask"), m0)
+	MOVQ(m0, m1)
+	SHRQ(U8(16), m1)
+	TESTQ(rows, rows)
+	JZ(LabelRef("dqt_done"))
+	Label("dqt_loop")
+	VCVTDQ2PS(Mem{Base: acc}, zmms[0])
+	VCVTDQ2PS(Mem{Base: acc, Disp: 64}, zmms[1])
+	VFMADD213PS(zmms[4], zmms[2], zmms[0])
+	VFMADD213PS(zmms[5], zmms[3], zmms[1])
+	VMAXPS(zmms[6], zmms[0], zmms[0])
+	VMAXPS(zmms[6], zmms[1], zmms[1])
+	// A scatter clears its mask: reload both each row.
+	KMOVW(m0.As32(), reg.K1)
+	KMOVW(m1.As32(), reg.K2)
+	VSCATTERDPS(zmms[0], reg.K1, Mem{Base: dst, Index: zmms[7], Scale: 1})
+	VSCATTERDPS(zmms[1], reg.K2, Mem{Base: dst, Index: zmms[8], Scale: 1})
+	ADDQ(U32(tileC), acc)
+	ADDQ(U8(4), dst)
+	DECQ(rows)
+	JNZ(LabelRef("dqt_loop"))
+	Label("dqt_done")
+	VZEROUPPER()
+	RET()
+}
+
+// genDequantPool is genDequant with max pooling: each group of g
+// consecutive tile rows (the output positions of one pooling window, which
+// the unfolding put next to each other) is dequantized and reduced by
+// VMAXPS to one output row, so the convolution's full output is never
+// stored.
+func genDequantPool() {
+	TEXT("i8DequantPoolAVX512", NOSPLIT, "func(groups int, pool int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)")
+	Pragma("noescape")
+	Doc("i8DequantPoolAVX512 writes groups rows, each the lane-wise max over pool tile rows of max(acc·sc + off, floor), into dst (row stride ldd), masked columns only.")
+	groups, acc, dst, ldd, tmp, r := reg.RCX, reg.RSI, reg.RDI, reg.R8, reg.RAX, reg.R9
+	gg := reg.R10
+	Load(Param("groups"), groups)
+	Load(Param("pool"), gg)
+	Load(Param("acc"), acc)
+	Load(Param("sc"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[2])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[3])
+	Load(Param("off"), tmp)
+	VMOVUPS(Mem{Base: tmp}, zmms[4])
+	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
+	VBROADCASTSS(paramAddr("floor"), zmms[6])
+	Load(Param("dst"), dst)
+	Load(Param("ldd"), ldd)
+	SHLQ(U8(2), ldd)
+	Load(Param("mask"), tmp)
+	KMOVW(tmp.As32(), reg.K1)
+	SHRQ(U8(16), tmp)
+	KMOVW(tmp.As32(), reg.K2)
+	TESTQ(groups, groups)
+	JZ(LabelRef("dqp_done"))
+	Label("dqp_group")
+	VMOVAPS(zmms[6], zmms[7])
+	VMOVAPS(zmms[6], zmms[8])
+	MOVQ(gg, r)
+	Label("dqp_row")
+	VCVTDQ2PS(Mem{Base: acc}, zmms[0])
+	VCVTDQ2PS(Mem{Base: acc, Disp: 64}, zmms[1])
+	VFMADD213PS(zmms[4], zmms[2], zmms[0])
+	VFMADD213PS(zmms[5], zmms[3], zmms[1])
+	VMAXPS(zmms[7], zmms[0], zmms[7])
+	VMAXPS(zmms[8], zmms[1], zmms[8])
+	ADDQ(U32(tileC), acc)
+	DECQ(r)
+	JNZ(LabelRef("dqp_row"))
+	VMOVUPS(zmms[7], reg.K1, Mem{Base: dst})
+	VMOVUPS(zmms[8], reg.K2, Mem{Base: dst, Disp: 64})
+	ADDQ(ldd, dst)
+	DECQ(groups)
+	JNZ(LabelRef("dqp_group"))
+	Label("dqp_done")
 	VZEROUPPER()
 	RET()
 }
