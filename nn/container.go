@@ -47,6 +47,12 @@ func (s *Sequential) Layers() []Layer { return append([]Layer(nil), s.layers...)
 // intermediate tensor.
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 	for i := 0; i < len(s.layers); i++ {
+		if f, ok := s.layers[i].(seqFuser); ok {
+			var used int
+			x, used = f.forwardFused(x, s.layers[i+1:])
+			i += used
+			continue
+		}
 		if i+1 < len(s.layers) {
 			if _, ok := s.layers[i+1].(*ReLU); ok {
 				switch l := s.layers[i].(type) {

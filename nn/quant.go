@@ -211,6 +211,44 @@ func (m *QConv2d) describe() string {
 		c.In, c.Out, c.Kernel, c.Stride, c.Padding, m.Bias != nil, qmode(m.state()))
 }
 
+// seqFuser is a layer that can run together with the layers after it in
+// one op (Sequential.Forward asks it first): forwardFused returns the
+// output and how many of the following layers it consumed.
+type seqFuser interface {
+	forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, int)
+}
+
+// forwardFused runs the convolution with a following ReLU and a following
+// non-overlapping max pooling (kernel = stride, no padding, dilation or
+// ceil mode, a window of at most tensor.Int8MaxPoolWindow() positions) as
+// one op, tensor.Conv2dInt8Pool: the pooling happens in the int8 GEMM's
+// epilogue and the full-size convolution output is never written.
+func (m *QConv2d) forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, int) {
+	used := 0
+	relu := false
+	if len(next) > 0 {
+		if _, ok := next[0].(*ReLU); ok {
+			relu, used = true, 1
+		}
+	}
+	if len(next) > used {
+		if p, ok := next[used].(*MaxPool2d); ok && fusablePool(p) {
+			f := m.state()
+			c := m.Conv2dConfig
+			y := tensor.Conv2dInt8Pool(x, f.weights(), m.Bias, f.inputParams(),
+				tensor.Conv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, Relu: relu}, p.Kernel)
+			return y, used + 1
+		}
+	}
+	return m.forwardRelu(x, relu), used
+}
+
+// fusablePool reports whether Conv2dInt8Pool computes p.
+func fusablePool(p *MaxPool2d) bool {
+	return p.Kernel == p.Stride && p.Padding == [2]int{} && p.Dilation[0] <= 1 && p.Dilation[1] <= 1 &&
+		!p.CeilMode && p.Kernel[0] >= 1 && p.Kernel[1] >= 1 && p.Kernel[0]*p.Kernel[1] <= tensor.Int8MaxPoolWindow()
+}
+
 // reluFuser is a layer that applies a following ReLU in its own pass
 // (Sequential.Forward uses it).
 type reluFuser interface {

@@ -131,3 +131,28 @@ func TestQuantizedSpecErrors(t *testing.T) {
 		t.Errorf("grouped conv: %v", err)
 	}
 }
+
+// TestQConvPoolFused: in a Sequential, an int8 convolution followed by
+// ReLU and a 2×2 max pooling runs as one fused op; its output equals the
+// layers run one by one, bit for bit. A pooling it cannot fuse (stride
+// unlike the kernel) runs as its own layer and gives the same as well.
+func TestQConvPoolFused(t *testing.T) {
+	rng := tensor.NewRNG(4)
+	conv := nn.NewConv2dWith(rng, nn.Conv2dConfig{In: 3, Out: 6, Kernel: nn.Pair(3), Padding: nn.Pair(1)})
+	x := rng.Normal(tensor.Float32, 0, 1, 2, 3, 9, 9)
+	q, err := nn.QuantizeConv2d(conv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlap := nn.NewMaxPool2d(3)
+	overlap.Stride = nn.Pair(2)
+	for _, pool := range []*nn.MaxPool2d{nn.NewMaxPool2d(2), overlap} {
+		seq := nn.NewSequential(q, nn.NewReLU(), pool)
+		got := seq.Forward(x)
+		want := pool.Forward(nn.NewReLU().Forward(q.Forward(x)))
+		if !slices.Equal(got.Shape(), want.Shape()) || maxDiff(got.Float32s(), want.Float32s()) != 0 {
+			t.Fatalf("pool %v stride %v: fused %v differs from layer by layer %v (max diff %g)",
+				pool.Kernel, pool.Stride, got.Shape(), want.Shape(), maxDiff(got.Float32s(), want.Float32s()))
+		}
+	}
+}

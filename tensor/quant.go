@@ -270,14 +270,52 @@ func int8Bias(op string, b *Tensor, out int) []float32 {
 // weights w (a quantized [OC, C, KH, KW] filter bank, NewInt8ConvWeights) and
 // activations quantized as in LinearInt8 (one map for the batch): the
 // batch is quantized once, each image's bytes are unfolded position-major
-// (channels innermost, kernel.Im2rowU8, padding at the zero point) and multiplied by the
-// weights in one int8 GEMM whose epilogue adds the bias (and ReLU); the
-// positions × channels result is transposed to NCHW at the end.
-// x is [N, C, H, W] or [C, H, W]; the result is Float32 and records no
-// gradient.
+// (channels innermost, kernel.Im2rowU8, padding at the zero point) and
+// multiplied by the weights in one int8 GEMM whose epilogue adds the bias
+// (and ReLU) and stores the positions × channels tiles transposed, into
+// NCHW. x is [N, C, H, W] or [C, H, W]; the result is Float32 and records
+// no gradient.
 func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2dOpts) *Tensor {
+	return conv2dInt8(x, w, b, p, opts, 1, 1)
+}
+
+// Conv2dInt8Pool is Conv2dInt8 followed by a max pooling of kernel and
+// stride pool (no padding, no dilation, no ceil mode: MaxPool2d with
+// those options), in one op: the unfolding puts each pooling window's
+// output positions on consecutive rows (kernel.Im2rowU8Pooled) and the
+// GEMM's epilogue keeps only their maximum, so the convolution's full
+// output is never written. pool[0]·pool[1] must be at most
+// Int8MaxPoolWindow().
+func Conv2dInt8Pool(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2dOpts, pool [2]int) *Tensor {
+	if pool[0] < 1 || pool[1] < 1 || pool[0]*pool[1] > kernel.I8MaxPool() {
+		panic(fmt.Sprintf("tensor: Conv2dInt8Pool: pooling window %v (at most %d positions)", pool, kernel.I8MaxPool()))
+	}
+	return conv2dInt8(x, w, b, p, opts, pool[0], pool[1])
+}
+
+// Int8MaxPoolWindow is the largest pooling window (in positions) that
+// Conv2dInt8Pool fuses on this CPU.
+func Int8MaxPoolWindow() int { return kernel.I8MaxPool() }
+
+// Scratch of the int8 convolution, by purpose (one pool each, so a Get
+// finds a buffer of the right size).
+var (
+	im2rowPool = sync.Pool{New: func() any { return new([]uint8) }}
+	hwcPool    = sync.Pool{New: func() any { return new([]uint8) }}
+	pooledPool = sync.Pool{New: func() any { return new([]float32) }}
+)
+
+func getBuf[T any](p *sync.Pool, n int) *[]T {
+	b := p.Get().(*[]T)
+	if cap(*b) < n {
+		*b = make([]T, n)
+	}
+	return b
+}
+
+func conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2dOpts, ph, pw int) *Tensor {
 	if len(x.shape) == 3 {
-		return Conv2dInt8(x.Unsqueeze(0), w, b, p, opts).Squeeze(0)
+		return conv2dInt8(x.Unsqueeze(0), w, b, p, opts, ph, pw).Squeeze(0)
 	}
 	if max(opts.Groups, 1) != 1 {
 		panic("tensor: Conv2dInt8: grouped convolutions are not supported")
@@ -294,23 +332,34 @@ func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
 	qp := activationParams(d, p)
 	qp.check("Conv2dInt8")
-	// Each image's GEMM computes positions × channels and its epilogue
-	// stores the tiles transposed, straight into the image's NCHW output.
-	out := emptyUninit(Float32, []int{g.n, g.oc, g.oh, g.ow})
+	qh, qw := g.oh/ph, g.ow/pw // output grid (pooled)
+	out := emptyUninit(Float32, []int{g.n, g.oc, qh, qw})
 	o := data[float32](out)
-	k, pl := g.kg, g.p
-	ld := (k + 3) &^ 3 // rows the GEMM reads in place
+	ld := (g.kg + 3) &^ 3 // rows the GEMM reads in place
+	rows, op := qh*qw*ph*pw, qh*qw
 	// Quantize the whole batch once, then unfold each image's bytes.
 	xb := getU8(len(d))
 	defer u8Pool.Put(xb)
 	xq := (*xb)[:len(d)]
 	quantizeRows(xq, d, qp)
-	deq := &kernel.I8Dequant{AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu, TransC: true}
+	deq := &kernel.I8Dequant{AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu}
+	if ph*pw == 1 {
+		// Positions × channels stored transposed, straight into NCHW.
+		deq.TransC = true
+	} else {
+		deq.Pool = ph * pw
+	}
 	parallel.For(g.n, 1, func(lo, hi int) {
-		ab, hb := getU8(pl*ld), getU8(g.c*g.hw)
-		defer u8Pool.Put(ab)
-		defer u8Pool.Put(hb)
-		a, hwc := (*ab)[:pl*ld], (*hb)[:g.c*g.hw]
+		ab, hb := getBuf[uint8](&im2rowPool, rows*ld), getBuf[uint8](&hwcPool, g.c*g.hw)
+		defer im2rowPool.Put(ab)
+		defer hwcPool.Put(hb)
+		a, hwc := (*ab)[:rows*ld], (*hb)[:g.c*g.hw]
+		var sc []float32 // pooled positions × channels
+		if !deq.TransC {
+			pb := getBuf[float32](&pooledPool, op*g.oc)
+			defer pooledPool.Put(pb)
+			sc = (*pb)[:op*g.oc]
+		}
 		for n := lo; n < hi; n++ {
 			img := xq[n*g.c*g.hw : (n+1)*g.c*g.hw]
 			if g.c > 1 { // CHW → HWC
@@ -321,8 +370,26 @@ func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 				}
 				img = hwc
 			}
-			kernel.Im2rowU8(a, img, g.c, g.win, uint8(qp.ZeroPoint), ld)
-			kernel.GemmU8I8F32(pl, a, ld, w.packed, deq, o[n*g.oc*pl:(n+1)*g.oc*pl], pl)
+			dst := o[n*g.oc*op : (n+1)*g.oc*op]
+			if deq.TransC {
+				kernel.Im2rowU8(a, img, g.c, g.win, uint8(qp.ZeroPoint), ld)
+				kernel.GemmU8I8F32(rows, a, ld, w.packed, deq, dst, op)
+				continue
+			}
+			kernel.Im2rowU8Pooled(a, img, g.c, g.win, uint8(qp.ZeroPoint), ld, ph, pw)
+			kernel.GemmU8I8F32(rows, a, ld, w.packed, deq, sc, g.oc)
+			// [positions, channels] → [channels, positions], in tiles.
+			const tb = 16
+			for q0 := 0; q0 < op; q0 += tb {
+				for c0 := 0; c0 < g.oc; c0 += tb {
+					for q := q0; q < min(q0+tb, op); q++ {
+						row := sc[q*g.oc:]
+						for c := c0; c < min(c0+tb, g.oc); c++ {
+							dst[c*op+q] = row[c]
+						}
+					}
+				}
+			}
 		}
 	})
 	return out

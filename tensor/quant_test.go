@@ -167,6 +167,16 @@ func TestConv2dInt8(t *testing.T) {
 				t.Fatalf("shape %v, want %v", got.Shape(), want.Shape())
 			}
 			closeQ(t, "vs fake-quantized float", got.Float32s(), want.Float32s(), 1e-4)
+			// Fused with a max pooling: the pooling of the unfused output,
+			// bit for bit (the same products, the maximum taken in float32).
+			for _, pool := range [][2]int{{2, 2}, {3, 1}, {1, 2}} {
+				gotP := tensor.Conv2dInt8Pool(x, iw, b, nil, c.opts, pool)
+				wantP := tensor.MaxPool2d(got, pool, pool, [2]int{}, [2]int{1, 1}, false)
+				if fmt.Sprint(gotP.Shape()) != fmt.Sprint(wantP.Shape()) {
+					t.Fatalf("pool %v: shape %v, want %v", pool, gotP.Shape(), wantP.Shape())
+				}
+				closeQ(t, fmt.Sprintf("pool %v vs Conv2dInt8 then MaxPool2d", pool), gotP.Float32s(), wantP.Float32s(), 0)
+			}
 		})
 	}
 }
