@@ -36,12 +36,8 @@ func ChooseQuantParams(lo, hi float32, symmetric bool) QuantParams {
 		}
 		return QuantParams{Scale: a / 127.5, ZeroPoint: 128}
 	}
-	if !(hi > lo) || math.IsInf(float64(hi-lo), 0) {
-		return QuantParams{Scale: 1, ZeroPoint: 0}
-	}
-	s := (hi - lo) / 255
-	z := int32(math.Round(float64(-lo / s)))
-	return QuantParams{Scale: s, ZeroPoint: min(max(z, 0), 255)}
+	s, z := kernel.AffineU8(lo, hi)
+	return QuantParams{Scale: s, ZeroPoint: z}
 }
 
 // QuantizeWeightInt8 quantizes w [out, ...] per output channel (dim 0),
@@ -216,10 +212,13 @@ func (p QuantParams) check(op string) {
 }
 
 // LinearInt8 returns x·Wᵀ + b (then ReLU with relu) for x [..., In] float32,
-// computed in int8: x is quantized to uint8 with p, or with p nil per call
-// from its own min and max (dynamic quantization), and the int32 products
-// are dequantized with the bias added in the GEMM's epilogue. b is nil or
-// Float32 [Out]. The result is Float32 [..., Out] and records no gradient.
+// computed in int8: x is quantized to uint8 with p, or with p nil each row
+// with the min-max map of that row alone (dynamic quantization per row:
+// finer than one map per batch, and a row's result does not depend on the
+// rest of its batch), and the int32 products are dequantized with the bias
+// added in the GEMM's epilogue. The quantization happens inside the GEMM,
+// block by block, while the rows are in cache. b is nil or Float32 [Out].
+// The result is Float32 [..., Out] and records no gradient.
 func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool) *Tensor {
 	if len(x.shape) == 0 || x.shape[len(x.shape)-1] != w.In {
 		panic(fmt.Sprintf("tensor: LinearInt8: input %v does not match weights of %d inputs", x.shape, w.In))
@@ -228,8 +227,11 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 	xc := x.Detach().To(Float32).Contiguous()
 	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
 	m := numelOf(x.shape[:len(x.shape)-1])
-	qp := activationParams(d, p)
-	qp.check("LinearInt8")
+	qp := QuantParams{Scale: 1}
+	if p != nil {
+		qp = *p
+		qp.check("LinearInt8")
+	}
 	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
 	out := emptyUninit(Float32, outShape)
 	c := data[float32](out)
@@ -251,7 +253,7 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 	}
 	// The GEMM quantizes x block by block as it goes.
 	kernel.GemmF32I8F32(m, d, w.In, w.packed, &kernel.I8Dequant{
-		AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: relu,
+		AScale: qp.Scale, AZero: qp.ZeroPoint, PerRow: p == nil, WScale: w.scale, Bias: bias, ReLU: relu,
 	}, c, w.Out)
 	return out
 }

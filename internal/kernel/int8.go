@@ -86,10 +86,12 @@ type i8Variant struct {
 	dequant dequantFunc // nil: dequantGo
 	// dequantT is dequant storing the tile transposed, dst[j*ldd+i]; nil: dequantTGo.
 	dequantT dequantFunc
+	// dequantRows is dequant with a map per row (PerRow); nil: dequantRowsGo.
+	dequantRows dequantRowsFunc
 	// dequantPool is dequant reducing each group of g rows to their
 	// maximum; nil: dequantPoolGo.
 	dequantPool dequantPoolFunc
-	requant requantFunc // nil: requantGo
+	requant     requantFunc // nil: requantGo
 }
 
 // dequantFunc writes rows rows of cols values, dst[i*ldd+j] =
@@ -185,6 +187,10 @@ func i8MicroGoDirect(rows, kg int, a []uint8, lda int, b []int8, c []int32) {
 // at acc[i*ld+j]. Tiles are disjoint and may arrive concurrently.
 type I8Tile func(i0, j0, rows, cols int, acc []int32, ld int)
 
+// i8TileFn is I8Tile with the maps of rows quantized one by one (PerRow):
+// row i0+i has scale rs[i] and zero point rz[i] (nil otherwise).
+type i8TileFn func(i0, j0, rows, cols int, acc []int32, ld int, rs, rz []float32)
+
 // GemmU8I8 sets C = A·Wᵀ: A(i, p) at a[i*lda+p] (m×k uint8), W packed, and
 // C(i, j) at c[i*ldc+j] (m×n int32). Large products run on several cores.
 func GemmU8I8(m int, a []uint8, lda int, w *PackedI8, c []int32, ldc int) {
@@ -212,6 +218,11 @@ type I8Dequant struct {
 	// TransC stores C(i, j) at c[j*ldc+i] instead of c[i*ldc+j]: the
 	// channel-major output of a convolution computed as positions × channels.
 	TransC bool
+	// PerRow quantizes each row of float32 activations (GemmF32I8F32) with
+	// the min-max map of that row alone (dynamic quantization per row, see
+	// AffineU8) instead of AScale and AZero: a row's result then does not
+	// depend on the other rows of the batch. TransC and Pool must be unset.
+	PerRow bool
 	// Pool > 1 max-pools the result over groups of Pool consecutive rows
 	// (after bias and ReLU): C has m/Pool rows, row q the lane-wise maximum
 	// of rows q·Pool … q·Pool+Pool−1. m must be a multiple of Pool, Pool at
@@ -228,6 +239,9 @@ func (d *I8Dequant) check(op string, m, n int, lenC, ldc int) {
 	if len(d.WScale) != n || (d.Bias != nil && len(d.Bias) != n) {
 		panic(fmt.Sprintf("kernel.%s: %d weight scales and %d biases for n=%d", op, len(d.WScale), len(d.Bias), n))
 	}
+	if d.PerRow && (d.TransC || d.Pool > 1) {
+		panic(fmt.Sprintf("kernel.%s: PerRow with TransC or Pool", op))
+	}
 	if d.Pool > 1 {
 		if d.TransC || d.Pool > I8MaxPool() || m%d.Pool != 0 {
 			panic(fmt.Sprintf("kernel.%s: pooling %d rows of m=%d (TransC %v, at most %d rows)", op, d.Pool, m, d.TransC, I8MaxPool()))
@@ -243,20 +257,28 @@ func (d *I8Dequant) check(op string, m, n int, lenC, ldc int) {
 	}
 }
 
-// tileScale sets the per-column factor and offset of tile columns
-// [j0, j0+cols): acc·sc + off is the real product plus bias.
-func (d *I8Dequant) tileScale(w *PackedI8, j0, cols int, sc, off *[i8NR]float32) {
-	for j := 0; j < cols; j++ {
-		sc[j] = d.AScale * d.WScale[j0+j]
-		off[j] = -sc[j] * float32(d.AZero*w.RowSum[j0+j])
+// scales returns the per-column factor and offset of the whole product,
+// padded with zeros to whole panels: acc·sc[j] + off[j] is the real
+// product plus bias. Computed once per call, so tiles only slice them.
+func (d *I8Dequant) scales(w *PackedI8) (sc, off []float32) {
+	np := (w.N + i8NR - 1) / i8NR * i8NR
+	buf := make([]float32, 2*np)
+	sc, off = buf[:np], buf[np:]
+	for j := 0; j < w.N; j++ {
+		sc[j] = d.AScale * d.WScale[j]
+		off[j] = -sc[j] * float32(d.AZero*w.RowSum[j])
 		if d.Bias != nil {
-			off[j] += d.Bias[j0+j]
+			off[j] += d.Bias[j]
 		}
 	}
+	return sc, off
 }
 
+// tileOf returns the 32 values of v for the tile at column j0.
+func tileOf(v []float32, j0 int) *[i8NR]float32 { return (*[i8NR]float32)(v[j0 : j0+i8NR]) }
+
 // epilogue returns the tile function that writes the dequantized tiles into c.
-func (d *I8Dequant) epilogue(v *i8Variant, w *PackedI8, c []float32, ldc int) I8Tile {
+func (d *I8Dequant) epilogue(v *i8Variant, w *PackedI8, c []float32, ldc int) i8TileFn {
 	deq, deqT := v.dequant, v.dequantT
 	if deq == nil {
 		deq = dequantGo
@@ -264,26 +286,44 @@ func (d *I8Dequant) epilogue(v *i8Variant, w *PackedI8, c []float32, ldc int) I8
 	if deqT == nil {
 		deqT = dequantTGo
 	}
+	if d.PerRow {
+		rowsDeq := v.dequantRows
+		if rowsDeq == nil {
+			rowsDeq = dequantRowsGo
+		}
+		// Per panel: u = WScale, v = −WScale·RowSum, b = Bias, 32 each.
+		np := (w.N + i8NR - 1) / i8NR
+		cv := make([]float32, np*3*i8NR)
+		for j := 0; j < w.N; j++ {
+			p, jj := j/i8NR, j%i8NR
+			cv[p*3*i8NR+jj] = d.WScale[j]
+			cv[p*3*i8NR+i8NR+jj] = -d.WScale[j] * float32(w.RowSum[j])
+			if d.Bias != nil {
+				cv[p*3*i8NR+2*i8NR+jj] = d.Bias[j]
+			}
+		}
+		return func(i0, j0, rows, cols int, acc []int32, ld int, rs, rz []float32) {
+			p := j0 / i8NR
+			rowsDeq(rows, cols, acc, (*[3 * i8NR]float32)(cv[p*3*i8NR:(p+1)*3*i8NR]), rs, rz, c[i0*ldc+j0:], ldc, d.ReLU)
+		}
+	}
+	scs, offs := d.scales(w)
 	if d.Pool > 1 {
 		pool := v.dequantPool
 		if pool == nil {
 			pool = dequantPoolGo
 		}
-		return func(i0, j0, rows, cols int, acc []int32, ld int) {
-			var sc, off [i8NR]float32
-			d.tileScale(w, j0, cols, &sc, &off)
-			pool(rows, d.Pool, cols, acc, &sc, &off, c[(i0/d.Pool)*ldc+j0:], ldc, d.ReLU)
+		return func(i0, j0, rows, cols int, acc []int32, ld int, _, _ []float32) {
+			pool(rows, d.Pool, cols, acc, tileOf(scs, j0), tileOf(offs, j0), c[(i0/d.Pool)*ldc+j0:], ldc, d.ReLU)
 		}
 	}
-	return func(i0, j0, rows, cols int, acc []int32, ld int) {
-		var sc, off [i8NR]float32
-		d.tileScale(w, j0, cols, &sc, &off)
+	return func(i0, j0, rows, cols int, acc []int32, ld int, _, _ []float32) {
 		if !d.TransC {
-			deq(rows, cols, acc, &sc, &off, c[i0*ldc+j0:], ldc, d.ReLU)
+			deq(rows, cols, acc, tileOf(scs, j0), tileOf(offs, j0), c[i0*ldc+j0:], ldc, d.ReLU)
 			return
 		}
 		// Column-major writes: one run of rows floats per output column.
-		deqT(rows, cols, acc, &sc, &off, c[j0*ldc+i0:], ldc, d.ReLU)
+		deqT(rows, cols, acc, tileOf(scs, j0), tileOf(offs, j0), c[j0*ldc+i0:], ldc, d.ReLU)
 	}
 }
 
@@ -305,6 +345,40 @@ func dequantPoolGo(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, dst [
 			dr[j] = m
 		}
 	}
+}
+
+// dequantRowsFunc writes rows rows of cols values, dst[i*ldd+j] =
+// (acc[i*32+j]·u[j] + rz[i]·v[j])·rs[i] + b[j], with ReLU when relu is set;
+// cv holds u, v and b, 32 values each.
+type dequantRowsFunc func(rows, cols int, acc []int32, cv *[3 * i8NR]float32, rs, rz []float32, dst []float32, ldd int, relu bool)
+
+func dequantRowsGo(rows, cols int, acc []int32, cv *[3 * i8NR]float32, rs, rz []float32, dst []float32, ldd int, relu bool) {
+	u, v, b := cv[:i8NR], cv[i8NR:2*i8NR], cv[2*i8NR:]
+	for i := 0; i < rows; i++ {
+		ar := acc[i*i8NR : i*i8NR+cols]
+		dr := dst[i*ldd : i*ldd+cols]
+		s, z := rs[i], rz[i]
+		for j, a := range ar {
+			y := (float32(a)*u[j]+z*v[j])*s + b[j]
+			if relu && !(y > 0) {
+				y = 0
+			}
+			dr[j] = y
+		}
+	}
+}
+
+// AffineU8 returns the uint8 map (real = scale·(q − zero)) of values in
+// [lo, hi], the range first widened to contain 0 so that 0 is exact: [lo,
+// hi] onto [0, 255]. An empty, NaN or infinite range gets scale 1, zero 0.
+func AffineU8(lo, hi float32) (scale float32, zero int32) {
+	lo, hi = min(lo, 0), max(hi, 0)
+	if !(hi > lo) || math.IsInf(float64(hi-lo), 0) {
+		return 1, 0
+	}
+	s := (hi - lo) / 255
+	z := int32(math.Round(float64(-lo / s)))
+	return s, min(max(z, 0), 255)
 }
 
 // dequantTGo is dequantGo storing the tile transposed: dst[j*ldd+i].
@@ -337,11 +411,11 @@ func GemmU8I8F32(m int, a []uint8, lda int, w *PackedI8, d *I8Dequant, c []float
 // quantization runs on the GEMM's cores), then multiplied and dequantized.
 func GemmF32I8F32(m int, x []float32, ldx int, w *PackedI8, d *I8Dequant, c []float32, ldc int) {
 	d.check("GemmF32I8F32", m, w.N, len(c), ldc)
-	if !(d.AScale > 0) || d.AZero < 0 || d.AZero > 255 {
+	if !d.PerRow && (!(d.AScale > 0) || d.AZero < 0 || d.AZero > 255) {
 		panic(fmt.Sprintf("kernel.GemmF32I8F32: activation scale %g, zero point %d", d.AScale, d.AZero))
 	}
 	v := i8Active
-	gemmI8(v, m, i8Src{f32: x, lda: ldx, inv: 1 / d.AScale, zero: d.AZero, group: d.Pool}, w, d.epilogue(v, w, c, ldc))
+	gemmI8(v, m, i8Src{f32: x, lda: ldx, inv: 1 / d.AScale, zero: d.AZero, group: d.Pool, perRow: d.PerRow}, w, d.epilogue(v, w, c, ldc))
 }
 
 // I8Requant maps the int32 sums of GemmU8I8 to uint8 activations of
@@ -374,7 +448,7 @@ func GemmF32I8U8(m int, x []float32, ldx int, w *PackedI8, r *I8Requant, c []uin
 
 func gemmU8Out(op string, m int, src i8Src, w *PackedI8, r *I8Requant, c []uint8, ldc int) {
 	n := w.N
-	if len(r.WScale) != n || (r.Bias != nil && len(r.Bias) != n) || r.TransC {
+	if len(r.WScale) != n || (r.Bias != nil && len(r.Bias) != n) || r.TransC || r.PerRow || r.Pool > 1 {
 		panic(fmt.Sprintf("kernel.%s: %d weight scales and %d biases for n=%d (TransC %v)", op, len(r.WScale), len(r.Bias), n, r.TransC))
 	}
 	if !(r.OutScale > 0) || r.OutZero < 0 || r.OutZero > 255 {
@@ -393,14 +467,13 @@ func gemmU8Out(op string, m int, src i8Src, w *PackedI8, r *I8Requant, c []uint8
 	if r.ReLU {
 		lo = float32(r.OutZero)
 	}
-	gemmI8(v, m, src, w, func(i0, j0, rows, cols int, acc []int32, ld int) {
-		var sc, off [i8NR]float32
-		r.tileScale(w, j0, cols, &sc, &off)
-		for j := 0; j < cols; j++ {
-			sc[j] *= inv
-			off[j] = off[j]*inv + float32(r.OutZero)
-		}
-		rq(rows, cols, acc, &sc, &off, c[i0*ldc+j0:], ldc, lo, hi)
+	sc, off := r.scales(w)
+	for j := range sc {
+		sc[j] *= inv
+		off[j] = off[j]*inv + float32(r.OutZero)
+	}
+	gemmI8(v, m, src, w, func(i0, j0, rows, cols int, acc []int32, ld int, _, _ []float32) {
+		rq(rows, cols, acc, tileOf(sc, j0), tileOf(off, j0), c[i0*ldc+j0:], ldc, lo, hi)
 	})
 }
 
@@ -409,6 +482,8 @@ type i8Scratch struct {
 	a    []uint8
 	q    []uint8
 	tile []int32
+	// rs, rz: the maps of the rows of q (PerRow).
+	rs, rz []float32
 }
 
 var i8Pool = sync.Pool{New: func() any { return new(i8Scratch) }}
@@ -420,7 +495,9 @@ const i8SerialOps = 1 << 20
 // GemmU8I8Tiles computes A·Wᵀ (A as for GemmU8I8) and hands each finished
 // tile to fn instead of storing it: the hook for fused epilogues.
 func GemmU8I8Tiles(m int, a []uint8, lda int, w *PackedI8, fn I8Tile) {
-	gemmI8(i8Active, m, i8Src{u8: a, lda: lda}, w, fn)
+	gemmI8(i8Active, m, i8Src{u8: a, lda: lda}, w, func(i0, j0, rows, cols int, acc []int32, ld int, _, _ []float32) {
+		fn(i0, j0, rows, cols, acc, ld)
+	})
 }
 
 // i8Src is the A operand of a product: uint8 rows, or float32 rows that
@@ -433,9 +510,11 @@ type i8Src struct {
 	zero int32
 	// group > 1 makes every row block a multiple of group rows (pooling).
 	group int
+	// perRow quantizes each float32 row with its own min-max map.
+	perRow bool
 }
 
-func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn I8Tile) {
+func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn i8TileFn) {
 	n, k := w.N, w.K
 	if m < 0 {
 		panic(fmt.Sprintf("kernel.GemmU8I8: m=%d", m))
@@ -483,6 +562,13 @@ func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn I8Tile) {
 		if src.f32 != nil && cap(s.q) < v.mr*4*kg {
 			s.q = make([]uint8, v.mr*4*kg)
 		}
+		var rs, rz []float32
+		if src.perRow {
+			if cap(s.rs) < v.mr {
+				s.rs, s.rz = make([]float32, v.mr), make([]float32, v.mr)
+			}
+			rs, rz = s.rs[:mr], s.rz[:mr]
+		}
 		quantized := -1 // the block s.q holds
 		for u := lo; u < hi; u++ {
 			blk, ch := u/chunks, u%chunks
@@ -498,7 +584,15 @@ func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn I8Tile) {
 					if quantized != blk {
 						for i := 0; i < rows; i++ {
 							row := ab[i*ld : (i+1)*ld]
-							quantU8(row[:k], src.f32[(i0+i)*lda:(i0+i)*lda+k], src.inv, src.zero)
+							x := src.f32[(i0+i)*lda : (i0+i)*lda+k]
+							inv, zero := src.inv, src.zero
+							if src.perRow {
+								// The row is read twice, the second time from L1.
+								sc, z := AffineU8(minMaxF32(x))
+								rs[i], rz[i] = sc, float32(z)
+								inv, zero = 1/sc, z
+							}
+							quantU8(row[:k], x, inv, zero)
 							clear(row[k:])
 						}
 						quantized = blk
@@ -519,7 +613,7 @@ func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn I8Tile) {
 				} else {
 					v.micro(rows, kg, ap, b, s.tile)
 				}
-				fn(i0, j0, rows, min(i8NR, n-j0), s.tile, i8NR)
+				fn(i0, j0, rows, min(i8NR, n-j0), s.tile, i8NR, rs, rz)
 			}
 		}
 		i8Pool.Put(s)
@@ -576,11 +670,14 @@ func gemmU8I8Ref(m, n, k int, a []uint8, lda int, w []int8, ldw int, c []int32, 
 func MinMaxF32(x []float32) (lo, hi float32) {
 	type span struct{ lo, hi float32 }
 	inf := float32(math.Inf(1))
-	if len(x) < 2*grainMem {
+	// A smaller grain than other memory-bound maps: this pass usually reads
+	// a batch fresh from memory, where two cores fetch faster than one.
+	const grain = 1 << 14
+	if len(x) < 2*grain {
 		return minMaxF32(x)
 	}
 	nb := (len(x) + block - 1) / block
-	r := parallel.MapReduce(nb, grainMem/block, span{inf, -inf}, func(b0, b1 int) span {
+	r := parallel.MapReduce(nb, grain/block, span{inf, -inf}, func(b0, b1 int) span {
 		lo, hi := minMaxF32(x[b0*block : min(b1*block, len(x))])
 		return span{lo, hi}
 	}, func(a, b span) span {

@@ -67,7 +67,7 @@ func asmI8Variants() []*i8Variant {
 	if cpufeat.HasVNNI() {
 		vs = append(vs, &i8Variant{name: "vnni", mr: 14, micro: i8MicroVNNI, direct: i8MicroVNNIDirect,
 			dequant: dequantAVX512, dequantT: dequantTAVX512,
-			dequantPool: dequantPoolAVX512, requant: requantAVX512})
+			dequantPool: dequantPoolAVX512, dequantRows: dequantRowsAVX512, requant: requantAVX512})
 	}
 	return vs
 }
@@ -127,6 +127,18 @@ func dequantPoolAVX512(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, d
 		floor = 0
 	}
 	i8DequantPoolAVX512(groups, g, &acc[0], &sc[0], &off[0], &dst[0], ldd, 1<<cols-1, floor)
+}
+
+func dequantRowsAVX512(rows, cols int, acc []int32, cv *[3 * i8NR]float32, rs, rz []float32, dst []float32, ldd int, relu bool) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_, _, _, _ = acc[rows*i8NR-1], dst[(rows-1)*ldd+cols-1], rs[rows-1], rz[rows-1]
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantRowsAVX512(rows, &acc[0], &cv[0], &rs[0], &rz[0], &dst[0], ldd, 1<<cols-1, floor)
 }
 
 func requantAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []uint8, ldd int, lo, hi float32) {

@@ -2598,6 +2598,57 @@ dqp_done:
 	VZEROUPPER
 	RET
 
+// func i8DequantRowsAVX512(rows int, acc *int32, cols *float32, rs *float32, rz *float32, dst *float32, ldd int, mask uint64, floor float32)
+// Requires: AVX, AVX512F
+TEXT ·i8DequantRowsAVX512(SB), NOSPLIT, $0-68
+	MOVQ         rows+0(FP), CX
+	MOVQ         acc+8(FP), SI
+	MOVQ         cols+16(FP), AX
+	VMOVUPS      (AX), Z2
+	VMOVUPS      64(AX), Z3
+	VMOVUPS      128(AX), Z4
+	VMOVUPS      192(AX), Z5
+	VMOVUPS      256(AX), Z6
+	VMOVUPS      320(AX), Z7
+	VBROADCASTSS floor+64(FP), Z8
+	MOVQ         rs+24(FP), R9
+	MOVQ         rz+32(FP), R10
+	MOVQ         dst+40(FP), DI
+	MOVQ         ldd+48(FP), R8
+	SHLQ         $0x02, R8
+	MOVQ         mask+56(FP), AX
+	KMOVW        AX, K1
+	SHRQ         $0x10, AX
+	KMOVW        AX, K2
+	TESTQ        CX, CX
+	JZ           dqr_done
+
+dqr_loop:
+	VBROADCASTSS (R10), Z9
+	VBROADCASTSS (R9), Z10
+	VCVTDQ2PS    (SI), Z0
+	VCVTDQ2PS    64(SI), Z1
+	VMULPS       Z2, Z0, Z0
+	VMULPS       Z3, Z1, Z1
+	VFMADD231PS  Z4, Z9, Z0
+	VFMADD231PS  Z5, Z9, Z1
+	VFMADD213PS  Z6, Z10, Z0
+	VFMADD213PS  Z7, Z10, Z1
+	VMAXPS       Z8, Z0, Z0
+	VMAXPS       Z8, Z1, Z1
+	VMOVUPS      Z0, K1, (DI)
+	VMOVUPS      Z1, K2, 64(DI)
+	ADDQ         $0x00000080, SI
+	ADDQ         $0x04, R9
+	ADDQ         $0x04, R10
+	ADDQ         R8, DI
+	DECQ         CX
+	JNZ          dqr_loop
+
+dqr_done:
+	VZEROUPPER
+	RET
+
 // func i8QuantAVX512(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)
 // Requires: AVX, AVX512F
 TEXT ·i8QuantAVX512(SB), NOSPLIT, $0-40

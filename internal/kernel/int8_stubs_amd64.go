@@ -208,6 +208,12 @@ func i8DequantTAVX512(rows int, acc *int32, sc *float32, off *float32, dst *floa
 //go:noescape
 func i8DequantPoolAVX512(groups int, pool int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)
 
+// i8DequantRowsAVX512 writes rows rows of max((acc·u + rz[i]·v)·rs[i] + b, floor) into dst (row stride ldd), masked columns only;
+// cols holds u, v and b, 32 values each.
+//
+//go:noescape
+func i8DequantRowsAVX512(rows int, acc *int32, cols *float32, rs *float32, rz *float32, dst *float32, ldd int, mask uint64, floor float32)
+
 // i8QuantAVX512 sets dst[i] = round(clamp(x[i]·inv, lo, hi)) + zero for n (a multiple of 16) values.
 //
 //go:noescape

@@ -551,3 +551,70 @@ func TestIm2rowU8Pooled(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmF32I8PerRow checks dynamic quantization per row: each row
+// quantized with the map of its own range (AffineU8 of its min and max,
+// QuantizeU8), the product then dequantized with that row's map, against
+// the same computed in float64 from the bytes.
+func TestGemmF32I8PerRow(t *testing.T) {
+	shapes := i8Shapes(exhaustive())
+	withI8Variant(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(15, 16))
+		for _, s := range shapes {
+			m, n, k := s.m, s.n, s.k
+			ldx := k + 1
+			x := make([]float32, m*ldx)
+			for i := range x {
+				// Rows of different ranges and signs.
+				x[i] = float32(r.NormFloat64()*float64(1+(i/ldx)%5)) + float32((i/ldx)%3)
+			}
+			w := make([]int8, n*k)
+			i8Fill(r, nil, w, 0)
+			d := &I8Dequant{PerRow: true, WScale: make([]float32, n), Bias: make([]float32, n), ReLU: m%2 == 1}
+			for j := range n {
+				d.WScale[j] = 0.01 / float32(j+1)
+				d.Bias[j] = float32(j%3) - 1
+			}
+			ldc := n + 1
+			got := make([]float32, m*ldc)
+			GemmF32I8F32(m, x, ldx, PackI8(n, k, w, k), d, got, ldc)
+			q := make([]uint8, k)
+			for i := range m {
+				row := x[i*ldx : i*ldx+k]
+				lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+				for _, v := range row {
+					lo, hi = min(lo, v), max(hi, v)
+				}
+				sc, z := AffineU8(lo, hi)
+				QuantizeU8(q, row, 1/sc, z)
+				for j := range n {
+					y := float64(d.Bias[j])
+					for p := range k {
+						y += float64(sc) * (float64(q[p]) - float64(z)) * float64(d.WScale[j]) * float64(w[j*k+p])
+					}
+					if d.ReLU {
+						y = math.Max(y, 0)
+					}
+					if g := float64(got[i*ldc+j]); math.Abs(g-y) > 1e-4*(1+math.Abs(y)) {
+						t.Fatalf("m=%d n=%d k=%d: C(%d,%d) = %g, want %g", m, n, k, i, j, g, y)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestAffineU8(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi, scale float32
+		zero          int32
+	}{
+		{0, 255, 1, 0}, {-255, 0, 1, 255}, {1, 2, 2. / 255, 0}, {-1, 1, 2. / 255, 127}, // −lo/scale is 127.49999 in float32
+		{0, 0, 1, 0}, {float32(math.NaN()), 1, 1, 0}, {float32(math.Inf(-1)), 1, 1, 0},
+	} {
+		s, z := AffineU8(c.lo, c.hi)
+		if s != c.scale || z != c.zero {
+			t.Errorf("AffineU8(%g, %g) = %g, %d; want %g, %d", c.lo, c.hi, s, z, c.scale, c.zero)
+		}
+	}
+}

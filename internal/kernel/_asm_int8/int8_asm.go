@@ -97,6 +97,7 @@ func main() {
 	genRequant()
 	genDequantT()
 	genDequantPool()
+	genDequantRows()
 	genQuant()
 	genMinMax()
 	Generate()
@@ -416,6 +417,61 @@ func genDequantPool() {
 	DECQ(groups)
 	JNZ(LabelRef("dqp_group"))
 	Label("dqp_done")
+	VZEROUPPER()
+	RET()
+}
+
+// genDequantRows is genDequant for activations quantized row by row
+// (dynamic quantization per row, each with its own scale s_i and zero
+// point z_i): y = (acc·u + z_i·v)·s_i + b with the column vectors u = the
+// weight scales, v = −u·RowSum and b the bias, s_i and z_i broadcast from
+// the row arrays.
+func genDequantRows() {
+	TEXT("i8DequantRowsAVX512", NOSPLIT, "func(rows int, acc *int32, cols *float32, rs *float32, rz *float32, dst *float32, ldd int, mask uint64, floor float32)")
+	Pragma("noescape")
+	Doc("i8DequantRowsAVX512 writes rows rows of max((acc·u + rz[i]·v)·rs[i] + b, floor) into dst (row stride ldd), masked columns only;",
+		"cols holds u, v and b, 32 values each.")
+	rows, acc, dst, ldd, tmp, rs, rz := reg.RCX, reg.RSI, reg.RDI, reg.R8, reg.RAX, reg.R9, reg.R10
+	Load(Param("rows"), rows)
+	Load(Param("acc"), acc)
+	Load(Param("cols"), tmp)
+	for i := 0; i < 6; i++ {
+		VMOVUPS(Mem{Base: tmp, Disp: 64 * i}, zmms[2+i]) // u0 u1 v0 v1 b0 b1
+	}
+	VBROADCASTSS(paramAddr("floor"), zmms[8])
+	Load(Param("rs"), rs)
+	Load(Param("rz"), rz)
+	Load(Param("dst"), dst)
+	Load(Param("ldd"), ldd)
+	SHLQ(U8(2), ldd)
+	Load(Param("mask"), tmp)
+	KMOVW(tmp.As32(), reg.K1)
+	SHRQ(U8(16), tmp)
+	KMOVW(tmp.As32(), reg.K2)
+	TESTQ(rows, rows)
+	JZ(LabelRef("dqr_done"))
+	Label("dqr_loop")
+	VBROADCASTSS(Mem{Base: rz}, zmms[9])
+	VBROADCASTSS(Mem{Base: rs}, zmms[10])
+	VCVTDQ2PS(Mem{Base: acc}, zmms[0])
+	VCVTDQ2PS(Mem{Base: acc, Disp: 64}, zmms[1])
+	VMULPS(zmms[2], zmms[0], zmms[0])
+	VMULPS(zmms[3], zmms[1], zmms[1])
+	VFMADD231PS(zmms[4], zmms[9], zmms[0])
+	VFMADD231PS(zmms[5], zmms[9], zmms[1])
+	VFMADD213PS(zmms[6], zmms[10], zmms[0])
+	VFMADD213PS(zmms[7], zmms[10], zmms[1])
+	VMAXPS(zmms[8], zmms[0], zmms[0])
+	VMAXPS(zmms[8], zmms[1], zmms[1])
+	VMOVUPS(zmms[0], reg.K1, Mem{Base: dst})
+	VMOVUPS(zmms[1], reg.K2, Mem{Base: dst, Disp: 64})
+	ADDQ(U32(tileC), acc)
+	ADDQ(U8(4), rs)
+	ADDQ(U8(4), rz)
+	ADDQ(ldd, dst)
+	DECQ(rows)
+	JNZ(LabelRef("dqr_loop"))
+	Label("dqr_done")
 	VZEROUPPER()
 	RET()
 }
