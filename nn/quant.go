@@ -243,6 +243,31 @@ func (m *QConv2d) forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, 
 	return m.forwardRelu(x, relu), used
 }
 
+// forwardFused runs the layer with a following ReLU; when its input map is
+// static and the next int8 Linear (after the ReLU, if any) has a static
+// input map too, the product is requantized to that map in the GEMM's
+// epilogue (tensor.LinearInt8U8) and the chain goes on in uint8: no
+// float32 activations between the two layers.
+func (l *QLinear) forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, int) {
+	used, relu := 0, false
+	if len(next) > 0 {
+		if _, ok := next[0].(*ReLU); ok {
+			relu, used = true, 1
+		}
+	}
+	f := l.state()
+	if p := f.inputParams(); p != nil && len(next) > used {
+		if nl, ok := next[used].(*QLinear); ok {
+			if np := nl.state().inputParams(); np != nil {
+				y := tensor.LinearInt8U8(x, f.weights(), l.Bias, *p, relu, *np)
+				z, more := nl.forwardFused(y, next[used+1:])
+				return z, used + 1 + more
+			}
+		}
+	}
+	return l.forwardRelu(x, relu), used
+}
+
 // fusablePool reports whether Conv2dInt8Pool computes p.
 func fusablePool(p *MaxPool2d) bool {
 	return p.Kernel == p.Stride && p.Padding == [2]int{} && p.Dilation[0] <= 1 && p.Dilation[1] <= 1 &&

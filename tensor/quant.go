@@ -224,14 +224,17 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 		panic(fmt.Sprintf("tensor: LinearInt8: input %v does not match weights of %d inputs", x.shape, w.In))
 	}
 	bias := int8Bias("LinearInt8", b, w.Out)
-	xc := x.Detach().To(Float32).Contiguous()
-	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
 	m := numelOf(x.shape[:len(x.shape)-1])
 	qp := QuantParams{Scale: 1}
 	if p != nil {
 		qp = *p
 		qp.check("LinearInt8")
 	}
+	if x.dtype == Uint8 {
+		return linearU8In(x, w, bias, p, relu, nil)
+	}
+	xc := x.Detach().To(Float32).Contiguous()
+	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
 	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
 	out := emptyUninit(Float32, outShape)
 	c := data[float32](out)
@@ -256,6 +259,93 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 		AScale: qp.Scale, AZero: qp.ZeroPoint, PerRow: p == nil, WScale: w.scale, Bias: bias, ReLU: relu,
 	}, c, w.Out)
 	return out
+}
+
+// LinearInt8U8 is LinearInt8 with static input map p whose output is
+// quantized again, with out (the input map of the next int8 layer), in the
+// GEMM's epilogue: bias, ReLU and requantization fused, so no float32
+// activations are written between the two layers. x is Float32
+// (quantized with p inside the GEMM) or Uint8 (already quantized with p,
+// the output of another LinearInt8U8); the result is Uint8 [..., Out].
+// LinearInt8 takes such a Uint8 input too.
+func LinearInt8U8(x *Tensor, w *Int8Weights, b *Tensor, p QuantParams, relu bool, out QuantParams) *Tensor {
+	if len(x.shape) == 0 || x.shape[len(x.shape)-1] != w.In {
+		panic(fmt.Sprintf("tensor: LinearInt8U8: input %v does not match weights of %d inputs", x.shape, w.In))
+	}
+	p.check("LinearInt8U8")
+	out.check("LinearInt8U8")
+	return linearU8In(x, w, int8Bias("LinearInt8U8", b, w.Out), &p, relu, &out)
+}
+
+// linearU8In runs the int8 Linear on x (Uint8 quantized with p, or
+// Float32 when out is set) into Float32, or Uint8 with map out.
+func linearU8In(x *Tensor, w *Int8Weights, bias []float32, p *QuantParams, relu bool, out *QuantParams) *Tensor {
+	if p == nil {
+		panic("tensor: LinearInt8: a uint8 input needs its quantization map (static input map)")
+	}
+	m := numelOf(x.shape[:len(x.shape)-1])
+	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
+	deq := kernel.I8Dequant{AScale: p.Scale, AZero: p.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: relu}
+	var xu []uint8
+	var xf []float32
+	if x.dtype == Uint8 {
+		xc := x.Contiguous()
+		xu = data[uint8](xc)[xc.offset : xc.offset+xc.Numel()]
+	} else {
+		xc := x.Detach().To(Float32).Contiguous()
+		xf = data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
+	}
+	if out == nil {
+		y := emptyUninit(Float32, outShape)
+		c := data[float32](y)
+		if w.In == 0 {
+			// No inputs: the bias alone.
+			row := orZeros(bias, w.Out)
+			for i := range m {
+				for j, v := range row {
+					if relu {
+						v = max(v, 0)
+					}
+					c[i*w.Out+j] = v
+				}
+			}
+			return y
+		}
+		kernel.GemmU8I8F32(m, xu, w.In, w.packed, &deq, c, w.Out)
+		return y
+	}
+	y := emptyUninit(Uint8, outShape)
+	c := data[uint8](y)
+	if m == 0 {
+		return y
+	}
+	if w.In == 0 {
+		// No inputs: the bias alone, quantized.
+		row := orZeros(bias, w.Out)
+		for i := range m {
+			for j, v := range row {
+				if relu {
+					v = max(v, 0)
+				}
+				c[i*w.Out+j] = uint8(min(max(math.RoundToEven(float64(v/out.Scale))+float64(out.ZeroPoint), 0), 255))
+			}
+		}
+		return y
+	}
+	rq := &kernel.I8Requant{I8Dequant: deq, OutScale: out.Scale, OutZero: out.ZeroPoint}
+	if xu != nil {
+		kernel.GemmU8I8U8(m, xu, w.In, w.packed, rq, c, w.Out)
+	} else {
+		kernel.GemmF32I8U8(m, xf, w.In, w.packed, rq, c, w.Out)
+	}
+	return y
+}
+
+func orZeros(b []float32, n int) []float32 {
+	if b == nil {
+		return make([]float32, n)
+	}
+	return b
 }
 
 func int8Bias(op string, b *Tensor, out int) []float32 {
@@ -304,7 +394,6 @@ func Int8MaxPoolWindow() int { return kernel.I8MaxPool() }
 var (
 	im2rowPool = sync.Pool{New: func() any { return new([]uint8) }}
 	hwcPool    = sync.Pool{New: func() any { return new([]uint8) }}
-	pooledPool = sync.Pool{New: func() any { return new([]float32) }}
 )
 
 func getBuf[T any](p *sync.Pool, n int) *[]T {
@@ -344,24 +433,15 @@ func conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 	defer u8Pool.Put(xb)
 	xq := (*xb)[:len(d)]
 	quantizeRows(xq, d, qp)
-	deq := &kernel.I8Dequant{AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu}
-	if ph*pw == 1 {
-		// Positions × channels stored transposed, straight into NCHW.
-		deq.TransC = true
-	} else {
-		deq.Pool = ph * pw
-	}
+	// Positions × channels stored transposed, straight into NCHW; with
+	// pooling, each window's positions reduced to their maximum first.
+	deq := &kernel.I8Dequant{AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu,
+		TransC: true, Pool: ph * pw}
 	parallel.For(g.n, 1, func(lo, hi int) {
 		ab, hb := getBuf[uint8](&im2rowPool, rows*ld), getBuf[uint8](&hwcPool, g.c*g.hw)
 		defer im2rowPool.Put(ab)
 		defer hwcPool.Put(hb)
 		a, hwc := (*ab)[:rows*ld], (*hb)[:g.c*g.hw]
-		var sc []float32 // pooled positions × channels
-		if !deq.TransC {
-			pb := getBuf[float32](&pooledPool, op*g.oc)
-			defer pooledPool.Put(pb)
-			sc = (*pb)[:op*g.oc]
-		}
 		for n := lo; n < hi; n++ {
 			img := xq[n*g.c*g.hw : (n+1)*g.c*g.hw]
 			if g.c > 1 { // CHW → HWC
@@ -372,26 +452,8 @@ func conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 				}
 				img = hwc
 			}
-			dst := o[n*g.oc*op : (n+1)*g.oc*op]
-			if deq.TransC {
-				kernel.Im2rowU8(a, img, g.c, g.win, uint8(qp.ZeroPoint), ld)
-				kernel.GemmU8I8F32(rows, a, ld, w.packed, deq, dst, op)
-				continue
-			}
 			kernel.Im2rowU8Pooled(a, img, g.c, g.win, uint8(qp.ZeroPoint), ld, ph, pw)
-			kernel.GemmU8I8F32(rows, a, ld, w.packed, deq, sc, g.oc)
-			// [positions, channels] → [channels, positions], in tiles.
-			const tb = 16
-			for q0 := 0; q0 < op; q0 += tb {
-				for c0 := 0; c0 < g.oc; c0 += tb {
-					for q := q0; q < min(q0+tb, op); q++ {
-						row := sc[q*g.oc:]
-						for c := c0; c < min(c0+tb, g.oc); c++ {
-							dst[c*op+q] = row[c]
-						}
-					}
-				}
-			}
+			kernel.GemmU8I8F32(rows, a, ld, w.packed, deq, o[n*g.oc*op:(n+1)*g.oc*op], op)
 		}
 	})
 	return out

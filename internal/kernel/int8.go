@@ -89,9 +89,10 @@ type i8Variant struct {
 	// dequantRows is dequant with a map per row (PerRow); nil: dequantRowsGo.
 	dequantRows dequantRowsFunc
 	// dequantPool is dequant reducing each group of g rows to their
-	// maximum; nil: dequantPoolGo.
-	dequantPool dequantPoolFunc
-	requant     requantFunc // nil: requantGo
+	// maximum; nil: dequantPoolGo. dequantPoolT stores the pooled rows
+	// transposed, dst[j*ldd+q]; nil: dequantPoolTGo.
+	dequantPool, dequantPoolT dequantPoolFunc
+	requant                   requantFunc // nil: requantGo
 }
 
 // dequantFunc writes rows rows of cols values, dst[i*ldd+j] =
@@ -226,8 +227,9 @@ type I8Dequant struct {
 	// Pool > 1 max-pools the result over groups of Pool consecutive rows
 	// (after bias and ReLU): C has m/Pool rows, row q the lane-wise maximum
 	// of rows q·Pool … q·Pool+Pool−1. m must be a multiple of Pool, Pool at
-	// most I8MaxPool(), and TransC unset. With Im2rowU8's pooled order this
-	// is a convolution followed by a non-overlapping max pooling.
+	// most I8MaxPool(); with TransC the pooled rows are stored transposed.
+	// With Im2rowU8Pooled's order this is a convolution followed by a
+	// non-overlapping max pooling.
 	Pool int
 }
 
@@ -243,8 +245,8 @@ func (d *I8Dequant) check(op string, m, n int, lenC, ldc int) {
 		panic(fmt.Sprintf("kernel.%s: PerRow with TransC or Pool", op))
 	}
 	if d.Pool > 1 {
-		if d.TransC || d.Pool > I8MaxPool() || m%d.Pool != 0 {
-			panic(fmt.Sprintf("kernel.%s: pooling %d rows of m=%d (TransC %v, at most %d rows)", op, d.Pool, m, d.TransC, I8MaxPool()))
+		if d.Pool > I8MaxPool() || m%d.Pool != 0 {
+			panic(fmt.Sprintf("kernel.%s: pooling %d rows of m=%d (at most %d rows)", op, d.Pool, m, I8MaxPool()))
 		}
 		m /= d.Pool
 	}
@@ -309,9 +311,17 @@ func (d *I8Dequant) epilogue(v *i8Variant, w *PackedI8, c []float32, ldc int) i8
 	}
 	scs, offs := d.scales(w)
 	if d.Pool > 1 {
-		pool := v.dequantPool
+		pool, poolT := v.dequantPool, v.dequantPoolT
 		if pool == nil {
 			pool = dequantPoolGo
+		}
+		if poolT == nil {
+			poolT = dequantPoolTGo
+		}
+		if d.TransC {
+			return func(i0, j0, rows, cols int, acc []int32, ld int, _, _ []float32) {
+				poolT(rows, d.Pool, cols, acc, tileOf(scs, j0), tileOf(offs, j0), c[j0*ldc+i0/d.Pool:], ldc, d.ReLU)
+			}
 		}
 		return func(i0, j0, rows, cols int, acc []int32, ld int, _, _ []float32) {
 			pool(rows, d.Pool, cols, acc, tileOf(scs, j0), tileOf(offs, j0), c[(i0/d.Pool)*ldc+j0:], ldc, d.ReLU)
@@ -379,6 +389,17 @@ func AffineU8(lo, hi float32) (scale float32, zero int32) {
 	s := (hi - lo) / 255
 	z := int32(math.Round(float64(-lo / s)))
 	return s, min(max(z, 0), 255)
+}
+
+// dequantPoolTGo is dequantPoolGo storing the pooled rows transposed.
+func dequantPoolTGo(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	var row [i8NR]float32
+	for q := 0; q < rows/g; q++ {
+		dequantPoolGo(g, g, cols, acc[q*g*i8NR:], sc, off, row[:], i8NR, relu)
+		for j, v := range row[:cols] {
+			dst[j*ldd+q] = v
+		}
+	}
 }
 
 // dequantTGo is dequantGo storing the tile transposed: dst[j*ldd+i].

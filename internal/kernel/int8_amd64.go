@@ -67,7 +67,7 @@ func asmI8Variants() []*i8Variant {
 	if cpufeat.HasVNNI() {
 		vs = append(vs, &i8Variant{name: "vnni", mr: 14, micro: i8MicroVNNI, direct: i8MicroVNNIDirect,
 			dequant: dequantAVX512, dequantT: dequantTAVX512,
-			dequantPool: dequantPoolAVX512, dequantRows: dequantRowsAVX512, requant: requantAVX512})
+			dequantPool: dequantPoolAVX512, dequantPoolT: dequantPoolTAVX512, dequantRows: dequantRowsAVX512, requant: requantAVX512})
 	}
 	return vs
 }
@@ -139,6 +139,27 @@ func dequantRowsAVX512(rows, cols int, acc []int32, cv *[3 * i8NR]float32, rs, r
 		floor = 0
 	}
 	i8DequantRowsAVX512(rows, &acc[0], &cv[0], &rs[0], &rz[0], &dst[0], ldd, 1<<cols-1, floor)
+}
+
+func dequantPoolTAVX512(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	groups := rows / g
+	if groups == 0 || cols == 0 {
+		return
+	}
+	if ldd >= 1<<24 { // byte offsets j·ldd·4 past int32
+		dequantPoolTGo(rows, g, cols, acc, sc, off, dst, ldd, relu)
+		return
+	}
+	_, _ = acc[groups*g*i8NR-1], dst[(cols-1)*ldd+groups-1]
+	var idx [i8NR]int32
+	for j := range idx {
+		idx[j] = int32(4 * j * ldd)
+	}
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantPoolTAVX512(groups, g, &acc[0], &sc[0], &off[0], &dst[0], &idx[0], 1<<cols-1, floor)
 }
 
 func requantAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []uint8, ldd int, lo, hi float32) {

@@ -2649,6 +2649,56 @@ dqr_done:
 	VZEROUPPER
 	RET
 
+// func i8DequantPoolTAVX512(groups int, pool int, acc *int32, sc *float32, off *float32, dst *float32, idx *int32, mask uint64, floor float32)
+// Requires: AVX, AVX512F
+TEXT ·i8DequantPoolTAVX512(SB), NOSPLIT, $0-68
+	MOVQ         groups+0(FP), CX
+	MOVQ         pool+8(FP), R10
+	MOVQ         acc+16(FP), SI
+	MOVQ         sc+24(FP), AX
+	VMOVUPS      (AX), Z2
+	VMOVUPS      64(AX), Z3
+	MOVQ         off+32(FP), AX
+	VMOVUPS      (AX), Z4
+	VMOVUPS      64(AX), Z5
+	VBROADCASTSS floor+64(FP), Z6
+	MOVQ         idx+48(FP), AX
+	VMOVDQU32    (AX), Z9
+	VMOVDQU32    64(AX), Z10
+	MOVQ         dst+40(FP), DI
+	MOVQ         mask+56(FP), R11
+	MOVQ         R11, R12
+	SHRQ         $0x10, R12
+	TESTQ        CX, CX
+	JZ           dqpt_done
+
+dqpt_group:
+	VMOVAPS Z6, Z7
+	VMOVAPS Z6, Z8
+	MOVQ    R10, R9
+
+dqpt_row:
+	VCVTDQ2PS   (SI), Z0
+	VCVTDQ2PS   64(SI), Z1
+	VFMADD213PS Z4, Z2, Z0
+	VFMADD213PS Z5, Z3, Z1
+	VMAXPS      Z7, Z0, Z7
+	VMAXPS      Z8, Z1, Z8
+	ADDQ        $0x00000080, SI
+	DECQ        R9
+	JNZ         dqpt_row
+	KMOVW       R11, K1
+	KMOVW       R12, K2
+	VSCATTERDPS Z7, K1, (DI)(Z9*1)
+	VSCATTERDPS Z8, K2, (DI)(Z10*1)
+	ADDQ        $0x04, DI
+	DECQ        CX
+	JNZ         dqpt_group
+
+dqpt_done:
+	VZEROUPPER
+	RET
+
 // func i8QuantAVX512(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)
 // Requires: AVX, AVX512F
 TEXT ·i8QuantAVX512(SB), NOSPLIT, $0-40

@@ -214,6 +214,11 @@ func i8DequantPoolAVX512(groups int, pool int, acc *int32, sc *float32, off *flo
 //go:noescape
 func i8DequantRowsAVX512(rows int, acc *int32, cols *float32, rs *float32, rz *float32, dst *float32, ldd int, mask uint64, floor float32)
 
+// i8DequantPoolTAVX512 is i8DequantPoolAVX512 storing pooled row q, column j at dst + 4q + idx[j] bytes.
+//
+//go:noescape
+func i8DequantPoolTAVX512(groups int, pool int, acc *int32, sc *float32, off *float32, dst *float32, idx *int32, mask uint64, floor float32)
+
 // i8QuantAVX512 sets dst[i] = round(clamp(x[i]·inv, lo, hi)) + zero for n (a multiple of 16) values.
 //
 //go:noescape

@@ -489,14 +489,18 @@ func TestGemmU8I8F32Pool(t *testing.T) {
 					ldc := n + 1
 					got := make([]float32, (m/pool)*ldc)
 					GemmU8I8F32(m, a, k, pw, &dp, got, ldc)
+					dp.TransC = true
+					ldt := m/pool + 2
+					gotT := make([]float32, n*ldt)
+					GemmU8I8F32(m, a, k, pw, &dp, gotT, ldt)
 					for q := range m / pool {
 						for j := range n {
 							want := full[q*pool*n+j]
 							for i := q*pool + 1; i < (q+1)*pool; i++ {
 								want = max(want, full[i*n+j])
 							}
-							if got[q*ldc+j] != want {
-								t.Fatalf("%v pool=%d relu=%v: C(%d,%d) = %g, want %g", s, pool, relu, q, j, got[q*ldc+j], want)
+							if got[q*ldc+j] != want || gotT[j*ldt+q] != want {
+								t.Fatalf("%v pool=%d relu=%v: C(%d,%d) = %g (transposed %g), want %g", s, pool, relu, q, j, got[q*ldc+j], gotT[j*ldt+q], want)
 							}
 						}
 					}
