@@ -179,19 +179,27 @@ func minMaxF32AVX512(x []float32) (lo, hi float32) {
 	if n == 0 {
 		return minMaxF32Go(x)
 	}
-	var lanes [32]float32
-	if i8MinMaxAVX512(n, &x[0], &lanes[0]) {
+	lo, hi, nan := i8MinMaxAVX512(n, &x[0])
+	if nan {
 		nan := float32(math.NaN())
 		return nan, nan
 	}
-	lo, hi = minMaxF32Go(x[n:])
-	for _, v := range lanes[:16] {
-		lo = min(lo, v)
-	}
-	for _, v := range lanes[16:] {
-		hi = max(hi, v)
+	if n < len(x) {
+		tl, th := minMaxF32Go(x[n:])
+		if tl != tl {
+			return tl, th
+		}
+		lo, hi = min(lo, tl), max(hi, th)
 	}
 	return lo, hi
+}
+
+// prefetchF32 asks the memory system for x ahead of use (no effect on
+// results; a hint only).
+func prefetchF32(x []float32) {
+	if len(x) > 0 {
+		i8Prefetch(&x[0], (len(x)*4+63)/64)
+	}
 }
 
 // quantU8 is QuantizeU8 without the length check: AVX-512 for whole

@@ -2729,30 +2729,86 @@ q_done:
 	VZEROUPPER
 	RET
 
-// func i8MinMaxAVX512(n int, x *float32, out *float32) bool
-// Requires: AVX, AVX512F
+// func i8MinMaxAVX512(n int, x *float32) (lo float32, hi float32, nan bool)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·i8MinMaxAVX512(SB), NOSPLIT, $0-25
 	MOVQ    n+0(FP), CX
 	MOVQ    x+8(FP), SI
-	MOVQ    out+16(FP), DI
 	VMOVUPS (SI), Z0
 	VMOVAPS Z0, Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z3
 	KXORW   K2, K2, K2
+	KXORW   K3, K3, K3
 	SHRQ    $0x04, CX
 
-mm_loop:
-	VMOVUPS  (SI), Z2
-	VMINPS   Z2, Z0, Z0
-	VMAXPS   Z2, Z1, Z1
-	VCMPPS   $0x03, Z2, Z2, K1
-	KORW     K1, K2, K2
-	ADDQ     $0x00000040, SI
-	DECQ     CX
-	JNZ      mm_loop
-	VMOVUPS  Z0, (DI)
-	VMOVUPS  Z1, 64(DI)
-	KORTESTW K2, K2
-	SETNE    AL
-	MOVB     AL, ret+24(FP)
+mm_pair:
+	CMPQ    CX, $0x02
+	JB      mm_single
+	VMOVUPS (SI), Z4
+	VMOVUPS 64(SI), Z5
+	VMINPS  Z4, Z0, Z0
+	VMAXPS  Z4, Z1, Z1
+	VMINPS  Z5, Z2, Z2
+	VMAXPS  Z5, Z3, Z3
+	VCMPPS  $0x03, Z4, Z4, K1
+	KORW    K1, K2, K2
+	VCMPPS  $0x03, Z5, Z5, K1
+	KORW    K1, K3, K3
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x02, CX
+	JMP     mm_pair
+
+mm_single:
+	TESTQ   CX, CX
+	JZ      mm_fold
+	VMOVUPS (SI), Z4
+	VMINPS  Z4, Z0, Z0
+	VMAXPS  Z4, Z1, Z1
+	VCMPPS  $0x03, Z4, Z4, K1
+	KORW    K1, K2, K2
+
+mm_fold:
+	KORW          K3, K2, K2
+	VMINPS        Z2, Z0, Z0
+	VMAXPS        Z3, Z1, Z1
+	VEXTRACTF32X8 $0x01, Z0, Y2
+	VMINPS        Y2, Y0, Y0
+	VEXTRACTF32X8 $0x01, Z1, Y3
+	VMAXPS        Y3, Y1, Y1
+	VEXTRACTF128  $0x01, Y0, X2
+	VMINPS        X2, X0, X0
+	VEXTRACTF128  $0x01, Y1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0x4e, X0, X2
+	VMINPS        X2, X0, X0
+	VPERMILPS     $0x4e, X1, X3
+	VMAXPS        X3, X1, X1
+	VPERMILPS     $0xb1, X0, X2
+	VMINSS        X2, X0, X0
+	VPERMILPS     $0xb1, X1, X3
+	VMAXSS        X3, X1, X1
+	MOVSS         X0, lo+16(FP)
+	MOVSS         X1, hi+20(FP)
+	KORTESTW      K2, K2
+	SETNE         AL
+	MOVB          AL, nan+24(FP)
 	VZEROUPPER
+	RET
+
+// func i8Prefetch(p *float32, n int)
+// Requires: MMX+
+TEXT ·i8Prefetch(SB), NOSPLIT, $0-16
+	MOVQ  p+0(FP), SI
+	MOVQ  n+8(FP), CX
+	TESTQ CX, CX
+	JZ    pf_done
+
+pf_loop:
+	PREFETCHT1 (SI)
+	ADDQ       $0x40, SI
+	DECQ       CX
+	JNZ        pf_loop
+
+pf_done:
 	RET

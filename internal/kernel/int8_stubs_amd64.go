@@ -224,8 +224,13 @@ func i8DequantPoolTAVX512(groups int, pool int, acc *int32, sc *float32, off *fl
 //go:noescape
 func i8QuantAVX512(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)
 
-// i8MinMaxAVX512 stores the lane-wise minima and maxima of n (a multiple of 16, at least 16) values
-// to out[0:16] and out[16:32] and reports whether any value is NaN.
+// i8MinMaxAVX512 returns the minimum and maximum of n (a multiple of 16, at least 16) values
+// and whether any value is NaN (then lo and hi are meaningless).
 //
 //go:noescape
-func i8MinMaxAVX512(n int, x *float32, out *float32) bool
+func i8MinMaxAVX512(n int, x *float32) (lo float32, hi float32, nan bool)
+
+// i8Prefetch prefetches n cache lines from p on into L2.
+//
+//go:noescape
+func i8Prefetch(p *float32, n int)

@@ -101,6 +101,7 @@ func main() {
 	genDequantPoolT()
 	genQuant()
 	genMinMax()
+	genPrefetch()
 	Generate()
 }
 
@@ -579,38 +580,98 @@ func genRequant() {
 }
 
 // genMinMax scans n (a multiple of 16) float32 values once for their
-// minimum and maximum: two accumulators each, 16 lanes wide, stored to
-// out[0:16] (minima) and out[16:32] (maxima) for the caller to fold; the
-// result says whether any value was NaN (VCMPPS unordered, or-ed into a
-// mask register).
+// minimum and maximum: two vectors per step into two accumulators each
+// (16 lanes wide), then folded to scalars in registers; the result says
+// whether any value was NaN (VCMPPS unordered, or-ed into a mask
+// register), in which case lo and hi mean nothing.
 func genMinMax() {
-	TEXT("i8MinMaxAVX512", NOSPLIT, "func(n int, x *float32, out *float32) bool")
+	TEXT("i8MinMaxAVX512", NOSPLIT, "func(n int, x *float32) (lo float32, hi float32, nan bool)")
 	Pragma("noescape")
-	Doc("i8MinMaxAVX512 stores the lane-wise minima and maxima of n (a multiple of 16, at least 16) values",
-		"to out[0:16] and out[16:32] and reports whether any value is NaN.")
-	n, x, out := reg.RCX, reg.RSI, reg.RDI
+	Doc("i8MinMaxAVX512 returns the minimum and maximum of n (a multiple of 16, at least 16) values",
+		"and whether any value is NaN (then lo and hi are meaningless).")
+	n, x := reg.RCX, reg.RSI
 	Load(Param("n"), n)
 	Load(Param("x"), x)
-	Load(Param("out"), out)
 	VMOVUPS(Mem{Base: x}, zmms[0])
 	VMOVAPS(zmms[0], zmms[1])
+	VMOVAPS(zmms[0], zmms[2])
+	VMOVAPS(zmms[0], zmms[3])
 	KXORW(reg.K2, reg.K2, reg.K2)
+	KXORW(reg.K3, reg.K3, reg.K3)
 	SHRQ(U8(4), n)
-	Label("mm_loop")
-	VMOVUPS(Mem{Base: x}, zmms[2])
-	VMINPS(zmms[2], zmms[0], zmms[0])
-	VMAXPS(zmms[2], zmms[1], zmms[1])
-	VCMPPS(U8(3), zmms[2], zmms[2], reg.K1)
+	// Pairs of vectors, then a last single one when n/16 is odd.
+	Label("mm_pair")
+	CMPQ(n, U8(2))
+	JB(LabelRef("mm_single"))
+	VMOVUPS(Mem{Base: x}, zmms[4])
+	VMOVUPS(Mem{Base: x, Disp: 64}, zmms[5])
+	VMINPS(zmms[4], zmms[0], zmms[0])
+	VMAXPS(zmms[4], zmms[1], zmms[1])
+	VMINPS(zmms[5], zmms[2], zmms[2])
+	VMAXPS(zmms[5], zmms[3], zmms[3])
+	VCMPPS(U8(3), zmms[4], zmms[4], reg.K1)
 	KORW(reg.K1, reg.K2, reg.K2)
-	ADDQ(U32(64), x)
-	DECQ(n)
-	JNZ(LabelRef("mm_loop"))
-	VMOVUPS(zmms[0], Mem{Base: out})
-	VMOVUPS(zmms[1], Mem{Base: out, Disp: 64})
+	VCMPPS(U8(3), zmms[5], zmms[5], reg.K1)
+	KORW(reg.K1, reg.K3, reg.K3)
+	ADDQ(U32(128), x)
+	SUBQ(U8(2), n)
+	JMP(LabelRef("mm_pair"))
+	Label("mm_single")
+	TESTQ(n, n)
+	JZ(LabelRef("mm_fold"))
+	VMOVUPS(Mem{Base: x}, zmms[4])
+	VMINPS(zmms[4], zmms[0], zmms[0])
+	VMAXPS(zmms[4], zmms[1], zmms[1])
+	VCMPPS(U8(3), zmms[4], zmms[4], reg.K1)
+	KORW(reg.K1, reg.K2, reg.K2)
+	Label("mm_fold")
+	KORW(reg.K3, reg.K2, reg.K2)
+	VMINPS(zmms[2], zmms[0], zmms[0])
+	VMAXPS(zmms[3], zmms[1], zmms[1])
+	VEXTRACTF32X8(U8(1), zmms[0], ymms[2])
+	VMINPS(ymms[2], ymms[0], ymms[0])
+	VEXTRACTF32X8(U8(1), zmms[1], ymms[3])
+	VMAXPS(ymms[3], ymms[1], ymms[1])
+	VEXTRACTF128(U8(1), ymms[0], xmms[2])
+	VMINPS(xmms[2], xmms[0], xmms[0])
+	VEXTRACTF128(U8(1), ymms[1], xmms[3])
+	VMAXPS(xmms[3], xmms[1], xmms[1])
+	VPERMILPS(U8(0x4E), xmms[0], xmms[2])
+	VMINPS(xmms[2], xmms[0], xmms[0])
+	VPERMILPS(U8(0x4E), xmms[1], xmms[3])
+	VMAXPS(xmms[3], xmms[1], xmms[1])
+	VPERMILPS(U8(0xB1), xmms[0], xmms[2])
+	VMINSS(xmms[2], xmms[0], xmms[0])
+	VPERMILPS(U8(0xB1), xmms[1], xmms[3])
+	VMAXSS(xmms[3], xmms[1], xmms[1])
+	Store(xmms[0], ReturnIndex(0))
+	Store(xmms[1], ReturnIndex(1))
 	KORTESTW(reg.K2, reg.K2)
 	SETNE(reg.AL)
-	Store(reg.AL, ReturnIndex(0))
+	Store(reg.AL, ReturnIndex(2))
 	VZEROUPPER()
+	RET()
+}
+
+// genPrefetch asks for n cache lines from p on (PREFETCHT1, into L2):
+// the driver fetches the next block of float32 activations while the
+// current one is multiplied, so the first pass over a row does not wait
+// on memory.
+func genPrefetch() {
+	TEXT("i8Prefetch", NOSPLIT, "func(p *float32, n int)")
+	Pragma("noescape")
+	Doc("i8Prefetch prefetches n cache lines from p on into L2.")
+	p, n := reg.RSI, reg.RCX
+	Load(Param("p"), p)
+	Load(Param("n"), n)
+	TESTQ(n, n)
+	JZ(LabelRef("pf_done"))
+	Label("pf_loop")
+	PREFETCHT1(Mem{Base: p})
+	ADDQ(U8(64), p)
+	DECQ(n)
+	JNZ(LabelRef("pf_loop"))
+	Label("pf_done")
 	RET()
 }
 
