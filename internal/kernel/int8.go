@@ -560,14 +560,22 @@ func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn i8TileFn) {
 	// another finishes a short one.
 	g := max(src.group, 1)
 	vmr := v.mr / g * g
+	workers := parallel.Workers()
+	big := float64(m)*float64(n)*float64(k) >= i8SerialOps && workers > 1
+	if big && (m+vmr-1)/vmr < 4*workers {
+		// Shorter blocks, down to 4 rows, so that every core gets several:
+		// cheaper than splitting the panels, which would quantize each block
+		// of float32 activations once per piece.
+		t := max(m/(4*workers), 4)
+		vmr = min(vmr, max(t/g*g, g))
+	}
 	blocks := (m + vmr - 1) / vmr
 	mr := ((m+blocks-1)/blocks + g - 1) / g * g
 	panels := (n + i8NR - 1) / i8NR
 	// Split the panels into chunks too when there are few row blocks, so
 	// every core has work in pieces small enough to even out.
 	chunks := 1
-	workers := parallel.Workers()
-	if float64(m)*float64(n)*float64(k) >= i8SerialOps && blocks < 4*workers {
+	if big && blocks < 4*workers {
 		chunks = min(panels, (4*workers+blocks-1)/blocks)
 	}
 	per := (panels + chunks - 1) / chunks
@@ -643,7 +651,7 @@ func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn i8TileFn) {
 		}
 		i8Pool.Put(s)
 	}
-	if float64(m)*float64(n)*float64(k) < i8SerialOps || workers == 1 {
+	if !big {
 		run(0, units)
 		return
 	}
