@@ -820,6 +820,25 @@ func im2rowU8(op string, dst, img []uint8, channels int, g Window2d, pad uint8, 
 					p++
 					ix0 := x*g.StrideW - g.PadW
 					inW := ix0 >= 0 && ix0+(g.KW-1)*g.DilW < g.W
+					iy0 := y*g.StrideH - g.PadH
+					if inW && g.DilW == 1 && iy0 >= 0 && iy0+(g.KH-1)*g.DilH < g.H {
+						// The whole window inside the image: KH runs of KW·c bytes.
+						base, step := (iy0*g.W+ix0)*c, g.DilH*g.W*c
+						if run == 3 {
+							for i := 0; i < g.KH; i++ {
+								s3 := img[base : base+3 : base+3]
+								r3 := row[3*i : 3*i+3 : 3*i+3]
+								r3[0], r3[1], r3[2] = s3[0], s3[1], s3[2]
+								base += step
+							}
+						} else {
+							for i := 0; i < g.KH; i++ {
+								copy(row[i*run:(i+1)*run], img[base:base+run])
+								base += step
+							}
+						}
+						continue
+					}
 					o := 0
 					for i := 0; i < g.KH; i++ {
 						iy := y*g.StrideH - g.PadH + i*g.DilH
