@@ -626,7 +626,7 @@ func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn i8TileFn) {
 						}
 						// Fetch the next block's rows while this one is multiplied.
 						if next := i0 + rows; next < m && ch == 0 {
-							prefetchF32(src.f32[next*lda : min(m, next+mr)*lda])
+							prefetchF32(src.f32[next*lda : min(len(src.f32), min(m, next+mr)*lda)])
 						}
 						quantized = blk
 					}
