@@ -44,7 +44,8 @@ func (s *Sequential) Layers() []Layer { return append([]Layer(nil), s.layers...)
 // Forward runs the layers in order. A Conv2d or Linear directly followed
 // by a ReLU runs as one fused op (tensor.Conv2dOpts.Relu,
 // tensor.LinearRelu): the same values and gradients without the
-// intermediate tensor.
+// intermediate tensor. The int8 layers fuse further (see seqFuser: a
+// following max pooling, uint8 activations between static layers).
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 	for i := 0; i < len(s.layers); i++ {
 		if f, ok := s.layers[i].(seqFuser); ok {
