@@ -44,9 +44,16 @@ func (s *Sequential) Layers() []Layer { return append([]Layer(nil), s.layers...)
 // Forward runs the layers in order. A Conv2d or Linear directly followed
 // by a ReLU runs as one fused op (tensor.Conv2dOpts.Relu,
 // tensor.LinearRelu): the same values and gradients without the
-// intermediate tensor.
+// intermediate tensor. The int8 layers fuse further (see seqFuser: a
+// following max pooling, uint8 activations between static layers).
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 	for i := 0; i < len(s.layers); i++ {
+		if f, ok := s.layers[i].(seqFuser); ok {
+			var used int
+			x, used = f.forwardFused(x, s.layers[i+1:])
+			i += used
+			continue
+		}
 		if i+1 < len(s.layers) {
 			if _, ok := s.layers[i+1].(*ReLU); ok {
 				switch l := s.layers[i].(type) {

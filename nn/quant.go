@@ -211,6 +211,69 @@ func (m *QConv2d) describe() string {
 		c.In, c.Out, c.Kernel, c.Stride, c.Padding, m.Bias != nil, qmode(m.state()))
 }
 
+// seqFuser is a layer that can run together with the layers after it in
+// one op (Sequential.Forward asks it first): forwardFused returns the
+// output and how many of the following layers it consumed.
+type seqFuser interface {
+	forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, int)
+}
+
+// forwardFused runs the convolution with a following ReLU and a following
+// non-overlapping max pooling (kernel = stride, no padding, dilation or
+// ceil mode, a window of at most tensor.Int8MaxPoolWindow() positions) as
+// one op, tensor.Conv2dInt8Pool: the pooling happens in the int8 GEMM's
+// epilogue and the full-size convolution output is never written.
+func (m *QConv2d) forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, int) {
+	used := 0
+	relu := false
+	if len(next) > 0 {
+		if _, ok := next[0].(*ReLU); ok {
+			relu, used = true, 1
+		}
+	}
+	if len(next) > used {
+		if p, ok := next[used].(*MaxPool2d); ok && fusablePool(p) {
+			f := m.state()
+			c := m.Conv2dConfig
+			y := tensor.Conv2dInt8Pool(x, f.weights(), m.Bias, f.inputParams(),
+				tensor.Conv2dOpts{Stride: c.Stride, Padding: c.Padding, Dilation: c.Dilation, Relu: relu}, p.Kernel)
+			return y, used + 1
+		}
+	}
+	return m.forwardRelu(x, relu), used
+}
+
+// forwardFused runs the layer with a following ReLU; when its input map is
+// static and the next int8 Linear (after the ReLU, if any) has a static
+// input map too, the product is requantized to that map in the GEMM's
+// epilogue (tensor.LinearInt8U8) and the chain goes on in uint8: no
+// float32 activations between the two layers.
+func (l *QLinear) forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, int) {
+	used, relu := 0, false
+	if len(next) > 0 {
+		if _, ok := next[0].(*ReLU); ok {
+			relu, used = true, 1
+		}
+	}
+	f := l.state()
+	if p := f.inputParams(); p != nil && len(next) > used {
+		if nl, ok := next[used].(*QLinear); ok {
+			if np := nl.state().inputParams(); np != nil {
+				y := tensor.LinearInt8U8(x, f.weights(), l.Bias, *p, relu, *np)
+				z, more := nl.forwardFused(y, next[used+1:])
+				return z, used + 1 + more
+			}
+		}
+	}
+	return l.forwardRelu(x, relu), used
+}
+
+// fusablePool reports whether Conv2dInt8Pool computes p.
+func fusablePool(p *MaxPool2d) bool {
+	return p.Kernel == p.Stride && p.Padding == [2]int{} && p.Dilation[0] <= 1 && p.Dilation[1] <= 1 &&
+		!p.CeilMode && p.Kernel[0] >= 1 && p.Kernel[1] >= 1 && p.Kernel[0]*p.Kernel[1] <= tensor.Int8MaxPoolWindow()
+}
+
 // reluFuser is a layer that applies a following ReLU in its own pass
 // (Sequential.Forward uses it).
 type reluFuser interface {

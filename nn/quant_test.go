@@ -131,3 +131,77 @@ func TestQuantizedSpecErrors(t *testing.T) {
 		t.Errorf("grouped conv: %v", err)
 	}
 }
+
+// TestQConvPoolFused: in a Sequential, an int8 convolution followed by
+// ReLU and a 2×2 max pooling runs as one fused op; its output equals the
+// layers run one by one, bit for bit. A pooling it cannot fuse (stride
+// unlike the kernel) runs as its own layer and gives the same as well.
+func TestQConvPoolFused(t *testing.T) {
+	rng := tensor.NewRNG(4)
+	conv := nn.NewConv2dWith(rng, nn.Conv2dConfig{In: 3, Out: 6, Kernel: nn.Pair(3), Padding: nn.Pair(1)})
+	x := rng.Normal(tensor.Float32, 0, 1, 2, 3, 9, 9)
+	q, err := nn.QuantizeConv2d(conv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlap := nn.NewMaxPool2d(3)
+	overlap.Stride = nn.Pair(2)
+	for _, pool := range []*nn.MaxPool2d{nn.NewMaxPool2d(2), overlap} {
+		seq := nn.NewSequential(q, nn.NewReLU(), pool)
+		got := seq.Forward(x)
+		want := pool.Forward(nn.NewReLU().Forward(q.Forward(x)))
+		if !slices.Equal(got.Shape(), want.Shape()) || maxDiff(got.Float32s(), want.Float32s()) != 0 {
+			t.Fatalf("pool %v stride %v: fused %v differs from layer by layer %v (max diff %g)",
+				pool.Kernel, pool.Stride, got.Shape(), want.Shape(), maxDiff(got.Float32s(), want.Float32s()))
+		}
+	}
+}
+
+// TestQLinearChainU8: statically quantized Linear layers in a Sequential
+// pass uint8 activations to each other (requantized in the epilogue); the
+// result matches the layers run one by one (float32 between them) up to
+// the requantization's rounding (a tie may go either way: one step of
+// the next layer's map), and the float model within quantization error.
+func TestQLinearChainU8(t *testing.T) {
+	rng := tensor.NewRNG(5)
+	l1, l2, l3 := nn.NewLinear(rng, 30, 20), nn.NewLinear(rng, 20, 16), nn.NewLinear(rng, 16, 4)
+	x := rng.Normal(tensor.Float32, 0, 1, 37, 30)
+	float := nn.NewSequential(l1, nn.NewReLU(), l2, nn.NewReLU(), l3)
+	// Calibrate each layer's input map on x itself.
+	h1 := nn.NewReLU().Forward(l1.Forward(x))
+	h2 := nn.NewReLU().Forward(l2.Forward(h1))
+	mp := func(v *tensor.Tensor) *tensor.QuantParams {
+		lo, hi := tensor.MinMax(v)
+		p := tensor.ChooseQuantParams(lo, hi, false)
+		return &p
+	}
+	q1, q2, q3 := nn.QuantizeLinear(l1, mp(x)), nn.QuantizeLinear(l2, mp(h1)), nn.QuantizeLinear(l3, mp(h2))
+	got := nn.NewSequential(q1, nn.NewReLU(), q2, nn.NewReLU(), q3).Forward(x)
+	if got.DType() != tensor.Float32 || !slices.Equal(got.Shape(), []int{37, 4}) {
+		t.Fatalf("chain output %v %v, want float32 [37 4]", got.DType(), got.Shape())
+	}
+	relu := nn.NewReLU()
+	stepwise := q3.Forward(relu.Forward(q2.Forward(relu.Forward(q1.Forward(x)))))
+	if d := maxDiff(got.Float32s(), stepwise.Float32s()); d > 0.05 {
+		t.Errorf("uint8 chain vs float32 between layers: max diff %g", d)
+	}
+	if d := maxDiff(got.Float32s(), float.Forward(x).Float32s()); d > 0.1 {
+		t.Errorf("uint8 chain vs float model: max diff %g", d)
+	}
+	// The layer alone takes the uint8 activations of the one before.
+	u := tensor.LinearInt8U8(x, mustWeights(t, q1), q1.Bias, *mp(x), true, *mp(h1))
+	if u.DType() != tensor.Uint8 {
+		t.Fatalf("LinearInt8U8 gave %v, want uint8", u.DType())
+	}
+	if d := maxDiff(q2.Forward(u).Float32s(), q2.Forward(relu.Forward(q1.Forward(x))).Float32s()); d > 0.05 {
+		t.Errorf("QLinear on uint8 input vs float input: max diff %g", d)
+	}
+}
+
+func mustWeights(t *testing.T, q *nn.QLinear) *tensor.Int8Weights {
+	w, err := tensor.NewInt8Weights(q.Weight, q.WeightScale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

@@ -5,8 +5,8 @@
 #     unless MLP=... and CNN=... name trained model files;
 #   - quantizes them (dynamic; the CNN also static, percentile observer);
 #   - prints test accuracy of each and rows/s at batch 64 and 10000 for fathom
-#     float32, fathom int8, torch float32 and torch quantize_dynamic (MLP),
-#     interleaved over ROUNDS rounds, medians.
+#     float32, fathom int8 (dynamic and static), torch float32 and torch
+#     quantize_dynamic (MLP), interleaved over ROUNDS rounds, medians.
 # Usage: scripts/compare-quant.sh [OUTDIR]   (THREADS=2 ROUNDS=3 MLP= CNN=)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,4 +35,5 @@ for m in "$mlp" "$out/mlp-int8.safetensors" "$out/mlp-int8-static.safetensors" \
 	"$f" eval "$m" --data fashion-mnist
 done
 /usr/bin/python3 scripts/compare_quant.py --fathom "$f" --float "$mlp" --int8 "$out/mlp-int8.safetensors" \
-	--cnn "$cnn" --cnn-int8 "$out/cnn-int8.safetensors" --threads "$threads" --rounds "$rounds"
+	--int8-static "$out/mlp-int8-static.safetensors" --cnn "$cnn" --cnn-int8 "$out/cnn-int8.safetensors" \
+	--cnn-int8-static "$out/cnn-int8-static.safetensors" --threads "$threads" --rounds "$rounds"

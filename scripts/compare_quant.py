@@ -82,6 +82,8 @@ def main():
     p.add_argument("--int8", required=True, help="its fathom int8 version")
     p.add_argument("--cnn", help="fathom float32 CNN model file")
     p.add_argument("--cnn-int8", help="its fathom int8 version")
+    p.add_argument("--int8-static", help="the MLP quantized statically (optional)")
+    p.add_argument("--cnn-int8-static", help="the CNN quantized statically (optional)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--batches", default="64,10000")
@@ -110,8 +112,12 @@ def main():
             acc[name] = (model(x).argmax(1) == y).float().mean().item()
 
     contenders = {"fathom float32": a.float, "fathom int8": a.int8}
+    if a.int8_static:
+        contenders["fathom int8 static"] = a.int8_static
     if a.cnn and a.cnn_int8:
         contenders.update({"fathom CNN float32": a.cnn, "fathom CNN int8": a.cnn_int8})
+        if a.cnn_int8_static:
+            contenders["fathom CNN int8 static"] = a.cnn_int8_static
     res = {}
     for r in range(a.rounds):
         for name, path in contenders.items():
@@ -135,8 +141,12 @@ def main():
         best = max((n for n in names if n.startswith("torch int8")), key=lambda n: med[(n, b)])
         line = (f"batch {b}: fathom int8 / fathom float32 = {med[('fathom int8', b)] / med[('fathom float32', b)]:.2f}x, "
                 f"fathom int8 / fastest {best} = {med[('fathom int8', b)] / med[(best, b)]:.2f}x")
+        if ("fathom int8 static", b) in med:
+            line += f", static int8 / float32 = {med[('fathom int8 static', b)] / med[('fathom float32', b)]:.2f}x"
         if ("fathom CNN int8", b) in med:
             line += f", CNN int8 / float32 = {med[('fathom CNN int8', b)] / med[('fathom CNN float32', b)]:.2f}x"
+        if ("fathom CNN int8 static", b) in med:
+            line += f", CNN static int8 / float32 = {med[('fathom CNN int8 static', b)] / med[('fathom CNN float32', b)]:.2f}x"
         print(line)
     print(json.dumps({"engines": engines, "threads": a.threads, "accuracy": acc,
                       "rows_per_s": {f"{n}@{b}": v for (n, b), v in med.items()}}))

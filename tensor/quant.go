@@ -36,12 +36,8 @@ func ChooseQuantParams(lo, hi float32, symmetric bool) QuantParams {
 		}
 		return QuantParams{Scale: a / 127.5, ZeroPoint: 128}
 	}
-	if !(hi > lo) || math.IsInf(float64(hi-lo), 0) {
-		return QuantParams{Scale: 1, ZeroPoint: 0}
-	}
-	s := (hi - lo) / 255
-	z := int32(math.Round(float64(-lo / s)))
-	return QuantParams{Scale: s, ZeroPoint: min(max(z, 0), 255)}
+	s, z := kernel.AffineU8(lo, hi)
+	return QuantParams{Scale: s, ZeroPoint: z}
 }
 
 // QuantizeWeightInt8 quantizes w [out, ...] per output channel (dim 0),
@@ -172,22 +168,9 @@ func MinMax(x *Tensor) (lo, hi float32) {
 	return minMaxF32(d)
 }
 
-// minMaxF32 returns the smallest and largest of d (not empty), in chunks
-// small enough that the second scan of each (for the max) hits the cache,
-// on several cores when d is large.
-func minMaxF32(d []float32) (lo, hi float32) {
-	const chunk = 1 << 13
-	type span struct{ lo, hi float32 }
-	r := parallel.MapReduce((len(d)+chunk-1)/chunk, 16, span{d[0], d[0]}, func(c0, c1 int) span {
-		s := span{d[c0*chunk], d[c0*chunk]}
-		for c := c0; c < c1; c++ {
-			part := d[c*chunk : min((c+1)*chunk, len(d))]
-			s.lo, s.hi = min(s.lo, kernel.MinF32(part)), max(s.hi, kernel.MaxF32(part))
-		}
-		return s
-	}, func(a, b span) span { return span{min(a.lo, b.lo), max(a.hi, b.hi)} })
-	return r.lo, r.hi
-}
+// minMaxF32 returns the smallest and largest of d (not empty) in one
+// pass, on several cores when d is large.
+func minMaxF32(d []float32) (lo, hi float32) { return kernel.MinMaxF32(d) }
 
 // u8Pool holds the quantized activations of LinearInt8 between calls.
 var u8Pool = sync.Pool{New: func() any { return new([]uint8) }}
@@ -229,24 +212,29 @@ func (p QuantParams) check(op string) {
 }
 
 // LinearInt8 returns x·Wᵀ + b (then ReLU with relu) for x [..., In] float32,
-// computed in int8: x is quantized to uint8 with p, or with p nil per call
-// from its own min and max (dynamic quantization), and the int32 products
-// are dequantized with the bias added in the GEMM's epilogue. b is nil or
-// Float32 [Out]. The result is Float32 [..., Out] and records no gradient.
+// computed in int8: x is quantized to uint8 with p, or with p nil each row
+// with the min-max map of that row alone (dynamic quantization per row:
+// finer than one map per batch, and a row's result does not depend on the
+// rest of its batch), and the int32 products are dequantized with the bias
+// added in the GEMM's epilogue. The quantization happens inside the GEMM,
+// block by block, while the rows are in cache. b is nil or Float32 [Out].
+// The result is Float32 [..., Out] and records no gradient.
 func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool) *Tensor {
 	if len(x.shape) == 0 || x.shape[len(x.shape)-1] != w.In {
 		panic(fmt.Sprintf("tensor: LinearInt8: input %v does not match weights of %d inputs", x.shape, w.In))
 	}
 	bias := int8Bias("LinearInt8", b, w.Out)
+	m := numelOf(x.shape[:len(x.shape)-1])
+	qp := QuantParams{Scale: 1}
+	if p != nil {
+		qp = *p
+		qp.check("LinearInt8")
+	}
+	if x.dtype == Uint8 {
+		return linearU8In(x, w, bias, p, relu, nil)
+	}
 	xc := x.Detach().To(Float32).Contiguous()
 	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
-	m := numelOf(x.shape[:len(x.shape)-1])
-	qp := activationParams(d, p)
-	qp.check("LinearInt8")
-	ab := getU8(len(d))
-	defer u8Pool.Put(ab)
-	a := (*ab)[:len(d)]
-	quantizeRows(a, d, qp)
 	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
 	out := emptyUninit(Float32, outShape)
 	c := data[float32](out)
@@ -266,10 +254,98 @@ func LinearInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, relu bool)
 		}
 		return out
 	}
-	kernel.GemmU8I8F32(m, a, w.In, w.packed, &kernel.I8Dequant{
-		AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: relu,
+	// The GEMM quantizes x block by block as it goes.
+	kernel.GemmF32I8F32(m, d, w.In, w.packed, &kernel.I8Dequant{
+		AScale: qp.Scale, AZero: qp.ZeroPoint, PerRow: p == nil, WScale: w.scale, Bias: bias, ReLU: relu,
 	}, c, w.Out)
 	return out
+}
+
+// LinearInt8U8 is LinearInt8 with static input map p whose output is
+// quantized again, with out (the input map of the next int8 layer), in the
+// GEMM's epilogue: bias, ReLU and requantization fused, so no float32
+// activations are written between the two layers. x is Float32
+// (quantized with p inside the GEMM) or Uint8 (already quantized with p,
+// the output of another LinearInt8U8); the result is Uint8 [..., Out].
+// LinearInt8 takes such a Uint8 input too.
+func LinearInt8U8(x *Tensor, w *Int8Weights, b *Tensor, p QuantParams, relu bool, out QuantParams) *Tensor {
+	if len(x.shape) == 0 || x.shape[len(x.shape)-1] != w.In {
+		panic(fmt.Sprintf("tensor: LinearInt8U8: input %v does not match weights of %d inputs", x.shape, w.In))
+	}
+	p.check("LinearInt8U8")
+	out.check("LinearInt8U8")
+	return linearU8In(x, w, int8Bias("LinearInt8U8", b, w.Out), &p, relu, &out)
+}
+
+// linearU8In runs the int8 Linear on x (Uint8 quantized with p, or
+// Float32 when out is set) into Float32, or Uint8 with map out.
+func linearU8In(x *Tensor, w *Int8Weights, bias []float32, p *QuantParams, relu bool, out *QuantParams) *Tensor {
+	if p == nil {
+		panic("tensor: LinearInt8: a uint8 input needs its quantization map (static input map)")
+	}
+	m := numelOf(x.shape[:len(x.shape)-1])
+	outShape := append(append([]int(nil), x.shape[:len(x.shape)-1]...), w.Out)
+	deq := kernel.I8Dequant{AScale: p.Scale, AZero: p.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: relu}
+	var xu []uint8
+	var xf []float32
+	if x.dtype == Uint8 {
+		xc := x.Contiguous()
+		xu = data[uint8](xc)[xc.offset : xc.offset+xc.Numel()]
+	} else {
+		xc := x.Detach().To(Float32).Contiguous()
+		xf = data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
+	}
+	if out == nil {
+		y := emptyUninit(Float32, outShape)
+		c := data[float32](y)
+		if w.In == 0 {
+			// No inputs: the bias alone.
+			row := orZeros(bias, w.Out)
+			for i := range m {
+				for j, v := range row {
+					if relu {
+						v = max(v, 0)
+					}
+					c[i*w.Out+j] = v
+				}
+			}
+			return y
+		}
+		kernel.GemmU8I8F32(m, xu, w.In, w.packed, &deq, c, w.Out)
+		return y
+	}
+	y := emptyUninit(Uint8, outShape)
+	c := data[uint8](y)
+	if m == 0 {
+		return y
+	}
+	if w.In == 0 {
+		// No inputs: the bias alone, quantized.
+		row := orZeros(bias, w.Out)
+		for i := range m {
+			for j, v := range row {
+				if relu {
+					v = max(v, 0)
+				}
+				c[i*w.Out+j] = uint8(min(max(math.RoundToEven(float64(v/out.Scale))+float64(out.ZeroPoint), 0), 255))
+			}
+		}
+		return y
+	}
+	rq := &kernel.I8Requant{I8Dequant: deq, OutScale: out.Scale, OutZero: out.ZeroPoint}
+	if xu != nil {
+		kernel.GemmU8I8U8(m, xu, w.In, w.packed, rq, c, w.Out)
+	} else {
+		kernel.GemmF32I8U8(m, xf, w.In, w.packed, rq, c, w.Out)
+	}
+	return y
+}
+
+func orZeros(b []float32, n int) []float32 {
+	if b == nil {
+		return make([]float32, n)
+	}
+	return b
 }
 
 func int8Bias(op string, b *Tensor, out int) []float32 {
@@ -286,14 +362,51 @@ func int8Bias(op string, b *Tensor, out int) []float32 {
 // weights w (a quantized [OC, C, KH, KW] filter bank, NewInt8ConvWeights) and
 // activations quantized as in LinearInt8 (one map for the batch): the
 // batch is quantized once, each image's bytes are unfolded position-major
-// (channels innermost, kernel.Im2rowU8, padding at the zero point) and multiplied by the
-// weights in one int8 GEMM whose epilogue adds the bias (and ReLU); the
-// positions × channels result is transposed to NCHW at the end.
-// x is [N, C, H, W] or [C, H, W]; the result is Float32 and records no
-// gradient.
+// (channels innermost, kernel.Im2rowU8, padding at the zero point) and
+// multiplied by the weights in one int8 GEMM whose epilogue adds the bias
+// (and ReLU) and stores the positions × channels tiles transposed, into
+// NCHW. x is [N, C, H, W] or [C, H, W]; the result is Float32 and records
+// no gradient.
 func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2dOpts) *Tensor {
+	return conv2dInt8(x, w, b, p, opts, 1, 1)
+}
+
+// Conv2dInt8Pool is Conv2dInt8 followed by a max pooling of kernel and
+// stride pool (no padding, no dilation, no ceil mode: MaxPool2d with
+// those options), in one op: the unfolding puts each pooling window's
+// output positions on consecutive rows (kernel.Im2rowU8Pooled) and the
+// GEMM's epilogue keeps only their maximum, so the convolution's full
+// output is never written. pool[0]·pool[1] must be at most
+// Int8MaxPoolWindow().
+func Conv2dInt8Pool(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2dOpts, pool [2]int) *Tensor {
+	if pool[0] < 1 || pool[1] < 1 || pool[0]*pool[1] > kernel.I8MaxPool() {
+		panic(fmt.Sprintf("tensor: Conv2dInt8Pool: pooling window %v (at most %d positions)", pool, kernel.I8MaxPool()))
+	}
+	return conv2dInt8(x, w, b, p, opts, pool[0], pool[1])
+}
+
+// Int8MaxPoolWindow is the largest pooling window (in positions) that
+// Conv2dInt8Pool fuses on this CPU.
+func Int8MaxPoolWindow() int { return kernel.I8MaxPool() }
+
+// Scratch of the int8 convolution, by purpose (one pool each, so a Get
+// finds a buffer of the right size).
+var (
+	im2rowPool = sync.Pool{New: func() any { return new([]uint8) }}
+	hwcPool    = sync.Pool{New: func() any { return new([]uint8) }}
+)
+
+func getBuf[T any](p *sync.Pool, n int) *[]T {
+	b := p.Get().(*[]T)
+	if cap(*b) < n {
+		*b = make([]T, n)
+	}
+	return b
+}
+
+func conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2dOpts, ph, pw int) *Tensor {
 	if len(x.shape) == 3 {
-		return Conv2dInt8(x.Unsqueeze(0), w, b, p, opts).Squeeze(0)
+		return conv2dInt8(x.Unsqueeze(0), w, b, p, opts, ph, pw).Squeeze(0)
 	}
 	if max(opts.Groups, 1) != 1 {
 		panic("tensor: Conv2dInt8: grouped convolutions are not supported")
@@ -310,29 +423,25 @@ func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
 	qp := activationParams(d, p)
 	qp.check("Conv2dInt8")
-	// Each image's GEMM writes positions × channels (the row-major
-	// epilogue) into a scratch that stays in cache, and a tiled transpose
-	// copies it into the image's NCHW output.
-	out := emptyUninit(Float32, []int{g.n, g.oc, g.oh, g.ow})
-	k, pl := g.kg, g.p
+	qh, qw := g.oh/ph, g.ow/pw // output grid (pooled)
+	out := emptyUninit(Float32, []int{g.n, g.oc, qh, qw})
+	o := data[float32](out)
+	ld := (g.kg + 3) &^ 3 // rows the GEMM reads in place
+	rows, op := qh*qw*ph*pw, qh*qw
 	// Quantize the whole batch once, then unfold each image's bytes.
 	xb := getU8(len(d))
 	defer u8Pool.Put(xb)
 	xq := (*xb)[:len(d)]
 	quantizeRows(xq, d, qp)
+	// Positions × channels stored transposed, straight into NCHW; with
+	// pooling, each window's positions reduced to their maximum first.
+	deq := &kernel.I8Dequant{AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu,
+		TransC: true, Pool: ph * pw}
 	parallel.For(g.n, 1, func(lo, hi int) {
-		ab, hb := getU8(pl*k), getU8(g.c*g.hw)
-		defer u8Pool.Put(ab)
-		defer u8Pool.Put(hb)
-		// sc: the scratch [positions, channels] seen as [channels, positions];
-		// dst: one image of out as [channels, positions].
-		sc := emptyUninit(Float32, []int{pl, g.oc})
-		defer sc.st.recycle()
-		sc.shape[0], sc.shape[1], sc.strides[0], sc.strides[1] = g.oc, pl, 1, g.oc
-		dst := header(Float32, 2)
-		dst.shape[0], dst.shape[1], dst.strides[0], dst.strides[1] = g.oc, pl, pl, 1
-		dst.st = out.st
-		a, hwc := (*ab)[:pl*k], (*hb)[:g.c*g.hw]
+		ab, hb := getBuf[uint8](&im2rowPool, rows*ld), getBuf[uint8](&hwcPool, g.c*g.hw)
+		defer im2rowPool.Put(ab)
+		defer hwcPool.Put(hb)
+		a, hwc := (*ab)[:rows*ld], (*hb)[:g.c*g.hw]
 		for n := lo; n < hi; n++ {
 			img := xq[n*g.c*g.hw : (n+1)*g.c*g.hw]
 			if g.c > 1 { // CHW → HWC
@@ -343,12 +452,8 @@ func Conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 				}
 				img = hwc
 			}
-			kernel.Im2rowU8(a, img, g.c, g.win, uint8(qp.ZeroPoint))
-			kernel.GemmU8I8F32(pl, a, k, w.packed, &kernel.I8Dequant{
-				AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu,
-			}, data[float32](sc)[:pl*g.oc], g.oc)
-			dst.offset = n * g.oc * pl
-			copyRaw(dst, sc)
+			kernel.Im2rowU8Pooled(a, img, g.c, g.win, uint8(qp.ZeroPoint), ld, ph, pw)
+			kernel.GemmU8I8F32(rows, a, ld, w.packed, deq, o[n*g.oc*op:(n+1)*g.oc*op], op)
 		}
 	})
 	return out

@@ -85,6 +85,9 @@ func TestChooseQuantParams(t *testing.T) {
 // TestLinearInt8 checks the int8 path exactly against float arithmetic on
 // the quantized values (fake quantization), and loosely against the float
 // layer.
+// TestLinearInt8 checks the int8 Linear against the float Linear of the
+// values it computes with (activations quantized and mapped back, weights
+// dequantized): static with a fixed map, dynamic with one map per row.
 func TestLinearInt8(t *testing.T) {
 	rng := tensor.NewRNG(1)
 	for _, c := range []struct {
@@ -109,16 +112,21 @@ func TestLinearInt8(t *testing.T) {
 				t.Fatal(err)
 			}
 			var p *tensor.QuantParams
-			qp := tensor.QuantParams{Scale: 1}
+			var fq []float32
 			if c.static {
-				qp = tensor.QuantParams{Scale: 0.01, ZeroPoint: 120} // clips: |x| reaches past 1.2
+				qp := tensor.QuantParams{Scale: 0.01, ZeroPoint: 120} // clips: |x| reaches past 1.2
 				p = &qp
-			} else if len(xv) > 0 {
-				lo, hi := tensor.MinMax(x)
-				qp = tensor.ChooseQuantParams(lo, hi, false)
+				fq = fakeQuant(xv, qp)
+			} else {
+				// Dynamic: each row with the min-max map of its own range.
+				for i := range c.rows {
+					row := tensor.FromFloat32(xv[i*c.in:(i+1)*c.in], c.in)
+					lo, hi := tensor.MinMax(row)
+					fq = append(fq, fakeQuant(row.Float32s(), tensor.ChooseQuantParams(lo, hi, false))...)
+				}
 			}
 			got := tensor.LinearInt8(x, iw, b, p, c.relu)
-			want := tensor.Linear(tensor.FromFloat32(fakeQuant(xv, qp), c.rows, c.in), dequant(q, s), b)
+			want := tensor.Linear(tensor.FromFloat32(fq, c.rows, c.in), dequant(q, s), b)
 			if c.relu {
 				want = want.Relu()
 			}
@@ -167,6 +175,16 @@ func TestConv2dInt8(t *testing.T) {
 				t.Fatalf("shape %v, want %v", got.Shape(), want.Shape())
 			}
 			closeQ(t, "vs fake-quantized float", got.Float32s(), want.Float32s(), 1e-4)
+			// Fused with a max pooling: the pooling of the unfused output,
+			// bit for bit (the same products, the maximum taken in float32).
+			for _, pool := range [][2]int{{2, 2}, {3, 1}, {1, 2}} {
+				gotP := tensor.Conv2dInt8Pool(x, iw, b, nil, c.opts, pool)
+				wantP := tensor.MaxPool2d(got, pool, pool, [2]int{}, [2]int{1, 1}, false)
+				if fmt.Sprint(gotP.Shape()) != fmt.Sprint(wantP.Shape()) {
+					t.Fatalf("pool %v: shape %v, want %v", pool, gotP.Shape(), wantP.Shape())
+				}
+				closeQ(t, fmt.Sprintf("pool %v vs Conv2dInt8 then MaxPool2d", pool), gotP.Float32s(), wantP.Float32s(), 0)
+			}
 		})
 	}
 }

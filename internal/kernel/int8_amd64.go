@@ -18,6 +18,11 @@ var i8VNNIKernels = [15]func(kg int, a *uint8, b *int8, c *int32){
 	i8gemmVNNI8, i8gemmVNNI9, i8gemmVNNI10, i8gemmVNNI11, i8gemmVNNI12, i8gemmVNNI13, i8gemmVNNI14,
 }
 
+var i8VNNIDirectKernels = [15]func(kg int, a *uint8, lda int, b *int8, c *int32){
+	nil, i8gemmVNNID1, i8gemmVNNID2, i8gemmVNNID3, i8gemmVNNID4, i8gemmVNNID5, i8gemmVNNID6, i8gemmVNNID7,
+	i8gemmVNNID8, i8gemmVNNID9, i8gemmVNNID10, i8gemmVNNID11, i8gemmVNNID12, i8gemmVNNID13, i8gemmVNNID14,
+}
+
 var i8AVX2Kernels = [5]func(kg int, a *uint8, b *int8, c *int32){
 	nil, i8gemmAVX2R1, i8gemmAVX2R2, i8gemmAVX2R3, i8gemmAVX2R4,
 }
@@ -30,6 +35,16 @@ func i8MicroVNNI(rows, kg int, a []uint8, b []int8, c []int32) {
 	}
 	_, _ = a[kg*4*rows-1], b[kg*4*i8NR-1]
 	i8VNNIKernels[rows](kg, &a[0], &b[0], &c[0])
+}
+
+func i8MicroVNNIDirect(rows, kg int, a []uint8, lda int, b []int8, c []int32) {
+	_ = c[rows*i8NR-1]
+	if kg == 0 {
+		clear(c[:rows*i8NR])
+		return
+	}
+	_, _ = a[(rows-1)*lda+4*kg-1], b[kg*4*i8NR-1]
+	i8VNNIDirectKernels[rows](kg, &a[0], lda, &b[0], &c[0])
 }
 
 func i8MicroAVX2(rows, kg int, a []uint8, b []int8, c []int32) {
@@ -50,7 +65,9 @@ func asmI8Variants() []*i8Variant {
 		vs = append(vs, &i8Variant{name: "avx2", mr: 4, micro: i8MicroAVX2})
 	}
 	if cpufeat.HasVNNI() {
-		vs = append(vs, &i8Variant{name: "vnni", mr: 14, micro: i8MicroVNNI, dequant: dequantAVX512})
+		vs = append(vs, &i8Variant{name: "vnni", mr: 14, micro: i8MicroVNNI, direct: i8MicroVNNIDirect,
+			dequant: dequantAVX512, dequantT: dequantTAVX512,
+			dequantPool: dequantPoolAVX512, dequantPoolT: dequantPoolTAVX512, dequantRows: dequantRowsAVX512, requant: requantAVX512})
 	}
 	return vs
 }
@@ -79,6 +96,112 @@ func dequantAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []fl
 	i8DequantAVX512(rows, &acc[0], &sc[0], &off[0], &dst[0], ldd, 1<<cols-1, floor)
 }
 
+func dequantTAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	if ldd >= 1<<24 { // byte offsets j·ldd·4 past int32
+		dequantTGo(rows, cols, acc, sc, off, dst, ldd, relu)
+		return
+	}
+	_, _ = acc[rows*i8NR-1], dst[(cols-1)*ldd+rows-1]
+	var idx [i8NR]int32
+	for j := range idx {
+		idx[j] = int32(4 * j * ldd)
+	}
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantTAVX512(rows, &acc[0], &sc[0], &off[0], &dst[0], &idx[0], 1<<cols-1, floor)
+}
+
+func dequantPoolAVX512(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	groups := rows / g
+	if groups == 0 || cols == 0 {
+		return
+	}
+	_, _ = acc[groups*g*i8NR-1], dst[(groups-1)*ldd+cols-1]
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantPoolAVX512(groups, g, &acc[0], &sc[0], &off[0], &dst[0], ldd, 1<<cols-1, floor)
+}
+
+func dequantRowsAVX512(rows, cols int, acc []int32, cv *[3 * i8NR]float32, rs, rz []float32, dst []float32, ldd int, relu bool) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_, _, _, _ = acc[rows*i8NR-1], dst[(rows-1)*ldd+cols-1], rs[rows-1], rz[rows-1]
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantRowsAVX512(rows, &acc[0], &cv[0], &rs[0], &rz[0], &dst[0], ldd, 1<<cols-1, floor)
+}
+
+func dequantPoolTAVX512(rows, g, cols int, acc []int32, sc, off *[i8NR]float32, dst []float32, ldd int, relu bool) {
+	groups := rows / g
+	if groups == 0 || cols == 0 {
+		return
+	}
+	if ldd >= 1<<24 { // byte offsets j·ldd·4 past int32
+		dequantPoolTGo(rows, g, cols, acc, sc, off, dst, ldd, relu)
+		return
+	}
+	_, _ = acc[groups*g*i8NR-1], dst[(cols-1)*ldd+groups-1]
+	var idx [i8NR]int32
+	for j := range idx {
+		idx[j] = int32(4 * j * ldd)
+	}
+	floor := float32(math.Inf(-1))
+	if relu {
+		floor = 0
+	}
+	i8DequantPoolTAVX512(groups, g, &acc[0], &sc[0], &off[0], &dst[0], &idx[0], 1<<cols-1, floor)
+}
+
+func requantAVX512(rows, cols int, acc []int32, sc, off *[i8NR]float32, dst []uint8, ldd int, lo, hi float32) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_, _ = acc[rows*i8NR-1], dst[(rows-1)*ldd+cols-1]
+	i8RequantAVX512(rows, &acc[0], &sc[0], &off[0], &dst[0], ldd, 1<<cols-1, lo, hi)
+}
+
+// minMaxF32 is MinMaxF32 on one core: AVX-512 for whole vectors, Go for
+// the rest.
+var minMaxF32 = minMaxF32Go
+
+func minMaxF32AVX512(x []float32) (lo, hi float32) {
+	n := len(x) &^ 15
+	if n == 0 {
+		return minMaxF32Go(x)
+	}
+	lo, hi, nan := i8MinMaxAVX512(n, &x[0])
+	if nan {
+		nan := float32(math.NaN())
+		return nan, nan
+	}
+	if n < len(x) {
+		tl, th := minMaxF32Go(x[n:])
+		if tl != tl {
+			return tl, th
+		}
+		lo, hi = min(lo, tl), max(hi, th)
+	}
+	return lo, hi
+}
+
+// prefetchF32 asks the memory system for x ahead of use (no effect on
+// results; a hint only).
+func prefetchF32(x []float32) {
+	if len(x) > 0 {
+		i8Prefetch(&x[0], (len(x)*4+63)/64)
+	}
+}
+
 // quantU8 is QuantizeU8 without the length check: AVX-512 for whole
 // vectors, Go for the rest.
 var quantU8 = quantU8Go
@@ -86,6 +209,7 @@ var quantU8 = quantU8Go
 func init() {
 	if cpufeat.Has(cpufeat.AVX512) {
 		quantU8 = quantU8AVX512
+		minMaxF32 = minMaxF32AVX512
 	}
 }
 

@@ -9,3 +9,8 @@ func asmI8Variants() []*i8Variant { return nil }
 func Int8PeakOps(iters int) float64 { return 0 }
 
 var quantU8 = quantU8Go
+
+var minMaxF32 = minMaxF32Go
+
+// prefetchF32 does nothing without assembly.
+func prefetchF32(x []float32) {}

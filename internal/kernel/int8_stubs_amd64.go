@@ -98,6 +98,90 @@ func i8gemmAVX2R3(kg int, a *uint8, b *int8, c *int32)
 //go:noescape
 func i8gemmAVX2R4(kg int, a *uint8, b *int8, c *int32)
 
+// i8gemmVNNID1 sets the 1×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID1(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID2 sets the 2×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID2(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID3 sets the 3×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID3(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID4 sets the 4×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID4(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID5 sets the 5×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID5(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID6 sets the 6×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID6(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID7 sets the 7×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID7(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID8 sets the 8×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID8(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID9 sets the 9×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID9(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID10 sets the 10×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID10(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID11 sets the 11×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID11(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID12 sets the 12×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID12(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID13 sets the 13×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID13(kg int, a *uint8, lda int, b *int8, c *int32)
+
+// i8gemmVNNID14 sets the 14×32 int32 tile c (row stride 32) to A·Wᵀ over kg groups of 4, A unpacked
+// (row i at a + i·lda; AVX512-VNNI).
+//
+//go:noescape
+func i8gemmVNNID14(kg int, a *uint8, lda int, b *int8, c *int32)
+
 // i8PeakVNNI runs n iterations of 24 independent VPDPBUSD on zmm registers
 // (24·64 multiply-adds each): the instruction's throughput, for reports.
 //
@@ -109,7 +193,44 @@ func i8PeakVNNI(n int)
 //go:noescape
 func i8DequantAVX512(rows int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)
 
+// i8RequantAVX512 writes rows rows of round(clamp(acc·sc + off, lo, hi)) as bytes into dst (row stride ldd), masked columns only.
+//
+//go:noescape
+func i8RequantAVX512(rows int, acc *int32, sc *float32, off *float32, dst *uint8, ldd int, mask uint64, lo float32, hi float32)
+
+// i8DequantTAVX512 writes rows rows of max(acc·sc + off, floor) transposed: row i, column j at dst + 4i + idx[j] bytes, masked columns only.
+//
+//go:noescape
+func i8DequantTAVX512(rows int, acc *int32, sc *float32, off *float32, dst *float32, idx *int32, mask uint64, floor float32)
+
+// i8DequantPoolAVX512 writes groups rows, each the lane-wise max over pool tile rows of max(acc·sc + off, floor), into dst (row stride ldd), masked columns only.
+//
+//go:noescape
+func i8DequantPoolAVX512(groups int, pool int, acc *int32, sc *float32, off *float32, dst *float32, ldd int, mask uint64, floor float32)
+
+// i8DequantRowsAVX512 writes rows rows of max((acc·u + rz[i]·v)·rs[i] + b, floor) into dst (row stride ldd), masked columns only;
+// cols holds u, v and b, 32 values each.
+//
+//go:noescape
+func i8DequantRowsAVX512(rows int, acc *int32, cols *float32, rs *float32, rz *float32, dst *float32, ldd int, mask uint64, floor float32)
+
+// i8DequantPoolTAVX512 is i8DequantPoolAVX512 storing pooled row q, column j at dst + 4q + idx[j] bytes.
+//
+//go:noescape
+func i8DequantPoolTAVX512(groups int, pool int, acc *int32, sc *float32, off *float32, dst *float32, idx *int32, mask uint64, floor float32)
+
 // i8QuantAVX512 sets dst[i] = round(clamp(x[i]·inv, lo, hi)) + zero for n (a multiple of 16) values.
 //
 //go:noescape
 func i8QuantAVX512(n int, x *float32, dst *uint8, inv float32, lo float32, hi float32, zero int32)
+
+// i8MinMaxAVX512 returns the minimum and maximum of n (a multiple of 16, at least 16) values
+// and whether any value is NaN (then lo and hi are meaningless).
+//
+//go:noescape
+func i8MinMaxAVX512(n int, x *float32) (lo float32, hi float32, nan bool)
+
+// i8Prefetch prefetches n cache lines from p on into L2.
+//
+//go:noescape
+func i8Prefetch(p *float32, n int)
