@@ -2,6 +2,7 @@ package optim
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/fathom-ml/fathom/internal/cpufeat"
 )
@@ -35,6 +36,26 @@ func simdVariants() []cpufeat.Level { return cpufeat.Levels() }
 type float interface{ ~float32 | ~float64 }
 
 func sqrtT[T float](x T) T { return T(math.Sqrt(float64(x))) }
+
+// flushSub returns +0 for an x whose magnitude is below the smallest
+// normal number of T, and x otherwise (NaN included). The loops apply it
+// to the state that decays geometrically (Adam's moments, SGD's momentum
+// buffer) as the assembly does: a moment whose gradient stays zero (a
+// dead ReLU unit's weights) would otherwise spend hundreds of steps as a
+// subnormal number, on which every instruction takes a microcode assist
+// — Adam over such state runs an order of magnitude slower. The weights
+// do not change: an update from a subnormal moment is far below half an
+// ulp of any normal parameter.
+func flushSub[T float](x T) T {
+	mn := 0x1p-126
+	if unsafe.Sizeof(x) == 8 {
+		mn = 0x1p-1022
+	}
+	if x < T(mn) && x > -T(mn) {
+		return 0
+	}
+	return x
+}
 
 // fma returns a·b + c rounded once, as the vector FMA instructions of
 // the assembly and PyTorch's vectorized add(…, alpha) compute it. (For
@@ -88,33 +109,33 @@ func sgdUpdate[T float](p, g, buf []T, a sgdArgs) {
 	case a.first && !a.nesterov:
 		for i := range p {
 			d := fma(wd, p[i], sign*g[i])
-			buf[i] = d
+			buf[i] = flushSub(d)
 			p[i] = fma(-lr, d, p[i])
 		}
 	case a.first && a.nesterov:
 		for i := range p {
 			d := fma(wd, p[i], sign*g[i])
-			buf[i] = d
+			buf[i] = flushSub(d)
 			p[i] = fma(-lr, fma(mu, d, d), p[i])
 		}
 	case !a.nesterov && wd == 0 && !a.maximize:
 		// The common case: heavy-ball momentum without decay.
 		for i := range p {
-			b := fma(damp, g[i], buf[i]*mu)
+			b := flushSub(fma(damp, g[i], buf[i]*mu))
 			buf[i] = b
 			p[i] = fma(-lr, b, p[i])
 		}
 	case !a.nesterov:
 		for i := range p {
 			d := fma(wd, p[i], sign*g[i])
-			b := fma(damp, d, buf[i]*mu)
+			b := flushSub(fma(damp, d, buf[i]*mu))
 			buf[i] = b
 			p[i] = fma(-lr, b, p[i])
 		}
 	default:
 		for i := range p {
 			d := fma(wd, p[i], sign*g[i])
-			b := fma(damp, d, buf[i]*mu)
+			b := flushSub(fma(damp, d, buf[i]*mu))
 			buf[i] = b
 			p[i] = fma(-lr, fma(mu, b, d), p[i])
 		}
@@ -176,8 +197,8 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 		for i := range p {
 			x := p[i] * decay
 			gi := fma(wd, x, sign*g[i])
-			mi := fma(omb1, gi, m[i]*b1)
-			vi := fma(omb2*gi, gi, v[i]*b2)
+			mi := flushSub(fma(omb1, gi, m[i]*b1))
+			vi := flushSub(fma(omb2*gi, gi, v[i]*b2))
 			m[i], v[i] = mi, vi
 			vm := max(vmax[i], vi)
 			vmax[i] = vm
@@ -188,8 +209,8 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 	if a.plain() {
 		for i := range p {
 			gi := g[i]
-			mi := fma(omb1, gi, m[i]*b1)
-			vi := fma(omb2*gi, gi, v[i]*b2)
+			mi := flushSub(fma(omb1, gi, m[i]*b1))
+			vi := flushSub(fma(omb2*gi, gi, v[i]*b2))
 			m[i], v[i] = mi, vi
 			p[i] += step * mi / (sqrtT(vi) + eps)
 		}
@@ -198,8 +219,8 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 	for i := range p {
 		x := p[i] * decay
 		gi := fma(wd, x, sign*g[i])
-		mi := fma(omb1, gi, m[i]*b1)
-		vi := fma(omb2*gi, gi, v[i]*b2)
+		mi := flushSub(fma(omb1, gi, m[i]*b1))
+		vi := flushSub(fma(omb2*gi, gi, v[i]*b2))
 		m[i], v[i] = mi, vi
 		p[i] = x + step*mi/(sqrtT(vi)+eps)
 	}

@@ -78,6 +78,43 @@ func broadcast(s isa, c reg.GPVirtual, k int) reg.VecVirtual {
 	return v
 }
 
+// flushConsts returns the vectors flushSubnormal needs: the mask of
+// everything but the sign bit, and the smallest normal float32.
+func flushConsts(s isa) (abs, minNormal reg.VecVirtual) {
+	return splat(s, 0x7fffffff), splat(s, 0x00800000)
+}
+
+// splat returns a new vector with bits in every lane.
+func splat(s isa, bits uint32) reg.VecVirtual {
+	r := GP32()
+	MOVL(U32(bits), r)
+	x := XMM()
+	MOVD(r, x)
+	v := s.vec()
+	VBROADCASTSS(x, v)
+	return v
+}
+
+// flushSubnormal sets the lanes of x whose magnitude is below the
+// smallest normal float32 to +0 (NaN lanes are kept): optimizer state
+// that decays geometrically would otherwise spend hundreds of steps as
+// subnormal numbers, on which every instruction takes a slow microcode
+// assist. t is a scratch vector.
+func flushSubnormal(s isa, x, t, abs, minNormal reg.VecVirtual) {
+	VANDPS(abs, x, t)
+	if s.bytes == 64 {
+		k := K()
+		VCMPPS(U8(cmpNLTUQ), minNormal, t, k) // k = !(|x| < min), NaN included
+		VMOVAPS_Z(x, k, x)
+		return
+	}
+	VCMPPS(U8(cmpNLTUQ), minNormal, t, t)
+	VANDPS(t, x, x)
+}
+
+// cmpNLTUQ is the VCMPPS predicate "not less than, unordered true".
+const cmpNLTUQ = 5
+
 func loadSlice(name string) reg.GPVirtual {
 	return Load(Param(name).Base(), GP64()).(reg.GPVirtual)
 }
@@ -119,6 +156,7 @@ func genAdam(s isa, decay bool) {
 	if decay {
 		dec, wd, sign = broadcast(s, c, cDecay), broadcast(s, c, cWD), broadcast(s, c, cSign)
 	}
+	abs, minNormal := flushConsts(s)
 	i := GP64()
 	XORQ(i, i)
 	loop(fn, i, n, s, func(u int) {
@@ -135,12 +173,14 @@ func genAdam(s isa, decay bool) {
 			mv := s.vec()
 			VMULPS(at(m, i, s, j), b1, mv)
 			VFMADD231PS(gv, omb1, mv) // m = β1·m + (1−β1)·g
+			t := s.vec()
+			flushSubnormal(s, mv, t, abs, minNormal)
 			VMOVUPS(mv, at(m, i, s, j))
 			vv := s.vec()
 			VMULPS(at(v, i, s, j), b2, vv)
-			t := s.vec()
 			VMULPS(gv, omb2, t)
 			VFMADD231PS(gv, t, vv) // v = β2·v + ((1−β2)·g)·g
+			flushSubnormal(s, vv, t, abs, minNormal)
 			VMOVUPS(vv, at(v, i, s, j))
 			d := s.vec()
 			VSQRTPS(vv, d)
@@ -176,6 +216,7 @@ func genSGDMomentum(s isa) {
 	n := Load(Param("p").Len(), GP64()).(reg.GPVirtual)
 	c := Load(Param("c"), GP64()).(reg.GPVirtual)
 	mu, damp, lr := broadcast(s, c, cMomentum), broadcast(s, c, cOneMinusDampening), broadcast(s, c, cNegLR)
+	abs, minNormal := flushConsts(s)
 	i := GP64()
 	XORQ(i, i)
 	loop(fn, i, n, s, func(u int) {
@@ -183,8 +224,9 @@ func genSGDMomentum(s isa) {
 			b := s.vec()
 			VMULPS(at(buf, i, s, j), mu, b)
 			VFMADD231PS(at(g, i, s, j), damp, b)
-			VMOVUPS(b, at(buf, i, s, j))
 			x := s.vec()
+			flushSubnormal(s, b, x, abs, minNormal)
+			VMOVUPS(b, at(buf, i, s, j))
 			VMOVUPS(at(p, i, s, j), x)
 			VFMADD231PS(b, lr, x)
 			VMOVUPS(x, at(p, i, s, j))
