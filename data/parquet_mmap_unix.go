@@ -4,8 +4,10 @@ package data
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,11 +46,20 @@ func openMapped(path string) (*mappedFile, error) {
 	return &mappedFile{f: f, data: data}, nil
 }
 
-func (m *mappedFile) ReadAt(p []byte, off int64) (int, error) {
+// ReadAt copies from the mapping. A file truncated by someone else while
+// it is mapped makes the copy fault; the fault becomes an error here
+// instead of a crash of the process.
+func (m *mappedFile) ReadAt(p []byte, off int64) (n int, err error) {
 	if off < 0 || off >= int64(len(m.data)) {
 		return 0, io.EOF
 	}
-	n := copy(p, m.data[off:])
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = 0, fmt.Errorf("reading %s at offset %d: the file changed while mapped (%v)", m.f.Name(), off, r)
+		}
+	}()
+	n = copy(p, m.data[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}
