@@ -171,6 +171,12 @@ func GemmChainF32I8(m int, x []float32, ldx int, layers []I8Layer, c []float32, 
 	mr := (m + blocks - 1) / blocks
 	blocks = (m + mr - 1) / mr
 
+	// ahead: the block whose rows a participant prefetches while it works
+	// on block b, b+ahead (blocks are claimed in turn).
+	ahead := 1
+	if big {
+		ahead = min(workers, blocks)
+	}
 	block := func(s *chainScratch, b int) {
 		i0 := b * mr
 		rows := min(mr, m-i0)
@@ -190,6 +196,10 @@ func GemmChainF32I8(m int, x []float32, ldx int, layers []I8Layer, c []float32, 
 			}
 			quantU8(row[:k0], xr, inv, zero)
 			clear(row[k0:])
+		}
+		// Fetch the rows of this participant's next block while this one is multiplied.
+		if nb := (b + ahead) * mr; nb < m {
+			prefetchF32(x[nb*ldx : min(len(x), min(m, nb+mr)*ldx)])
 		}
 		cur := 0
 		for l := range ls {
