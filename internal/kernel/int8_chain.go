@@ -306,6 +306,9 @@ func GemmChainF32I8(m int, x []float32, ldx int, layers []I8Layer, c []float32, 
 	t.next.Store(0)
 	t.blocks = int64(blocks)
 	t.run = func() {
+		if t.next.Load() >= t.blocks {
+			return // a helper that came late
+		}
 		s := getScratch()
 		for {
 			b := t.next.Add(1) - 1
