@@ -243,29 +243,36 @@ func (m *QConv2d) forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, 
 	return m.forwardRelu(x, relu), used
 }
 
-// forwardFused runs the layer with a following ReLU; when its input map is
-// static and the next int8 Linear (after the ReLU, if any) has a static
-// input map too, the product is requantized to that map in the GEMM's
-// epilogue (tensor.LinearInt8U8) and the chain goes on in uint8: no
-// float32 activations between the two layers.
+// forwardFused runs the layer with a following ReLU and, when int8
+// Linear layers (each with its ReLU, if any) follow, the whole chain as
+// one op, tensor.LinearInt8Chain: block of rows by block of rows, the
+// activations between the layers kept as uint8 in cache (requantized in
+// the GEMM's epilogue between static layers, quantized row by row with
+// each row's map between dynamic ones), the results those of running the
+// layers one by one.
 func (l *QLinear) forwardFused(x *tensor.Tensor, next []Layer) (*tensor.Tensor, int) {
-	used, relu := 0, false
-	if len(next) > 0 {
-		if _, ok := next[0].(*ReLU); ok {
-			relu, used = true, 1
+	var chain []tensor.Int8Layer
+	used := 0
+	for q := l; q != nil; {
+		relu := false
+		if len(next) > used {
+			if _, ok := next[used].(*ReLU); ok {
+				relu, used = true, used+1
+			}
 		}
-	}
-	f := l.state()
-	if p := f.inputParams(); p != nil && len(next) > used {
-		if nl, ok := next[used].(*QLinear); ok {
-			if np := nl.state().inputParams(); np != nil {
-				y := tensor.LinearInt8U8(x, f.weights(), l.Bias, *p, relu, *np)
-				z, more := nl.forwardFused(y, next[used+1:])
-				return z, used + 1 + more
+		f := q.state()
+		chain = append(chain, tensor.Int8Layer{W: f.weights(), Bias: q.Bias, Input: f.inputParams(), ReLU: relu})
+		q = nil
+		if len(next) > used {
+			if nl, ok := next[used].(*QLinear); ok && nl.In == chain[len(chain)-1].W.Out {
+				q, used = nl, used+1
 			}
 		}
 	}
-	return l.forwardRelu(x, relu), used
+	if len(chain) == 1 {
+		return l.forwardRelu(x, chain[0].ReLU), used
+	}
+	return tensor.LinearInt8Chain(x, chain), used
 }
 
 // fusablePool reports whether Conv2dInt8Pool computes p.

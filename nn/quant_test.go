@@ -205,3 +205,24 @@ func mustWeights(t *testing.T, q *nn.QLinear) *tensor.Int8Weights {
 	}
 	return w
 }
+
+// TestQLinearChainDynamic: dynamically quantized Linear layers in a
+// Sequential run as one chain (tensor.LinearInt8Chain); the result is that
+// of the layers run one by one, bit for bit, and the float model's within
+// quantization error.
+func TestQLinearChainDynamic(t *testing.T) {
+	rng := tensor.NewRNG(6)
+	l1, l2, l3 := nn.NewLinear(rng, 40, 24), nn.NewLinear(rng, 24, 16), nn.NewLinear(rng, 16, 5)
+	x := rng.Normal(tensor.Float32, 0, 1, 70, 40)
+	q1, q2, q3 := nn.QuantizeLinear(l1, nil), nn.QuantizeLinear(l2, nil), nn.QuantizeLinear(l3, nil)
+	got := nn.NewSequential(q1, nn.NewReLU(), q2, nn.NewReLU(), q3).Forward(x)
+	relu := nn.NewReLU()
+	stepwise := q3.Forward(relu.Forward(q2.Forward(relu.Forward(q1.Forward(x)))))
+	if !slices.Equal(got.Shape(), []int{70, 5}) || !slices.Equal(got.Float32s(), stepwise.Float32s()) {
+		t.Errorf("chain %v differs from the layers one by one (max diff %g)", got.Shape(), maxDiff(got.Float32s(), stepwise.Float32s()))
+	}
+	float := nn.NewSequential(l1, nn.NewReLU(), l2, nn.NewReLU(), l3)
+	if d := maxDiff(got.Float32s(), float.Forward(x).Float32s()); d > 0.1 {
+		t.Errorf("int8 chain vs float model: max diff %g", d)
+	}
+}

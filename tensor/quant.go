@@ -458,3 +458,76 @@ func conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 	})
 	return out
 }
+
+// Int8Layer is one layer of LinearInt8Chain: packed weights, bias (nil or
+// Float32 [Out]), the static input map (nil: dynamic, each row quantized
+// with its own min-max map, as LinearInt8 does) and whether a ReLU follows.
+type Int8Layer struct {
+	W     *Int8Weights
+	Bias  *Tensor
+	Input *QuantParams
+	ReLU  bool
+}
+
+// LinearInt8Chain runs int8 Linear layers one after the other on x
+// [..., In] (Float32): the result is that of calling LinearInt8 on each
+// layer's output in turn (LinearInt8U8 between two static layers), bit for
+// bit, but the chain runs block of rows by block of rows, every layer on a
+// block before the next block (kernel.GemmChainF32I8): the activations
+// between layers stay in the core's cache as uint8, only the last layer's
+// output is allocated, and the cores synchronize once rather than once per
+// layer. Each layer's In must be the previous layer's Out. The result is
+// Float32 [..., Out of the last layer] and records no gradient.
+func LinearInt8Chain(x *Tensor, layers []Int8Layer) *Tensor {
+	if len(layers) == 0 {
+		panic("tensor: LinearInt8Chain: no layers")
+	}
+	for i, l := range layers {
+		if i > 0 && l.W.In != layers[i-1].W.Out {
+			panic(fmt.Sprintf("tensor: LinearInt8Chain: layer %d takes %d inputs after %d outputs", i, l.W.In, layers[i-1].W.Out))
+		}
+		if l.W.conv {
+			panic("tensor: LinearInt8Chain: convolution weights")
+		}
+		if l.Input != nil {
+			l.Input.check("LinearInt8Chain")
+		}
+	}
+	if len(x.shape) == 0 || x.shape[len(x.shape)-1] != layers[0].W.In {
+		panic(fmt.Sprintf("tensor: LinearInt8Chain: input %v does not match weights of %d inputs", x.shape, layers[0].W.In))
+	}
+	simple := x.dtype != Uint8
+	for _, l := range layers {
+		simple = simple && l.W.In > 0 && l.W.Out > 0
+	}
+	if !simple {
+		return linearInt8Steps(x, layers)
+	}
+	m := numelOf(x.shape[:len(x.shape)-1])
+	xc := x.Detach().To(Float32).Contiguous()
+	d := data[float32](xc)[xc.offset : xc.offset+xc.Numel()]
+	last := layers[len(layers)-1].W
+	out := emptyUninit(Float32, append(append([]int(nil), x.shape[:len(x.shape)-1]...), last.Out))
+	ks := make([]kernel.I8Layer, len(layers))
+	for i, l := range layers {
+		d := kernel.I8Dequant{WScale: l.W.scale, Bias: int8Bias("LinearInt8Chain", l.Bias, l.W.Out), ReLU: l.ReLU, PerRow: l.Input == nil}
+		if l.Input != nil {
+			d.AScale, d.AZero = l.Input.Scale, l.Input.ZeroPoint
+		}
+		ks[i] = kernel.I8Layer{W: l.W.packed, I8Dequant: d}
+	}
+	kernel.GemmChainF32I8(m, d, layers[0].W.In, ks, data[float32](out), last.Out)
+	return out
+}
+
+// linearInt8Steps is LinearInt8Chain one layer at a time.
+func linearInt8Steps(x *Tensor, layers []Int8Layer) *Tensor {
+	for i, l := range layers {
+		if i+1 < len(layers) && l.Input != nil && layers[i+1].Input != nil {
+			x = LinearInt8U8(x, l.W, l.Bias, *l.Input, l.ReLU, *layers[i+1].Input)
+			continue
+		}
+		x = LinearInt8(x, l.W, l.Bias, l.Input, l.ReLU)
+	}
+	return x
+}

@@ -238,3 +238,67 @@ func BenchmarkLinearInt8(b *testing.B) {
 		})
 	}
 }
+
+// TestLinearInt8Chain: a chain of int8 Linear layers (dynamic, static and
+// mixed, with a batch dimension, and with an empty layer that takes the
+// one-by-one path) equals LinearInt8 / LinearInt8U8 called layer by layer,
+// bit for bit.
+func TestLinearInt8Chain(t *testing.T) {
+	rng := tensor.NewRNG(3)
+	for ci, c := range []struct {
+		dims   []int
+		static []bool
+		shape  []int // leading dims of x
+	}{
+		{[]int{784, 256, 128, 10}, []bool{false, false, false}, []int{64}},
+		{[]int{50, 40, 30}, []bool{true, true}, []int{3, 11}},
+		{[]int{50, 40, 30, 20}, []bool{true, false, true}, []int{17}},
+		{[]int{9, 33, 5}, []bool{false, true}, []int{1}},
+		{[]int{0, 4, 3}, []bool{false, true}, []int{4}},
+		{[]int{9, 7, 5}, []bool{false, false}, []int{0}},
+	} {
+		t.Run(fmt.Sprint(ci), func(t *testing.T) {
+			var layers []tensor.Int8Layer
+			for l := range len(c.dims) - 1 {
+				in, out := c.dims[l], c.dims[l+1]
+				q, s := tensor.QuantizeWeightInt8(tensor.FromFloat32(randnQ(rng, out*in, 0.1), out, in))
+				w, err := tensor.NewInt8Weights(q, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				L := tensor.Int8Layer{W: w, Bias: tensor.FromFloat32(randnQ(rng, out, 0.5), out), ReLU: l%2 == 0}
+				if c.static[l] {
+					L.Input = &tensor.QuantParams{Scale: 0.02 * float32(l+1), ZeroPoint: int32(10 + 50*l)}
+				}
+				layers = append(layers, L)
+			}
+			shape := append(append([]int(nil), c.shape...), c.dims[0])
+			x := tensor.FromFloat32(randnQ(rng, numel(shape), 1), shape...)
+			got := tensor.LinearInt8Chain(x, layers)
+			want := x
+			for l, L := range layers {
+				if l+1 < len(layers) && L.Input != nil && layers[l+1].Input != nil {
+					want = tensor.LinearInt8U8(want, L.W, L.Bias, *L.Input, L.ReLU, *layers[l+1].Input)
+				} else {
+					want = tensor.LinearInt8(want, L.W, L.Bias, L.Input, L.ReLU)
+				}
+			}
+			if fmt.Sprint(got.Shape()) != fmt.Sprint(want.Shape()) || got.DType() != tensor.Float32 {
+				t.Fatalf("chain gave %v %v, want float32 %v", got.DType(), got.Shape(), want.Shape())
+			}
+			for i, v := range want.Float32s() {
+				if g := got.Float32s()[i]; math.Float32bits(g) != math.Float32bits(v) {
+					t.Fatalf("element %d: %g, want %g", i, g, v)
+				}
+			}
+		})
+	}
+}
+
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
