@@ -43,7 +43,12 @@
 // float32 feature columns of a Parquet file (or one list of float32)
 // straight from the decompressed pages into row-major float32 batches,
 // with recycled page buffers and no record batch in between: the input
-// path of batch inference (package infer).
+// path of batch inference (package infer). PLAIN float32 pages (data page
+// v1 and v2, definition levels in the RLE/bit-packed hybrid of the
+// Parquet format specification, "Encodings") are decoded by the package
+// itself, the values used where they lie in the decompressed page;
+// dictionary pages and other encodings go through arrow-go's column
+// readers.
 //
 // # Readers
 //

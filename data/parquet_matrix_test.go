@@ -304,6 +304,27 @@ func BenchmarkParquetMatrix(b *testing.B) {
 	if err := pw.Close(); err != nil {
 		b.Fatal(err)
 	}
+	b.Run("matrix-readers", func(b *testing.B) {
+		// The column readers' path, as before pages were decoded here.
+		matrixPageDecoding = false
+		defer func() { matrixPageDecoding = littleEndian() }()
+		x := make([]float32, 10000*w)
+		for range b.N {
+			m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 10000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				if _, _, err := m.Next(x); err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
+			m.Close()
+		}
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
 	b.Run("matrix", func(b *testing.B) {
 		x := make([]float32, 10000*w)
 		for range b.N {

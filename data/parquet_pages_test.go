@@ -1,0 +1,208 @@
+package data
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// writePagedFloats writes w float32 columns of n rows (every third
+// column nullable, with nulls) in row groups of rg rows and data pages of
+// about pageBytes bytes, PLAIN-encoded, as data page version v.
+func writePagedFloats(t *testing.T, path string, n, w, rg, pageBytes int, v parquet.DataPageVersion, codec compress.Compression) {
+	t.Helper()
+	fields := make([]arrow.Field, w)
+	for j := range fields {
+		fields[j] = arrow.Field{Name: fmt.Sprintf("f%d", j), Type: arrow.PrimitiveTypes.Float32, Nullable: j%3 == 1}
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	defer b.Release()
+	for i := range n {
+		for j := range w {
+			fb := b.Field(j).(*array.Float32Builder)
+			if j%3 == 1 && (i*j)%13 == 4 {
+				fb.AppendNull()
+				continue
+			}
+			fb.Append(float32(i)*0.5 + float32(j))
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(int64(rg)), parquet.WithDataPageSize(int64(pageBytes)),
+		parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(v), parquet.WithCompression(codec), parquet.WithBatchSize(64))
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestParquetMatrixPages: PLAIN pages of data page versions 1 and 2,
+// several pages a column chunk (pages that end inside a tile of rows),
+// with nulls, uncompressed and Snappy: the pages decoded by the
+// ParquetMatrix itself give what the column readers give, value for value
+// and null for null.
+func TestParquetMatrixPages(t *testing.T) {
+	const n, w = 1800, 35
+	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+		for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy} {
+			path := filepath.Join(t.TempDir(), "p.parquet")
+			writePagedFloats(t, path, n, w, 1000, 1500, v, codec)
+			opts := MatrixOptions{Width: w, BatchSize: 700}
+			m, err := OpenParquetMatrix(path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]float32, opts.BatchSize*w)
+			if _, _, err := m.Next(buf); err != nil {
+				t.Fatal(err)
+			}
+			if slices.Contains(m.pages, nil) {
+				t.Fatalf("v%d %s: not every column read page by page", v+1, codec)
+			}
+			m.Close()
+			x, nulls, sizes := readMatrix(t, path, opts)
+			matrixPageDecoding = false
+			wx, wnulls, wsizes := readMatrix(t, path, opts)
+			matrixPageDecoding = true
+			cmp := func(a, b NullCell) int { return (a.Row*w + a.Col) - (b.Row*w + b.Col) }
+			slices.SortFunc(nulls, cmp)
+			slices.SortFunc(wnulls, cmp)
+			if len(wnulls) == 0 || !slices.Equal(sizes, wsizes) || !slices.Equal(x, wx) || !slices.Equal(nulls, wnulls) {
+				t.Fatalf("v%d %s: batches %v (column readers %v), values equal %v, %d nulls (column readers %d)",
+					v+1, codec, sizes, wsizes, slices.Equal(x, wx), len(nulls), len(wnulls))
+			}
+		}
+	}
+}
+
+// TestDecodeLevels: runs and bit-packed groups of the hybrid encoding,
+// and truncated or out-of-range input as errors.
+func TestDecodeLevels(t *testing.T) {
+	// A run of 3 ones, a bit-packed group of 8 (1,0,1,1,0,0,1,0), a run of 2 zeros.
+	b := []byte{3 << 1, 1, 1<<1 | 1, 0b01001101, 2 << 1, 0}
+	got := make([]int16, 13)
+	if err := decodeLevels(got, b, 1); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int16{1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0}; !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+	// Width 2 (max 3): a group of 8 levels 0..3,3..0.
+	b = []byte{1<<1 | 1, 0b11100100, 0b00011011}
+	got = make([]int16, 8)
+	if err := decodeLevels(got, b, 3); err != nil || !slices.Equal(got, []int16{0, 1, 2, 3, 3, 2, 1, 0}) {
+		t.Fatalf("%v, %v", got, err)
+	}
+	run := func(n int, v byte) []byte { return append(binary.AppendUvarint(nil, uint64(n)<<1), v) }
+	if !allLevels(run(100, 1), 100, 1) || allLevels(run(99, 1), 100, 1) || allLevels(run(100, 0), 100, 1) || !allLevels(run(300, 3), 300, 3) {
+		t.Fatal("allLevels")
+	}
+	for _, bad := range [][]byte{nil, {3 << 1}, {1<<1 | 1}, {0x80}, {3 << 1, 2}, {5<<1 | 1, 1}} {
+		if err := decodeLevels(make([]int16, 4), bad, 1); !errors.Is(err, errPage) {
+			t.Errorf("% x: %v, want a page error", bad, err)
+		}
+	}
+}
+
+// TestParquetMatrixCorruptPages: bytes of the page region of a file
+// flipped at random (a fixed seed) give an error naming the file, or
+// values, never a crash; a chunk that ends before its row group's rows
+// names the column, row group and page.
+func TestParquetMatrixCorruptPages(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.parquet")
+	const n, w = 600, 20
+	writePagedFloats(t, path, n, w, 300, 800, parquet.DataPageV1, compress.Codecs.Uncompressed)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	footer := len(orig) - 8 - int(uint32(orig[len(orig)-8])|uint32(orig[len(orig)-7])<<8|uint32(orig[len(orig)-6])<<16|uint32(orig[len(orig)-5])<<24)
+	rng := rand.New(rand.NewPCG(1, 2))
+	errs := 0
+	for trial := range 150 {
+		b := slices.Clone(orig)
+		for range 1 + trial%4 {
+			b[4+rng.IntN(footer-4)] ^= byte(1 + rng.IntN(255))
+		}
+		bad := filepath.Join(dir, fmt.Sprintf("bad%d.parquet", trial))
+		if err := os.WriteFile(bad, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := readAll(bad, MatrixOptions{Width: w, BatchSize: 256})
+		if err != nil {
+			errs++
+			if !strings.Contains(err.Error(), bad) {
+				t.Fatalf("trial %d: %v does not name the file", trial, err)
+			}
+		}
+		os.Remove(bad)
+	}
+	if errs == 0 {
+		t.Fatal("no corrupted file gave an error")
+	}
+	// A cursor whose chunk ends early.
+	m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, _, err := m.Next(make([]float32, 256*w)); err != nil {
+		t.Fatal(err)
+	}
+	m.rgLeft += 100 // claim more rows than the chunks hold
+	_, _, err = m.Next(make([]float32, 256*w))
+	_, _, err = m.Next(make([]float32, 256*w))
+	if err == nil || !errors.Is(err, errPage) || !strings.Contains(err.Error(), `column "f0", row group 0, page`) {
+		t.Fatalf("%v, want an error naming column f0, row group 0 and a page", err)
+	}
+}
+
+// readAll reads a file through a ParquetMatrix, turning a panic into a
+// test-visible error.
+func readAll(path string, opts MatrixOptions) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+			panic(err)
+		}
+	}()
+	m, err := OpenParquetMatrix(path, opts)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	buf := make([]float32, opts.BatchSize*opts.Width)
+	for {
+		if _, _, err := m.Next(buf); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
