@@ -611,19 +611,7 @@ func gemmI8(v *i8Variant, m int, src i8Src, w *PackedI8, fn i8TileFn) {
 					ld = 4 * kg
 					ab = s.q[:rows*ld]
 					if quantized != blk {
-						for i := 0; i < rows; i++ {
-							row := ab[i*ld : (i+1)*ld]
-							x := src.f32[(i0+i)*lda : (i0+i)*lda+k]
-							inv, zero := src.inv, src.zero
-							if src.perRow {
-								// The row is read twice, the second time from L1.
-								sc, z := AffineU8(minMaxF32(x))
-								rs[i], rz[i] = sc, float32(z)
-								inv, zero = 1/sc, z
-							}
-							quantU8(row[:k], x, inv, zero)
-							clear(row[k:])
-						}
+						quantRowsU8(ab, ld, src.f32[i0*lda:], lda, k, rows, src.perRow, src.inv, src.zero, rs, rz)
 						// Fetch the next block's rows while this one is multiplied.
 						if next := i0 + rows; next < m && ch == 0 {
 							prefetchF32(src.f32[next*lda : min(len(src.f32), min(m, next+mr)*lda)])
@@ -724,6 +712,26 @@ func MinMaxF32(x []float32) (lo, hi float32) {
 }
 
 // minMaxF32Go is MinMaxF32 on one core in Go.
+// quantRowsU8 quantizes rows rows of k float32 values (x, row stride ldx)
+// into q (row stride ld, the bytes past k zeroed): with one scale for all
+// (inv = 1/scale, zero) or, perRow, each row its own affine map of its
+// min and max, whose scale and zero point go to rs[i] and rz[i] (the row
+// is then read twice, the second time from L1).
+func quantRowsU8(q []uint8, ld int, x []float32, ldx, k, rows int, perRow bool, inv float32, zero int32, rs, rz []float32) {
+	for i := 0; i < rows; i++ {
+		row := q[i*ld : (i+1)*ld]
+		xr := x[i*ldx : i*ldx+k]
+		inv, zero := inv, zero
+		if perRow {
+			sc, z := AffineU8(minMaxF32(xr))
+			rs[i], rz[i] = sc, float32(z)
+			inv, zero = 1/sc, z
+		}
+		quantU8(row[:k], xr, inv, zero)
+		clear(row[k:])
+	}
+}
+
 func minMaxF32Go(x []float32) (lo, hi float32) {
 	lo, hi = float32(math.Inf(1)), float32(math.Inf(-1))
 	for _, v := range x {

@@ -185,18 +185,7 @@ func GemmChainF32I8(m int, x []float32, ldx int, layers []I8Layer, c []float32, 
 		ld := 4 * L0.w.kg
 		q := s.q[0][:rows*ld]
 		rs, rz := s.rs[0], s.rz[0]
-		for i := 0; i < rows; i++ {
-			row := q[i*ld : (i+1)*ld]
-			xr := x[(i0+i)*ldx : (i0+i)*ldx+k0]
-			inv, zero := L0.inv, L0.zero
-			if L0.perRow {
-				sc, z := AffineU8(minMaxF32(xr))
-				rs[i], rz[i] = sc, float32(z)
-				inv, zero = 1/sc, z
-			}
-			quantU8(row[:k0], xr, inv, zero)
-			clear(row[k0:])
-		}
+		quantRowsU8(q, ld, x[i0*ldx:], ldx, k0, rows, L0.perRow, L0.inv, L0.zero, rs, rz)
 		// Fetch the rows of this participant's next block while this one is multiplied.
 		if nb := (b + ahead) * mr; nb < m {
 			prefetchF32(x[nb*ldx : min(len(x), min(m, nb+mr)*ldx)])
@@ -257,18 +246,7 @@ func GemmChainF32I8(m int, x []float32, ldx int, layers []I8Layer, c []float32, 
 				}
 			} else {
 				nrs, nrz := s.rs[nxt], s.rz[nxt]
-				for i := 0; i < rows; i++ {
-					row := nq[i*nld : (i+1)*nld]
-					xr := s.f[i*n : (i+1)*n]
-					inv, zero := N.inv, N.zero
-					if N.perRow {
-						sc, z := AffineU8(minMaxF32(xr))
-						nrs[i], nrz[i] = sc, float32(z)
-						inv, zero = 1/sc, z
-					}
-					quantU8(row[:n], xr, inv, zero)
-					clear(row[n:])
-				}
+				quantRowsU8(nq, nld, s.f, n, n, rows, N.perRow, N.inv, N.zero, nrs, nrz)
 			}
 			cur = nxt
 		}
