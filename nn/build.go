@@ -197,6 +197,12 @@ func (b *layerBuild) fail(format string, a ...any) (Layer, []int, error) {
 	return nil, nil, &SpecError{Path: b.path, Type: b.spec.Type, Err: fmt.Errorf(format, a...)}
 }
 
+// errorf is fail's error alone, for checks shared by several builders.
+func (b *layerBuild) errorf(format string, a ...any) error {
+	_, _, err := b.fail(format, a...)
+	return err
+}
+
 // reserve counts the n parameter and stored-buffer values of the layer
 // about to be allocated against the build's bound; a build function calls
 // it before allocating anything.
@@ -206,8 +212,7 @@ func (b *layerBuild) reserve(n float64) error {
 	}
 	b.bud.used += n
 	if b.bud.used > b.bud.limit {
-		_, _, err := b.fail("the layers up to this one hold %.0f parameter and buffer values, more than the %.0f allowed", b.bud.used, b.bud.limit)
-		return err
+		return b.errorf("the layers up to this one hold %.0f parameter and buffer values, more than the %.0f allowed", b.bud.used, b.bud.limit)
 	}
 	return nil
 }

@@ -257,35 +257,44 @@ func init() {
 }
 
 func buildConv2d(b *layerBuild) (Layer, []int, error) {
+	c, shape, err := b.conv2d(max(b.spec.Groups, 1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := b.reserve(product(c.Out, c.In/c.Groups, c.Kernel[0], c.Kernel[1]) + b.biasValues(c.Out)); err != nil {
+		return nil, nil, err
+	}
+	return NewConv2dWith(b.rng, c), shape, nil
+}
+
+// conv2d checks the input and fields of a Conv2d-shaped layer (conv2d,
+// qconv2d) with g groups and returns its configuration and output shape.
+func (b *layerBuild) conv2d(g int) (Conv2dConfig, []int, error) {
 	s, in := b.spec, b.in
 	if err := b.image(); err != nil {
-		return b.fail("%v", err)
+		return Conv2dConfig{}, nil, b.errorf("%v", err)
 	}
 	if err := b.checkIn(in[0], "channels"); err != nil {
-		return b.fail("%v", err)
+		return Conv2dConfig{}, nil, b.errorf("%v", err)
 	}
 	if err := b.needOut(); err != nil {
-		return b.fail("%v", err)
+		return Conv2dConfig{}, nil, b.errorf("%v", err)
 	}
 	if s.Kernel.IsZero() {
-		return b.fail("field \"kernel\" is required")
+		return Conv2dConfig{}, nil, b.errorf("field \"kernel\" is required")
 	}
-	g := max(s.Groups, 1)
 	if in[0]%g != 0 || s.Out%g != 0 {
-		return b.fail("input channels %d and out=%d must be divisible by groups=%d", in[0], s.Out, g)
+		return Conv2dConfig{}, nil, b.errorf("input channels %d and out=%d must be divisible by groups=%d", in[0], s.Out, g)
 	}
 	if product(s.Out, in[0]/g, s.Kernel[0], s.Kernel[1]) > maxParams {
-		return b.fail("a weight of %d×%d×%d×%d is too large", s.Out, in[0]/g, s.Kernel[0], s.Kernel[1])
+		return Conv2dConfig{}, nil, b.errorf("a weight of %d×%d×%d×%d is too large", s.Out, in[0]/g, s.Kernel[0], s.Kernel[1])
 	}
 	c := Conv2dConfig{In: in[0], Out: s.Out, Kernel: s.Kernel, Stride: s.Stride, Padding: s.Padding, Dilation: s.Dilation, Groups: g, NoBias: !b.bias()}
 	oh, ow, err := c.OutSize(in[1], in[2])
 	if err != nil {
-		return b.fail("%v", err)
+		return Conv2dConfig{}, nil, b.errorf("%v", err)
 	}
-	if err := b.reserve(product(s.Out, in[0]/g, s.Kernel[0], s.Kernel[1]) + b.biasValues(s.Out)); err != nil {
-		return nil, nil, err
-	}
-	return NewConv2dWith(b.rng, c), []int{s.Out, oh, ow}, nil
+	return c, []int{s.Out, oh, ow}, nil
 }
 
 // buildPool2d builds maxpool2d and avgpool2d.

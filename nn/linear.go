@@ -57,21 +57,33 @@ func (l *Linear) describe() string {
 func init() { registerLayer("linear", []string{"in", "out", "bias"}, buildLinear) }
 
 func buildLinear(b *layerBuild) (Layer, []int, error) {
-	s, in := b.spec, b.in
-	if len(in) == 0 {
-		return b.fail("input has no feature dim")
-	}
-	if err := b.checkIn(in[len(in)-1], "features"); err != nil {
-		return b.fail("%v", err)
-	}
-	if err := b.needOut(); err != nil {
-		return b.fail("%v", err)
-	}
-	if product(in[len(in)-1], s.Out) > maxParams {
-		return b.fail("a weight of %d×%d is too large", s.Out, in[len(in)-1])
-	}
-	if err := b.reserve(product(in[len(in)-1], s.Out) + b.biasValues(s.Out)); err != nil {
+	in, err := b.linearIn()
+	if err != nil {
 		return nil, nil, err
 	}
-	return NewLinearWith(b.rng, LinearConfig{In: in[len(in)-1], Out: s.Out, NoBias: !b.bias()}), b.last(s.Out), nil
+	out := b.spec.Out
+	if err := b.reserve(product(in, out) + b.biasValues(out)); err != nil {
+		return nil, nil, err
+	}
+	return NewLinearWith(b.rng, LinearConfig{In: in, Out: out, NoBias: !b.bias()}), b.last(out), nil
+}
+
+// linearIn checks the input and "out" of a Linear-shaped layer (linear,
+// qlinear) and returns its number of input features.
+func (b *layerBuild) linearIn() (int, error) {
+	s, in := b.spec, b.in
+	if len(in) == 0 {
+		return 0, b.errorf("input has no feature dim")
+	}
+	f := in[len(in)-1]
+	if err := b.checkIn(f, "features"); err != nil {
+		return 0, b.errorf("%v", err)
+	}
+	if err := b.needOut(); err != nil {
+		return 0, b.errorf("%v", err)
+	}
+	if product(f, s.Out) > maxParams {
+		return 0, b.errorf("a weight of %d×%d is too large", s.Out, f)
+	}
+	return f, nil
 }

@@ -293,49 +293,24 @@ func init() {
 }
 
 func buildQLinear(b *layerBuild) (Layer, []int, error) {
-	s, in := b.spec, b.in
-	if len(in) == 0 {
-		return b.fail("input has no feature dim")
-	}
-	if err := b.checkIn(in[len(in)-1], "features"); err != nil {
-		return b.fail("%v", err)
-	}
-	if err := b.needOut(); err != nil {
-		return b.fail("%v", err)
-	}
-	if product(in[len(in)-1], s.Out) > maxParams {
-		return b.fail("a weight of %d×%d is too large", s.Out, in[len(in)-1])
-	}
-	if err := b.reserve(product(in[len(in)-1], s.Out) + b.biasValues(s.Out) + float64(s.Out) + 2); err != nil {
+	in, err := b.linearIn()
+	if err != nil {
 		return nil, nil, err
 	}
-	return NewQLinear(in[len(in)-1], s.Out, b.bias()), b.last(s.Out), nil
+	out := b.spec.Out
+	if err := b.reserve(product(in, out) + b.biasValues(out) + float64(out) + 2); err != nil {
+		return nil, nil, err
+	}
+	return NewQLinear(in, out, b.bias()), b.last(out), nil
 }
 
 func buildQConv2d(b *layerBuild) (Layer, []int, error) {
-	s, in := b.spec, b.in
-	if err := b.image(); err != nil {
-		return b.fail("%v", err)
-	}
-	if err := b.checkIn(in[0], "channels"); err != nil {
-		return b.fail("%v", err)
-	}
-	if err := b.needOut(); err != nil {
-		return b.fail("%v", err)
-	}
-	if s.Kernel.IsZero() {
-		return b.fail("field \"kernel\" is required")
-	}
-	if product(s.Out, in[0], s.Kernel[0], s.Kernel[1]) > maxParams {
-		return b.fail("a weight of %d×%d×%d×%d is too large", s.Out, in[0], s.Kernel[0], s.Kernel[1])
-	}
-	c := Conv2dConfig{In: in[0], Out: s.Out, Kernel: s.Kernel, Stride: s.Stride, Padding: s.Padding, Dilation: s.Dilation, NoBias: !b.bias()}
-	oh, ow, err := c.OutSize(in[1], in[2])
+	c, shape, err := b.conv2d(1)
 	if err != nil {
-		return b.fail("%v", err)
-	}
-	if err := b.reserve(product(s.Out, in[0], s.Kernel[0], s.Kernel[1]) + b.biasValues(s.Out) + float64(s.Out) + 2); err != nil {
 		return nil, nil, err
 	}
-	return NewQConv2d(c), []int{s.Out, oh, ow}, nil
+	if err := b.reserve(product(c.Out, c.In, c.Kernel[0], c.Kernel[1]) + b.biasValues(c.Out) + float64(c.Out) + 2); err != nil {
+		return nil, nil, err
+	}
+	return NewQConv2d(c), shape, nil
 }
