@@ -161,6 +161,21 @@ func (e *exporter) init(name string, vals []float32, shape ...int) string {
 	return name
 }
 
+// affine returns the names of a normalization's scale and bias: its
+// parameters, or ones and zeros of the given shape when it has none.
+func (e *exporter) affine(name string, weight, bias *tensor.Tensor, shape ...int) (string, string) {
+	sn, bn := name+".weight", name+".bias"
+	if weight != nil {
+		return e.param(sn, weight), e.param(bn, bias)
+	}
+	d := numelInts(shape)
+	ones := make([]float32, d)
+	for i := range ones {
+		ones[i] = 1
+	}
+	return e.init(sn, ones, shape...), e.init(bn, make([]float32, d), shape...)
+}
+
 // param adds a model tensor as an initializer named by its state-dict name.
 func (e *exporter) param(name string, t *tensor.Tensor) string {
 	return e.init(name, t.Contiguous().Float32s(), t.Shape()...)
@@ -252,38 +267,14 @@ func (e *exporter) layer(l nn.Layer, name, x string, probe *tensor.Tensor) (stri
 		if l.RunningMean == nil {
 			return "", fmt.Errorf("batch norm without running statistics normalizes by each batch's own, which ONNX's BatchNormalization (inference) cannot express")
 		}
-		c := l.Features
-		scale, bias := name+".weight", name+".bias"
-		if l.Weight != nil {
-			e.param(scale, l.Weight)
-			e.param(bias, l.Bias)
-		} else {
-			ones := make([]float32, c)
-			for i := range ones {
-				ones[i] = 1
-			}
-			e.init(scale, ones, c)
-			e.init(bias, make([]float32, c), c)
-		}
+		scale, bias := e.affine(name, l.Weight, l.Bias, l.Features)
 		return n("BatchNormalization", []string{x, scale, bias, e.param(name+".running_mean", l.RunningMean), e.param(name+".running_var", l.RunningVar)},
 			attrFloat("epsilon", float32(l.Eps)), attrFloat("momentum", float32(1-l.Momentum))), nil
 	case *nn.LayerNorm:
 		if e.opset < 17 {
 			return "", fmt.Errorf("LayerNormalization needs opset 17 or later (asked for %d)", e.opset)
 		}
-		d := numelInts(l.Shape)
-		scale, bias := name+".weight", name+".bias"
-		if l.Weight != nil {
-			e.param(scale, l.Weight)
-			e.param(bias, l.Bias)
-		} else {
-			ones := make([]float32, d)
-			for i := range ones {
-				ones[i] = 1
-			}
-			e.init(scale, ones, l.Shape...)
-			e.init(bias, make([]float32, d), l.Shape...)
-		}
+		scale, bias := e.affine(name, l.Weight, l.Bias, l.Shape...)
 		return n("LayerNormalization", []string{x, scale, bias}, attrInt("axis", int64(-len(l.Shape))), attrFloat("epsilon", float32(l.Eps))), nil
 	case *nn.ReLU:
 		return n("Relu", []string{x}), nil
