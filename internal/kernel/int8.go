@@ -149,30 +149,24 @@ func Int8Variant() string { return i8Active.name }
 
 // i8MicroGo is the portable micro-kernel.
 func i8MicroGo(rows, kg int, a []uint8, b []int8, c []int32) {
-	var acc [i8NR]int32
-	for i := 0; i < rows; i++ {
-		acc = [i8NR]int32{}
-		for g := 0; g < kg; g++ {
-			ar := a[g*4*rows+4*i : g*4*rows+4*i+4 : g*4*rows+4*i+4]
-			a0, a1, a2, a3 := int32(ar[0]), int32(ar[1]), int32(ar[2]), int32(ar[3])
-			bg := b[g*4*i8NR : (g+1)*4*i8NR : (g+1)*4*i8NR]
-			for j := range acc {
-				bj := bg[4*j : 4*j+4 : 4*j+4]
-				acc[j] += a0*int32(bj[0]) + a1*int32(bj[1]) + a2*int32(bj[2]) + a3*int32(bj[3])
-			}
-		}
-		copy(c[i*i8NR:(i+1)*i8NR], acc[:])
-	}
+	i8MicroGoStrided(rows, kg, a, 4, 4*rows, b, c)
 }
 
 // i8MicroGoDirect is i8MicroGo on unpacked A.
 func i8MicroGoDirect(rows, kg int, a []uint8, lda int, b []int8, c []int32) {
+	i8MicroGoStrided(rows, kg, a, lda, 4, b, c)
+}
+
+// i8MicroGoStrided is the portable micro-kernel with row i's group g of
+// four bytes at a[i*rs+g*gs:]: packed A has rs = 4 and gs = 4·rows,
+// unpacked A rs = lda and gs = 4.
+func i8MicroGoStrided(rows, kg int, a []uint8, rs, gs int, b []int8, c []int32) {
 	var acc [i8NR]int32
 	for i := 0; i < rows; i++ {
 		acc = [i8NR]int32{}
-		row := a[i*lda : i*lda+4*kg]
 		for g := 0; g < kg; g++ {
-			ar := row[4*g : 4*g+4 : 4*g+4]
+			o := i*rs + g*gs
+			ar := a[o : o+4 : o+4]
 			a0, a1, a2, a3 := int32(ar[0]), int32(ar[1]), int32(ar[2]), int32(ar[3])
 			bg := b[g*4*i8NR : (g+1)*4*i8NR : (g+1)*4*i8NR]
 			for j := range acc {
