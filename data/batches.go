@@ -91,6 +91,30 @@ type parquetBatches struct {
 	row   int // file rows read so far
 }
 
+// arrowColumns opens pf for reading as Arrow record batches of batch rows
+// (0: the reader's default) and indexes its top-level columns: pos by
+// name, all in the file's order. A name that appears twice is an error.
+func arrowColumns(path string, pf *file.Reader, batch int) (*pqarrow.FileReader, *arrow.Schema, map[string]int, []string, error) {
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(batch)}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
+	}
+	pos := map[string]int{}
+	var all []string
+	for i, f := range schema.Fields() {
+		if _, dup := pos[f.Name]; dup {
+			return nil, nil, nil, nil, fmt.Errorf("%s: column name %q appears twice", path, f.Name)
+		}
+		pos[f.Name] = i
+		all = append(all, f.Name)
+	}
+	return fr, schema, pos, all, nil
+}
+
 func openParquetBatches(path string, opts BatchOptions) (_ *parquetBatches, err error) {
 	props := parquet.NewReaderProperties(memory.DefaultAllocator)
 	props.BufferedStreamEnabled = true
@@ -104,22 +128,9 @@ func openParquetBatches(path string, opts BatchOptions) (_ *parquetBatches, err 
 			pf.Close()
 		}
 	}()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.batch())}, memory.DefaultAllocator)
+	fr, schema, pos, all, err := arrowColumns(path, pf, opts.batch())
 	if err != nil {
-		return nil, fmt.Errorf("%s: parquet: %w", path, err)
-	}
-	schema, err := fr.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("%s: parquet: %w", path, err)
-	}
-	pos := map[string]int{}
-	var all []string
-	for i, f := range schema.Fields() {
-		if _, dup := pos[f.Name]; dup {
-			return nil, fmt.Errorf("%s: column name %q appears twice", path, f.Name)
-		}
-		pos[f.Name] = i
-		all = append(all, f.Name)
+		return nil, err
 	}
 	sel := opts.Columns
 	if len(sel) == 0 {

@@ -11,10 +11,8 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 )
@@ -123,23 +121,15 @@ func OpenParquetMatrix(path string, opts MatrixOptions) (_ *ParquetMatrix, err e
 			closer.Close()
 		}
 	}()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	fr, schema, pos, all, err := arrowColumns(path, pf, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: parquet: %w", path, err)
-	}
-	schema, err := fr.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("%s: parquet: %w", path, err)
-	}
-	pos := map[string]int{}
-	for i, f := range schema.Fields() {
-		pos[f.Name] = i
+		return nil, err
 	}
 	sel := opts.Columns
 	if sel == nil {
-		for _, f := range schema.Fields() {
-			if !slices.Contains(opts.Except, f.Name) {
-				sel = append(sel, f.Name)
+		for _, n := range all {
+			if !slices.Contains(opts.Except, n) {
+				sel = append(sel, n)
 			}
 		}
 	}
