@@ -63,7 +63,7 @@ type ParquetMatrix struct {
 	pages   []*pageCursor // per column, when its chunk is read page by page (else readers)
 	src     [matrixGroup][]float32
 	row     int     // file rows read so far
-	sum     float32 // of the values of the batch read last
+	sum     float64 // of the values of the batch read last
 	scratch *[matrixGroup][matrixTile]float32
 	defs    []int16
 	reps    []int16
@@ -221,7 +221,7 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 				if err := m.readVector(tile, tn); err != nil {
 					return 0, nil, err
 				}
-				m.sum += kernel.SumF32(tile) // while the tile is in cache
+				m.sum += kernel.SumF32Wide(tile) // while the tile is in cache
 			}
 		} else if nulls, err = m.readScalars(x, n, k, nulls); err != nil {
 			return 0, nil, err
@@ -348,7 +348,7 @@ func (m *ParquetMatrix) readTile(x []float32, j0, r0, tn int, nulls []NullCell) 
 		}
 	}
 	for k := range g {
-		m.sum += kernel.SumF32(s[k][:tn]) // while the values are in cache
+		m.sum += kernel.SumF32Wide(s[k][:tn]) // while the values are in cache
 	}
 	if g == matrixGroup {
 		transpose16(x[r0*w:], w, j0, tn, s)
@@ -418,11 +418,10 @@ func (m *ParquetMatrix) closeReaders() {
 }
 
 // Finite reports whether every value of the batch read last is finite
-// (nulls read as zeros). It may report false when they all are (a sum
-// that overflows): then check them.
+// (nulls read as zeros): their float64 sum cannot overflow, so it is
+// finite exactly when they all are.
 func (m *ParquetMatrix) Finite() bool {
-	f := float64(m.sum)
-	return !math.IsNaN(f) && !math.IsInf(f, 0)
+	return !math.IsNaN(m.sum) && !math.IsInf(m.sum, 0)
 }
 
 // Close releases the file.

@@ -365,11 +365,8 @@ func (p *Net) missing(x []float32, i, j int, name string, markBad func(int, stri
 // them).
 func (p *Net) finish(x []float32, n int, okRow []bool, reason map[int]string, markBad func(int, string), name func(j int) string, finite bool) ([]float32, []int, []data.BadRow, error) {
 	w := p.width
-	// Non-finite values: a sum over the batch is finite when every value
-	// is (a sum that overflows only sends us to the exact check).
 	if !finite {
-		f := float64(kernel.SumF32(x))
-		finite = !math.IsNaN(f) && !math.IsInf(f, 0)
+		finite = kernel.FiniteF32(x[:n*w])
 	}
 	if !finite {
 		for i := range n {

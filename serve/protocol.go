@@ -369,9 +369,7 @@ func decodeBinary(dst []float32, raw []byte, dt string, n int64) ([]float32, err
 				out[k] = math.Float32frombits(le.Uint32(raw[4*k:]))
 			}
 		}
-		// The sum of finite values is finite (or overflows, which only
-		// sends us to the exact check).
-		if f := float64(kernel.SumF32(out)); math.IsNaN(f) || math.IsInf(f, 0) {
+		if !kernel.FiniteF32(out) {
 			for k, v := range out {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 					return nil, fmt.Errorf("%w: element %d is %v", errData, k, v)

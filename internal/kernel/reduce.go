@@ -42,6 +42,14 @@ func SumF32Wide(x []float32) float64 {
 	return reduce1(elem.sumF32, x)
 }
 
+// FiniteF32 reports whether every element of x is finite (neither NaN nor
+// infinite), in one vectorized pass: the float64 sum of float32 values
+// cannot overflow, so it is finite exactly when they all are.
+func FiniteF32(x []float32) bool {
+	s := SumF32Wide(x)
+	return !math.IsNaN(s) && !math.IsInf(s, 0)
+}
+
 // SumF64 returns the sum of x.
 func SumF64(x []float64) float64 {
 	return reduce1(elem.sumF64, x)

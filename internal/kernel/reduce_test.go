@@ -88,3 +88,29 @@ func TestSoftmaxNaNRow(t *testing.T) {
 		}
 	}
 }
+
+// TestFiniteF32: one NaN or infinity anywhere makes the slice non-finite;
+// the largest finite values, which overflow a float32 sum, do not.
+func TestFiniteF32(t *testing.T) {
+	for _, n := range []int{0, 1, 15, 16, 17, 1000, 100003} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = math.MaxFloat32
+		}
+		if !FiniteF32(x) {
+			t.Fatalf("n=%d: MaxFloat32 everywhere called non-finite", n)
+		}
+		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+			for _, at := range []int{0, n / 2, n - 1} {
+				if n == 0 {
+					continue
+				}
+				y := append([]float32(nil), x...)
+				y[at] = bad
+				if FiniteF32(y) {
+					t.Errorf("n=%d: %v at %d called finite", n, bad, at)
+				}
+			}
+		}
+	}
+}
