@@ -260,30 +260,12 @@ func evalOnRanks(t *testing.T, f *data.Frame, n int) []float64 {
 func TestBadRowOnOneRank(t *testing.T) {
 	good := blobs(30, 2, 2, 9)
 	bad := frameOf(2, []float64{1, 2, math.Inf(1), 0})
-	gs := commtest.Groups(t, 3, comm.TransportTCP, nil)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for r, g := range gs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f := good
-			if r == 1 {
-				f = bad
-			}
-			_, errs[r] = NewKMeans().Fit(ml.Partitioned(f, ml.Group(g)))
-		}()
-	}
-	wg.Wait()
-	for r, err := range errs {
-		want := "another rank's data is invalid"
+	mltest.FailOnOneRank(t, func() ml.Estimator { return NewKMeans() }, 3, 1, func(r int) *data.Frame {
 		if r == 1 {
-			want = "row 2, element 1: +Inf is not a finite number"
+			return bad
 		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("rank %d: %v, want an error containing %q", r, err, want)
-		}
-	}
+		return good
+	}, "row 2, element 1: +Inf is not a finite number", "another rank's data is invalid")
 }
 
 // The cosine cost is Σ (1 − cos) to the nearest center, computed

@@ -319,28 +319,10 @@ func TestBadInput(t *testing.T) {
 func TestPCABadRowOnOneRank(t *testing.T) {
 	good := frameOf(3, wide(20, 3, 8))
 	bad := frameOf(3, []float64{1, 2, 3, 4, math.NaN(), 6})
-	gs := commtest.Groups(t, 3, comm.TransportTCP, nil)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for r, g := range gs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f := good
-			if r == 2 {
-				f = bad
-			}
-			_, errs[r] = NewPCA().Fit(ml.Partitioned(f, ml.Group(g)))
-		}()
-	}
-	wg.Wait()
-	for r, err := range errs {
-		want := "another rank's data is invalid"
+	mltest.FailOnOneRank(t, func() ml.Estimator { return NewPCA() }, 3, 2, func(r int) *data.Frame {
 		if r == 2 {
-			want = "row 2, element 2: NaN is not a finite number"
+			return bad
 		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("rank %d: %v, want an error containing %q", r, err, want)
-		}
-	}
+		return good
+	}, "row 2, element 2: NaN is not a finite number", "another rank's data is invalid")
 }

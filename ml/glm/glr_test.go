@@ -5,11 +5,8 @@ import (
 	"errors"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/fathom-ml/fathom/comm"
-	"github.com/fathom-ml/fathom/comm/commtest"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/mltest"
@@ -232,30 +229,12 @@ func TestRankErrors(t *testing.T) {
 	y := append([]float64(nil), pc.y[:20]...)
 	y[4] = -2
 	bad := frameOf(t, pc.cols, pc.x[:20*pc.cols], y)
-	gs := commtest.Groups(t, 3, comm.TransportTCP, nil)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for r, g := range gs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			part := f.Slice(20*r, 20*r+20)
-			if r == 1 {
-				part = bad
-			}
-			_, errs[r] = pc.estimator().Fit(ml.Partitioned(part, ml.Group(g)))
-		}()
-	}
-	wg.Wait()
-	for r, err := range errs {
-		want := "another rank"
+	mltest.FailOnOneRank(t, func() ml.Estimator { return pc.estimator() }, 3, 1, func(r int) *data.Frame {
 		if r == 1 {
-			want = "row 5: label -2"
+			return bad
 		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("rank %d: %v, want an error containing %q", r, err, want)
-		}
-	}
+		return f.Slice(20*r, 20*r+20)
+	}, "row 5: label -2", "another rank")
 }
 
 // TestSingularIs: a singular design's error wraps ml.ErrSingular.

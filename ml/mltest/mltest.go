@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -149,6 +150,34 @@ func FitOnRanks(t *testing.T, newEst func() ml.Estimator, f *data.Frame, n int, 
 		}
 	}
 	return ms
+}
+
+// FailOnOneRank fits newEst on n ranks of a TCP process group on
+// loopback, rank r on part(r), where rank bad's part is invalid: that
+// rank's error must contain wantBad and every other rank's wantOther
+// (none may wait for it forever).
+func FailOnOneRank(t *testing.T, newEst func() ml.Estimator, n, bad int, part func(r int) *data.Frame, wantBad, wantOther string) {
+	t.Helper()
+	gs := commtest.Groups(t, n, comm.TransportTCP, nil)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r, g := range gs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[r] = newEst().Fit(ml.Partitioned(part(r), ml.Group(g)))
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		want := wantOther
+		if r == bad {
+			want = wantBad
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("rank %d: %v, want an error containing %q", r, err, want)
+		}
+	}
 }
 
 // DiffModels compares two models' types, params and arrays; arrays within
