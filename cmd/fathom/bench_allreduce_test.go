@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -84,11 +85,36 @@ func TestBenchAllreduceLocal(t *testing.T) {
 	}
 }
 
+// buildFathom returns the path of the fathom binary, built once for all
+// the tests of the run that start processes.
 func buildFathom(t *testing.T) string {
 	t.Helper()
-	exe := filepath.Join(t.TempDir(), "fathom")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "fathom-test-"); built.err != nil {
+			return
+		}
+		built.exe = filepath.Join(built.dir, "fathom")
+		built.out, built.err = exec.Command("go", "build", "-o", built.exe, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	return exe
+	return built.exe
+}
+
+// built is the binary buildFathom builds once for every test of the run.
+var built struct {
+	once     sync.Once
+	dir, exe string
+	out      []byte
+	err      error
+}
+
+// TestMain removes the binary buildFathom built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }

@@ -30,10 +30,7 @@ func TestMLClusterDecompDistributed(t *testing.T) {
 			t.Skipf("stage %s not registered in this build", typ)
 		}
 	}
-	exe := filepath.Join(t.TempDir(), "fathom")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe := buildFathom(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, tc := range []struct {

@@ -25,10 +25,7 @@ func TestPredictKilledWorkerRerun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts processes")
 	}
-	exe := filepath.Join(t.TempDir(), "fathom")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe := buildFathom(t)
 	dir := t.TempDir()
 	const nparts, rows = 12, 4000
 	in := filepath.Join(dir, "in")

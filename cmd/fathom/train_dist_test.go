@@ -62,10 +62,7 @@ func TestTrainDataParallel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts processes")
 	}
-	exe := filepath.Join(t.TempDir(), "fathom")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe := buildFathom(t)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -155,10 +152,7 @@ func TestDeterministicContinuesOnOtherN(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts processes")
 	}
-	exe := filepath.Join(t.TempDir(), "fathom")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe := buildFathom(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sets := func(dir string, epochs int) []string {

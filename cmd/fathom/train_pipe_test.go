@@ -26,10 +26,7 @@ func TestTrainPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts processes")
 	}
-	exe := filepath.Join(t.TempDir(), "fathom")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe := buildFathom(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run := func(n string, sets ...string) (map[string]any, string, error) {

@@ -55,10 +55,7 @@ func TestTrainSurvivesKilledWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and starts processes")
 	}
-	exe := filepath.Join(t.TempDir(), "fathom")
-	if out, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exe := buildFathom(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run := func(dir string, kill bool) (map[string]any, string) {
