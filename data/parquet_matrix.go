@@ -7,12 +7,15 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
 )
@@ -202,6 +205,53 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 	if len(x) < m.batch*m.width {
 		return 0, nil, fmt.Errorf("%s: a batch needs %d values, the buffer holds %d", m.path, m.batch*m.width, len(x))
 	}
+	if m.mapped != nil {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer m.fault(&n, &err)
+	}
+	return m.next(x, 0)
+}
+
+// NextColumns reads the next batch (at most BatchSize rows, like Next)
+// column-major: feature j of the batch's row i goes to x[j*ld+i], so that
+// x is the batch transposed, Width rows of leading dimension ld. It
+// returns the number of rows and the missing values (zeros in x), or
+// io.EOF after the last batch. ld must be at least BatchSize and x hold
+// (Width-1)×ld + BatchSize values. A page that holds nothing but the
+// values of rows of the batch is decompressed (or its dictionary indices
+// decoded) straight into x, with no copy in between. The features as one
+// list column (Vector) are read by Next only.
+func (m *ParquetMatrix) NextColumns(x []float32, ld int) (n int, nulls []NullCell, err error) {
+	if m.vector {
+		return 0, nil, fmt.Errorf("%s: column %q: a list column is read row-major (Next), not by NextColumns", m.path, m.names[0])
+	}
+	if ld < m.batch || len(x) < (m.width-1)*ld+m.batch {
+		return 0, nil, fmt.Errorf("%s: a column-major batch of %d rows and %d features with leading dimension %d needs %d values, the buffer holds %d",
+			m.path, m.batch, m.width, ld, (m.width-1)*ld+m.batch, len(x))
+	}
+	if m.mapped != nil {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer m.fault(&n, &err)
+	}
+	return m.next(x, ld)
+}
+
+// fault turns a fault reading the mapping (the file truncated by someone
+// else while mapped) into an error instead of a crash.
+func (m *ParquetMatrix) fault(n *int, err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); !ok {
+		panic(r)
+	}
+	*n, *err = 0, fmt.Errorf("%s: reading row group %d: the file changed while mapped (%v)", m.path, m.rg-1, r)
+}
+
+// next reads a batch: row-major if ld is 0, else column-major with
+// leading dimension ld.
+func (m *ParquetMatrix) next(x []float32, ld int) (n int, nulls []NullCell, err error) {
 	m.sum = 0
 	for n < m.batch {
 		if m.rgLeft == 0 {
@@ -214,7 +264,8 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 			continue
 		}
 		k := int(min(int64(m.batch-n), m.rgLeft))
-		if m.vector {
+		switch {
+		case m.vector:
 			for t := 0; t < k; t += vectorTile {
 				tn := min(vectorTile, k-t)
 				tile := x[(n+t)*m.width : (n+t+tn)*m.width]
@@ -223,8 +274,14 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 				}
 				m.sum += kernel.SumF32Wide(tile) // while the tile is in cache
 			}
-		} else if nulls, err = m.readScalars(x, n, k, nulls); err != nil {
-			return 0, nil, err
+		case ld > 0:
+			if nulls, err = m.readColumns(x, ld, n, k, nulls); err != nil {
+				return 0, nil, err
+			}
+		default:
+			if nulls, err = m.readScalars(x, n, k, nulls); err != nil {
+				return 0, nil, err
+			}
 		}
 		n += k
 		m.rgLeft -= int64(k)
@@ -234,6 +291,60 @@ func (m *ParquetMatrix) Next(x []float32) (n int, nulls []NullCell, err error) {
 	}
 	m.row += n
 	return n, nulls, nil
+}
+
+// readColumns reads rows rows of every feature column into x from row r0
+// on, column-major (leading dimension ld), a column at a time.
+func (m *ParquetMatrix) readColumns(x []float32, ld, r0, rows int, nulls []NullCell) ([]NullCell, error) {
+	for j := range m.width {
+		dst := x[j*ld+r0 : j*ld+r0+rows]
+		if c := m.pages[j]; c != nil && c.on {
+			if err := c.takeInto(dst, r0, j, &nulls); err != nil {
+				return nulls, fmt.Errorf("%s: parquet: column %q, row group %d, %w", m.path, m.names[j], m.rg-1, err)
+			}
+		} else {
+			for t := 0; t < rows; t += matrixTile {
+				var err error
+				if nulls, err = m.readColumn(j, dst[t:min(rows, t+matrixTile)], r0+t, nulls); err != nil {
+					return nulls, err
+				}
+			}
+		}
+		m.sum += kernel.SumF32Wide(dst) // while the values are in cache
+	}
+	return nulls, nil
+}
+
+// readColumn reads len(vals) (at most matrixTile) rows of column j
+// through its column reader into vals, zeros and NullCells (rows r0 on)
+// where values are missing.
+func (m *ParquetMatrix) readColumn(j int, vals []float32, r0 int, nulls []NullCell) ([]NullCell, error) {
+	tn := len(vals)
+	var defs []int16
+	if m.maxDef[j] > 0 {
+		defs = m.defs[:tn]
+	}
+	total, read, err := m.readers[j].ReadBatch(int64(tn), vals, defs, nil)
+	if err != nil {
+		return nulls, fmt.Errorf("%s: parquet: column %q after row %d: %w", m.path, m.names[j], m.row+r0, err)
+	}
+	if int(total) != tn {
+		return nulls, fmt.Errorf("%s: parquet: column %q: %d values in a row group of more rows (after row %d)", m.path, m.names[j], total, m.row+r0)
+	}
+	if read < tn {
+		// Spread the values over the rows that have one.
+		v := read - 1
+		for i := tn - 1; i >= 0; i-- {
+			if defs[i] == m.maxDef[j] {
+				vals[i] = vals[v]
+				v--
+			} else {
+				vals[i] = 0
+				nulls = append(nulls, NullCell{Row: r0 + i, Col: j})
+			}
+		}
+	}
+	return nulls, nil
 }
 
 func (m *ParquetMatrix) openRowGroup() error {
@@ -256,17 +367,27 @@ func (m *ParquetMatrix) openRowGroup() error {
 			if err != nil {
 				return fmt.Errorf("%s: parquet: row group %d: %w", m.path, m.rg, err)
 			}
-			if plainChunk(cc) {
-				pr, err := rg.GetColumnPageReader(leaf)
-				if err != nil {
-					return fmt.Errorf("%s: parquet: column %q, row group %d: %w", m.path, m.names[j], m.rg, err)
-				}
+			if pageChunk(cc) {
 				c := m.pages[j]
 				if c == nil {
 					c = &pageCursor{maxDef: m.maxDef[j]}
 					m.pages[j] = c
 				}
-				c.pr, c.page, c.rows, c.vals, c.defs = pr, 0, 0, nil, nil
+				if m.ownPages(cc) {
+					chunk, err := m.chunkBytes(cc)
+					if err == nil {
+						err = c.startPages(chunk, cc.Compression(), rg.NumRows())
+					}
+					if err != nil {
+						return fmt.Errorf("%s: parquet: column %q, row group %d: %w", m.path, m.names[j], m.rg, err)
+					}
+					continue
+				}
+				pr, err := rg.GetColumnPageReader(leaf)
+				if err != nil {
+					return fmt.Errorf("%s: parquet: column %q, row group %d: %w", m.path, m.names[j], m.rg, err)
+				}
+				c.startReader(pr)
 				continue
 			}
 		}
@@ -313,38 +434,17 @@ func (m *ParquetMatrix) readTile(x []float32, j0, r0, tn int, nulls []NullCell) 
 	s := &m.src
 	for k := range g {
 		j := j0 + k
-		if c := m.pages[j]; c != nil {
+		if c := m.pages[j]; c != nil && c.on {
 			var err error
 			if s[k], nulls, err = c.take(tn, m.scratch[k][:], r0, j, nulls); err != nil {
 				return nulls, fmt.Errorf("%s: parquet: column %q, row group %d, %w", m.path, m.names[j], m.rg-1, err)
 			}
 			continue
 		}
-		vals := m.scratch[k][:tn]
-		s[k] = vals
-		var defs []int16
-		if m.maxDef[j] > 0 {
-			defs = m.defs[:tn]
-		}
-		total, read, err := m.readers[j].ReadBatch(int64(tn), vals, defs, nil)
-		if err != nil {
-			return nulls, fmt.Errorf("%s: parquet: column %q after row %d: %w", m.path, m.names[j], m.row+r0, err)
-		}
-		if int(total) != tn {
-			return nulls, fmt.Errorf("%s: parquet: column %q: %d values in a row group of more rows (after row %d)", m.path, m.names[j], total, m.row+r0)
-		}
-		if read < tn {
-			// Spread the values over the rows that have one.
-			v := read - 1
-			for i := tn - 1; i >= 0; i-- {
-				if defs[i] == m.maxDef[j] {
-					vals[i] = vals[v]
-					v--
-				} else {
-					vals[i] = 0
-					nulls = append(nulls, NullCell{Row: r0 + i, Col: j})
-				}
-			}
+		s[k] = m.scratch[k][:tn]
+		var err error
+		if nulls, err = m.readColumn(j, s[k], r0, nulls); err != nil {
+			return nulls, err
 		}
 	}
 	for k := range g {
@@ -410,11 +510,42 @@ func (m *ParquetMatrix) closeReaders() {
 		}
 	}
 	for _, c := range m.pages {
-		if c != nil && c.pr != nil {
-			c.pr.Close()
-			c.pr, c.vals, c.defs, c.rows = nil, nil, nil, 0
+		if c != nil {
+			c.close()
 		}
 	}
+}
+
+// ownPages reports whether a column chunk's pages are walked by the
+// ParquetMatrix itself, in the mapped file: not encrypted, compressed
+// by a codec arrow-go has.
+func (m *ParquetMatrix) ownPages(cc *metadata.ColumnChunkMetaData) bool {
+	if m.mapped == nil || m.mapped.bytes() == nil || !matrixOwnPages || cc.CryptoMetadata() != nil {
+		return false
+	}
+	switch c := cc.Compression(); c {
+	case compress.Codecs.Uncompressed, compress.Codecs.Snappy:
+		return true
+	default:
+		_, err := compress.GetCodec(c)
+		return err == nil
+	}
+}
+
+// chunkBytes returns a column chunk's bytes in the mapping: from its
+// dictionary page (if any) or first data page, of its total compressed
+// size.
+func (m *ParquetMatrix) chunkBytes(cc *metadata.ColumnChunkMetaData) ([]byte, error) {
+	data := m.mapped.bytes()
+	start := cc.DataPageOffset()
+	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 {
+		start = min(start, cc.DictionaryPageOffset())
+	}
+	size := cc.TotalCompressedSize()
+	if start < 4 || size <= 0 || size > int64(len(data)) || start > int64(len(data))-size {
+		return nil, fmt.Errorf("a column chunk of %d bytes at offset %d in a file of %d: %w", size, start, len(data), errPage)
+	}
+	return data[start : start+size : start+size], nil
 }
 
 // Finite reports whether every value of the batch read last is finite
@@ -427,6 +558,11 @@ func (m *ParquetMatrix) Finite() bool {
 // Close releases the file.
 func (m *ParquetMatrix) Close() error {
 	m.closeReaders()
+	for _, c := range m.pages {
+		if c != nil {
+			c.release()
+		}
+	}
 	return m.closer.Close()
 }
 

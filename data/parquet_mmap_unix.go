@@ -92,6 +92,9 @@ func (m *mappedFile) release(upTo int64) {
 	}
 }
 
+// bytes is the mapping.
+func (m *mappedFile) bytes() []byte { return m.data }
+
 func (m *mappedFile) Close() error {
 	err := unix.Munmap(m.data)
 	if cerr := m.f.Close(); err == nil {

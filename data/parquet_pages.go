@@ -4,12 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/klauspost/compress/snappy"
 )
 
 // matrixPageDecoding lets a ParquetMatrix decode PLAIN float32 pages
@@ -21,36 +24,118 @@ func littleEndian() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
-// plainChunk reports whether a column chunk can be read by a
-// pageCursor: no dictionary, values PLAIN and levels RLE only.
-func plainChunk(cc *metadata.ColumnChunkMetaData) bool {
-	if !matrixPageDecoding || cc.HasDictionaryPage() {
+// matrixOwnPages lets a ParquetMatrix walk the pages of a mapped file
+// itself (tests turn it off to compare with arrow-go's page reader).
+var matrixOwnPages = true
+
+// pageChunk reports whether a column chunk can be read by a pageCursor:
+// values PLAIN or dictionary-encoded (the dictionary PLAIN), levels RLE.
+func pageChunk(cc *metadata.ColumnChunkMetaData) bool {
+	if !matrixPageDecoding {
 		return false
 	}
 	for _, e := range cc.Encodings() {
-		if e != parquet.Encodings.Plain && e != parquet.Encodings.RLE {
+		switch e {
+		case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+		default:
 			return false
 		}
 	}
 	return true
 }
 
-// pageCursor reads the float32 values of one column chunk of PLAIN data
-// pages (v1 or v2) straight from the decompressed pages: the values of a
-// tile of rows within a page without nulls are a slice of the page, not
-// a copy.
+// pageCursor reads the float32 values of one column chunk page by page,
+// the pages coming from arrow-go's page reader (pr) or, in a mapped file,
+// walked by the cursor itself (chunk): Thrift headers decoded here and
+// pages decompressed straight from the mapping, into the caller's
+// buffer when a page's values are all it holds (see takeInto). The
+// values of a tile of rows within a page without nulls are a slice of
+// the page, not a copy.
 type pageCursor struct {
-	pr     file.PageReader
-	maxDef int16
-	page   int       // ordinal of the current page (1-based) for errors
-	vals   []float32 // values of the current page not yet taken
-	defs   []int16   // levels of the rows not yet taken when the page has nulls, else nil
-	rows   int       // rows of the current page not yet taken
-	levels []int16   // buffer of defs
+	pr      file.PageReader
+	on      bool // reading a chunk (else the column reader is)
+	maxDef  int16
+	page    int       // ordinal of the current page (1-based) for errors
+	vals    []float32 // values of the current page not yet taken
+	defs    []int16   // levels of the rows not yet taken when the page has nulls, else nil
+	rows    int       // rows of the current page not yet taken
+	levels  []int16   // buffer of defs
+	dict    []float32 // the chunk's dictionary (nil before its page)
+	dictBuf []float32
+	fbuf    []float32 // values decoded from the dictionary, or moved to be aligned
+
+	// Own pages.
+	chunk    []byte         // the chunk's bytes not yet read, in the mapping
+	codec    compress.Codec // nil when the pages are not compressed
+	snappy   bool
+	rowsLeft int        // rows of the row group not yet in a page
+	hdr      pageHeader // of the next data page when peeked
+	hdrLen   int
+	peeked   bool
+	buf      []byte // decompressed pages (from pagePool)
 }
 
 // errPage is the error of a page a pageCursor cannot read.
 var errPage = errors.New("bad page")
+
+// maxPageBytes bounds the decompressed size of a page.
+const maxPageBytes = 1 << 30
+
+// startPages points c at a column chunk of the mapping whose row group
+// has rows rows.
+func (c *pageCursor) startPages(chunk []byte, codec compress.Compression, rows int64) error {
+	c.reset()
+	c.pr, c.chunk, c.rowsLeft, c.codec, c.snappy, c.on = nil, chunk, int(rows), nil, false, true
+	switch codec {
+	case compress.Codecs.Uncompressed:
+	case compress.Codecs.Snappy:
+		c.snappy = true
+	default:
+		cd, err := compress.GetCodec(codec)
+		if err != nil {
+			return err
+		}
+		c.codec = cd
+	}
+	return nil
+}
+
+// startReader points c at arrow-go's pages of a column chunk.
+func (c *pageCursor) startReader(pr file.PageReader) {
+	c.reset()
+	c.pr, c.chunk, c.on = pr, nil, true
+}
+
+func (c *pageCursor) reset() {
+	c.page, c.rows, c.vals, c.defs, c.dict, c.peeked = 0, 0, nil, nil, nil, false
+}
+
+// close releases the page reader and the buffers.
+func (c *pageCursor) close() {
+	if c.pr != nil {
+		c.pr.Close()
+		c.pr = nil
+	}
+	c.reset()
+	c.chunk, c.on = nil, false
+}
+
+// release gives the page buffer back to the pool.
+func (c *pageCursor) release() {
+	if c.buf != nil {
+		pagePool.Free(c.buf)
+		c.buf = nil
+	}
+}
+
+// buffer returns a page buffer of n bytes.
+func (c *pageCursor) buffer(n int) []byte {
+	if cap(c.buf) < n {
+		c.release()
+		c.buf = pagePool.Allocate(n)
+	}
+	return c.buf[:n]
+}
 
 // take returns the values of the next n rows: a slice of the current
 // page, or scratch (len ≥ n) filled from several pages or with nulls
@@ -66,11 +151,31 @@ func (c *pageCursor) take(n int, scratch []float32, r0, col int, nulls []NullCel
 		c.vals, c.rows = c.vals[n:], c.rows-n
 		return v, nulls, nil
 	}
-	out := scratch[:n]
+	return scratch[:n], nulls, c.takeInto(scratch[:n], r0, col, &nulls)
+}
+
+// takeInto writes the values of the next len(out) rows to out, zeros
+// for nulls (their rows r0+i appended to nulls as column col). A page of
+// the mapping that lies within out and holds nothing but values is
+// decompressed (or its dictionary indices decoded) straight into out.
+func (c *pageCursor) takeInto(out []float32, r0, col int, nulls *[]NullCell) error {
+	n := len(out)
 	for i := 0; i < n; {
 		if c.rows == 0 {
+			if c.pr == nil {
+				if err := c.peek(); err != nil {
+					return err
+				}
+				if nv := int(c.hdr.numValues); nv <= n-i && c.direct() {
+					if err := c.readDirect(out[i : i+nv]); err != nil {
+						return err
+					}
+					i += nv
+					continue
+				}
+			}
 			if err := c.next(); err != nil {
-				return nil, nulls, err
+				return err
 			}
 			continue
 		}
@@ -86,7 +191,7 @@ func (c *pageCursor) take(n int, scratch []float32, r0, col int, nulls []NullCel
 					v++
 				} else {
 					out[i+r] = 0
-					nulls = append(nulls, NullCell{Row: r0 + i + r, Col: col})
+					*nulls = append(*nulls, NullCell{Row: r0 + i + r, Col: col})
 				}
 			}
 			c.vals, c.defs = c.vals[v:], c.defs[k:]
@@ -94,41 +199,46 @@ func (c *pageCursor) take(n int, scratch []float32, r0, col int, nulls []NullCel
 		c.rows -= k
 		i += k
 	}
-	return out, nulls, nil
+	return nil
 }
 
 // next moves to the next data page.
 func (c *pageCursor) next() error {
-	if !c.pr.Next() {
-		if err := c.pr.Err(); err != nil {
-			return fmt.Errorf("page %d: %w", c.page+1, err)
-		}
-		return fmt.Errorf("page %d: the column chunk ends before the row group's rows: %w", c.page+1, errPage)
+	if c.pr == nil {
+		return c.nextOwn()
 	}
-	c.page++
+	for {
+		if !c.pr.Next() {
+			if err := c.pr.Err(); err != nil {
+				return fmt.Errorf("page %d: %w", c.page+1, err)
+			}
+			return fmt.Errorf("page %d: the column chunk ends before the row group's rows: %w", c.page+1, errPage)
+		}
+		c.page++
+		if p, ok := c.pr.Page().(*file.DictionaryPage); ok {
+			if err := c.setDict(p.Data(), int(p.NumValues()), parquet.Encoding(p.Encoding())); err != nil {
+				return err
+			}
+			continue
+		}
+		break
+	}
 	var data, levels []byte
 	var nulls int
+	var enc parquet.Encoding
 	switch p := c.pr.Page().(type) {
 	case *file.DataPageV1:
-		if parquet.Encoding(p.Encoding()) != parquet.Encodings.Plain {
-			return fmt.Errorf("page %d: %s encoding in a chunk said PLAIN: %w", c.page, parquet.Encoding(p.Encoding()), errPage)
-		}
+		enc = parquet.Encoding(p.Encoding())
 		data = p.Data()
 		if c.maxDef > 0 {
-			if p.DefinitionLevelEncoding() != parquet.Encodings.RLE || len(data) < 4 {
-				return fmt.Errorf("page %d: definition levels of %s encoding or missing: %w", c.page, p.DefinitionLevelEncoding(), errPage)
+			var err error
+			if levels, data, err = c.splitV1(data, p.DefinitionLevelEncoding()); err != nil {
+				return err
 			}
-			l := binary.LittleEndian.Uint32(data)
-			if uint64(l) > uint64(len(data)-4) {
-				return fmt.Errorf("page %d: %d bytes of definition levels in a page of %d: %w", c.page, l, len(data), errPage)
-			}
-			levels, data = data[4:4+l], data[4+l:]
 			nulls = -1 // unknown
 		}
 	case *file.DataPageV2:
-		if parquet.Encoding(p.Encoding()) != parquet.Encodings.Plain {
-			return fmt.Errorf("page %d: %s encoding in a chunk said PLAIN: %w", c.page, parquet.Encoding(p.Encoding()), errPage)
-		}
+		enc = parquet.Encoding(p.Encoding())
 		data = p.Data()
 		dl, rl := int(p.DefinitionLevelByteLen()), int(p.RepetitionLevelByteLen())
 		if rl != 0 || dl < 0 || dl > len(data) || (c.maxDef == 0 && dl != 0) {
@@ -139,7 +249,48 @@ func (c *pageCursor) next() error {
 	default:
 		return fmt.Errorf("page %d: a %T where a data page was expected: %w", c.page, p, errPage)
 	}
-	n := int(c.pr.Page().NumValues())
+	return c.setPage(enc, levels, data, int(c.pr.Page().NumValues()), nulls)
+}
+
+// splitV1 splits a v1 page into its definition levels (4 bytes of
+// length, then RLE) and its values.
+func (c *pageCursor) splitV1(data []byte, enc parquet.Encoding) (levels, values []byte, err error) {
+	if enc != parquet.Encodings.RLE || len(data) < 4 {
+		return nil, nil, fmt.Errorf("page %d: definition levels of %s encoding or missing: %w", c.page, enc, errPage)
+	}
+	l := binary.LittleEndian.Uint32(data)
+	if uint64(l) > uint64(len(data)-4) {
+		return nil, nil, fmt.Errorf("page %d: %d bytes of definition levels in a page of %d: %w", c.page, l, len(data), errPage)
+	}
+	return data[4 : 4+l], data[4+l:], nil
+}
+
+// setDict keeps the n PLAIN float32 values of a dictionary page.
+func (c *pageCursor) setDict(b []byte, n int, enc parquet.Encoding) error {
+	if c.dict != nil {
+		return fmt.Errorf("page %d: a second dictionary page: %w", c.page, errPage)
+	}
+	if enc != parquet.Encodings.Plain && enc != parquet.Encodings.PlainDict {
+		return fmt.Errorf("page %d: a dictionary of %s encoding: %w", c.page, enc, errPage)
+	}
+	if n < 0 || len(b) != 4*n {
+		return fmt.Errorf("page %d: a dictionary of %d values in %d bytes: %w", c.page, n, len(b), errPage)
+	}
+	if cap(c.dictBuf) < n {
+		c.dictBuf = make([]float32, n)
+	}
+	d := c.dictBuf[:n]
+	for i := range d {
+		d[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	c.dict = d
+	return nil
+}
+
+// setPage makes a decompressed data page of n rows the current one:
+// levels (nil without nulls), data its values, nulls their number or -1
+// if unknown.
+func (c *pageCursor) setPage(enc parquet.Encoding, levels, data []byte, n, nulls int) error {
 	if n < 0 {
 		return fmt.Errorf("page %d: %d values: %w", c.page, n, errPage)
 	}
@@ -160,16 +311,252 @@ func (c *pageCursor) next() error {
 			}
 		}
 	}
-	if len(data) < 4*present {
-		return fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page, len(data), present, errPage)
-	}
-	if present > 0 {
-		c.vals = unsafe.Slice((*float32)(unsafe.Pointer(&data[0])), present)
-	} else {
-		c.vals = nil
+	c.vals = nil
+	switch enc {
+	case parquet.Encodings.Plain:
+		if len(data) < 4*present {
+			return fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page, len(data), present, errPage)
+		}
+		if present > 0 {
+			if uintptr(unsafe.Pointer(&data[0]))%4 == 0 {
+				c.vals = unsafe.Slice((*float32)(unsafe.Pointer(&data[0])), present)
+			} else {
+				c.vals = c.floats(present)
+				copy(asBytes(c.vals), data)
+			}
+		}
+	case parquet.Encodings.RLEDict, parquet.Encodings.PlainDict:
+		if c.dict == nil {
+			return fmt.Errorf("page %d: dictionary indices without a dictionary page: %w", c.page, errPage)
+		}
+		c.vals = c.floats(present)
+		if err := decodeDictF32(c.vals, c.dict, data); err != nil {
+			return fmt.Errorf("page %d: %w", c.page, err)
+		}
+	default:
+		return fmt.Errorf("page %d: values of %s encoding: %w", c.page, enc, errPage)
 	}
 	c.rows = n
 	return nil
+}
+
+// floats returns the values buffer, of n values.
+func (c *pageCursor) floats(n int) []float32 {
+	if cap(c.fbuf) < n {
+		c.fbuf = make([]float32, n)
+	}
+	return c.fbuf[:n]
+}
+
+// asBytes is the bytes of x.
+func asBytes(x []float32) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+}
+
+// peek reads the header of the chunk's next data page (reading the
+// dictionary page and skipping index pages on the way) and checks its
+// sizes against the chunk and the row group.
+func (c *pageCursor) peek() error {
+	for !c.peeked {
+		if len(c.chunk) == 0 {
+			return fmt.Errorf("page %d: the column chunk ends before the row group's rows: %w", c.page+1, errPage)
+		}
+		h, hl, err := parsePageHeader(c.chunk)
+		if err != nil {
+			return fmt.Errorf("page %d: %w", c.page+1, err)
+		}
+		if int64(h.compressed) > int64(len(c.chunk)-hl) {
+			return fmt.Errorf("page %d: %d bytes where the column chunk has %d left: %w", c.page+1, h.compressed, len(c.chunk)-hl, errPage)
+		}
+		if h.uncompressed > maxPageBytes {
+			return fmt.Errorf("page %d: %d bytes uncompressed: %w", c.page+1, h.uncompressed, errPage)
+		}
+		c.hdr, c.hdrLen = h, hl
+		switch h.typ {
+		case pageDictionary:
+			if err := c.readDict(); err != nil {
+				return err
+			}
+		case pageData, pageDataV2:
+			if err := c.checkData(); err != nil {
+				return err
+			}
+			c.peeked = true
+		default:
+			c.page++
+			c.chunk = c.chunk[hl+int(h.compressed):]
+		}
+	}
+	return nil
+}
+
+// checkData checks the header of a data page against the row group.
+func (c *pageCursor) checkData() error {
+	h := &c.hdr
+	p := c.page + 1
+	if (h.typ == pageData && !h.data) || (h.typ == pageDataV2 && !h.v2) {
+		return fmt.Errorf("page %d: a data page without its header: %w", p, errPage)
+	}
+	if h.numValues < 0 || int(h.numValues) > c.rowsLeft {
+		return fmt.Errorf("page %d: %d values where the row group has %d rows left: %w", p, h.numValues, c.rowsLeft, errPage)
+	}
+	// Levels of at most 16 bits and indices of at most 32, in runs of a
+	// byte at least.
+	if int64(h.uncompressed) > 16*int64(h.numValues)+1024 {
+		return fmt.Errorf("page %d: %d bytes for %d values: %w", p, h.uncompressed, h.numValues, errPage)
+	}
+	if h.typ == pageDataV2 {
+		if h.repLen != 0 || h.defLen < 0 || h.defLen > h.compressed || h.defLen > h.uncompressed || (c.maxDef == 0 && h.defLen != 0) ||
+			h.numNulls < 0 || h.numNulls > h.numValues || (c.maxDef == 0 && h.numNulls != 0) {
+			return fmt.Errorf("page %d: %d bytes of repetition and %d of definition levels, %d nulls, in a page of %d: %w",
+				p, h.repLen, h.defLen, h.numNulls, h.compressed, errPage)
+		}
+	}
+	switch parquet.Encoding(h.encoding) {
+	case parquet.Encodings.Plain:
+	case parquet.Encodings.RLEDict, parquet.Encodings.PlainDict:
+		if c.dict == nil {
+			return fmt.Errorf("page %d: dictionary indices without a dictionary page: %w", p, errPage)
+		}
+	default:
+		return fmt.Errorf("page %d: values of %s encoding: %w", p, parquet.Encoding(h.encoding), errPage)
+	}
+	return nil
+}
+
+// direct reports whether the peeked page holds nothing but its values:
+// a v1 page of a required column, or a v2 page without nulls.
+func (c *pageCursor) direct() bool {
+	if c.hdr.typ == pageData {
+		return c.maxDef == 0
+	}
+	return c.hdr.numNulls == 0
+}
+
+// body returns the peeked page's bytes and moves past it.
+func (c *pageCursor) body() []byte {
+	b := c.chunk[c.hdrLen : c.hdrLen+int(c.hdr.compressed)]
+	c.chunk = c.chunk[c.hdrLen+int(c.hdr.compressed):]
+	c.peeked = false
+	c.page++
+	if c.hdr.typ != pageDictionary {
+		c.rowsLeft -= int(c.hdr.numValues)
+	}
+	return b
+}
+
+// values returns the peeked page's value bytes (and the v2 definition
+// levels before them), decompressed into dst if given and big enough,
+// else into the page buffer; it moves past the page.
+func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
+	h := c.hdr
+	b := c.body()
+	compressed := c.codec != nil || c.snappy
+	size := int(h.uncompressed)
+	if h.typ == pageDataV2 {
+		levels, b = b[:h.defLen], b[h.defLen:]
+		size -= int(h.defLen)
+		compressed = compressed && h.valuesCompressed
+	}
+	if !compressed {
+		if len(b) != size {
+			return nil, nil, fmt.Errorf("page %d: %d bytes uncompressed, the header says %d: %w", c.page, len(b), size, errPage)
+		}
+		if dst != nil {
+			copy(dst, b)
+			return levels, dst, nil
+		}
+		return levels, b, nil
+	}
+	if dst == nil {
+		dst = c.buffer(size)
+	}
+	if len(dst) != size {
+		return nil, nil, fmt.Errorf("page %d: %d bytes of values, the header says %d: %w", c.page, len(dst), size, errPage)
+	}
+	if c.snappy {
+		if n, err := snappy.DecodedLen(b); err != nil || n != size {
+			return nil, nil, fmt.Errorf("page %d: Snappy block of %d bytes where the header says %d (%v): %w", c.page, n, size, err, errPage)
+		}
+		out, err := snappy.Decode(dst, b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("page %d: Snappy: %v: %w", c.page, err, errPage)
+		}
+		if len(out) > 0 && &out[0] != &dst[0] {
+			copy(dst, out)
+		}
+		return levels, dst, nil
+	}
+	out, err := compress.Decode(c.codec, dst, b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("page %d: decompressing: %v: %w", c.page, err, errPage)
+	}
+	if len(out) != size {
+		return nil, nil, fmt.Errorf("page %d: %d bytes decompressed where the header says %d: %w", c.page, len(out), size, errPage)
+	}
+	if len(out) > 0 && &out[0] != &dst[0] {
+		copy(dst, out)
+	}
+	return levels, dst, nil
+}
+
+// readDirect reads the peeked page, of len(out) values and nothing
+// else, into out.
+func (c *pageCursor) readDirect(out []float32) error {
+	if parquet.Encoding(c.hdr.encoding) == parquet.Encodings.Plain {
+		if int(c.hdr.uncompressed)-int(c.hdr.defLen) != 4*len(out) {
+			return fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page+1, c.hdr.uncompressed-c.hdr.defLen, len(out), errPage)
+		}
+		_, _, err := c.values(asBytes(out))
+		return err
+	}
+	_, b, err := c.values(nil)
+	if err != nil {
+		return err
+	}
+	if err := decodeDictF32(out, c.dict, b); err != nil {
+		return fmt.Errorf("page %d: %w", c.page, err)
+	}
+	return nil
+}
+
+// nextOwn makes the chunk's next data page the current one.
+func (c *pageCursor) nextOwn() error {
+	if err := c.peek(); err != nil {
+		return err
+	}
+	h := c.hdr
+	levels, data, err := c.values(nil)
+	if err != nil {
+		return err
+	}
+	nulls := int(h.numNulls)
+	if h.typ == pageData {
+		nulls = 0
+		if c.maxDef > 0 {
+			if levels, data, err = c.splitV1(data, parquet.Encoding(h.defEncoding)); err != nil {
+				return err
+			}
+			nulls = -1
+		}
+	}
+	return c.setPage(parquet.Encoding(h.encoding), levels, data, int(h.numValues), nulls)
+}
+
+// readDict reads the peeked dictionary page.
+func (c *pageCursor) readDict() error {
+	h := c.hdr
+	if !h.dict || h.numValues < 0 || int64(h.uncompressed) != 4*int64(h.numValues) {
+		return fmt.Errorf("page %d: a dictionary of %d values in %d bytes: %w", c.page+1, h.numValues, h.uncompressed, errPage)
+	}
+	_, b, err := c.values(nil)
+	if err != nil {
+		return err
+	}
+	return c.setDict(b, int(h.numValues), parquet.Encoding(h.encoding))
 }
 
 // allLevels reports whether levels (RLE/bit-packed hybrid) starts with

@@ -1,0 +1,360 @@
+package data
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// floatSpec describes a file of float32 columns for the page tests.
+type floatSpec struct {
+	n, w, rg int                 // rows, columns, rows per row group
+	nullable func(j int) bool    // REQUIRED columns otherwise
+	null     func(i, j int) bool // in nullable columns
+	value    func(i, j int) float32
+	props    []parquet.WriterProperty
+}
+
+// writeFloatSpec writes the file of s (small data pages, as arrow-go's
+// writer cuts them every 64 values) and returns its rows row-major and
+// its missing cells.
+func writeFloatSpec(t testing.TB, path string, s floatSpec) (want []float32, wantNulls []NullCell) {
+	t.Helper()
+	fields := make([]arrow.Field, s.w)
+	for j := range fields {
+		fields[j] = arrow.Field{Name: fmt.Sprintf("f%d", j), Type: arrow.PrimitiveTypes.Float32, Nullable: s.nullable(j)}
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	defer b.Release()
+	want = make([]float32, s.n*s.w)
+	for i := range s.n {
+		for j := range s.w {
+			fb := b.Field(j).(*array.Float32Builder)
+			if s.nullable(j) && s.null(i, j) {
+				fb.AppendNull()
+				wantNulls = append(wantNulls, NullCell{Row: i, Col: j})
+				continue
+			}
+			v := s.value(i, j)
+			fb.Append(v)
+			want[i*s.w+j] = v
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(s.rg)), parquet.WithBatchSize(64)}, s.props...)
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return want, wantNulls
+}
+
+// readColumnsAll reads a whole file through NextColumns with leading
+// dimension ld and returns the rows row-major, the missing cells (file
+// rows) and the batch sizes. It checks that nothing is written past a
+// batch's rows.
+func readColumnsAll(t testing.TB, path string, opts MatrixOptions, ld int) (x []float32, nulls []NullCell, sizes []int) {
+	t.Helper()
+	m, err := OpenParquetMatrix(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	w := opts.Width
+	buf := make([]float32, (w-1)*ld+opts.BatchSize)
+	rows := 0
+	for {
+		for i := range buf {
+			buf[i] = float32(math.NaN())
+		}
+		n, nl, err := m.NextColumns(buf, ld)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			for j := range w {
+				x = append(x, buf[j*ld+i])
+			}
+		}
+		for j := range w {
+			for i := n; i < ld && j*ld+i < len(buf); i++ {
+				if !math.IsNaN(float64(buf[j*ld+i])) {
+					t.Fatalf("%s: batch of %d rows: column %d written at row %d", path, n, j, i)
+				}
+			}
+		}
+		for _, c := range nl {
+			nulls = append(nulls, NullCell{Row: rows + c.Row, Col: c.Col})
+		}
+		sizes = append(sizes, n)
+		rows += n
+	}
+	return x, nulls, sizes
+}
+
+func sortNulls(nulls []NullCell, w int) []NullCell {
+	slices.SortFunc(nulls, func(a, b NullCell) int { return (a.Row*w + a.Col) - (b.Row*w + b.Col) })
+	return nulls
+}
+
+// pageModes are the three ways a ParquetMatrix reads a chunk: pages
+// walked in the mapping, arrow-go's page reader, arrow-go's column
+// reader.
+var pageModes = []struct {
+	name       string
+	own, pages bool
+}{{"own-pages", true, true}, {"arrow-pages", false, true}, {"column-readers", false, false}}
+
+func setPageMode(own, pages bool) func() {
+	matrixOwnPages, matrixPageDecoding = own, pages
+	return func() { matrixOwnPages, matrixPageDecoding = true, littleEndian() }
+}
+
+// checkMatrixFile reads path by Next and NextColumns in every page mode
+// and batch size and compares with want. own says that every chunk must
+// be read by the pages walked in the mapping.
+func checkMatrixFile(t *testing.T, name, path string, w int, want []float32, wantNulls []NullCell) {
+	t.Helper()
+	for _, mode := range pageModes {
+		restore := setPageMode(mode.own, mode.pages)
+		for _, bs := range []int{512, 97} {
+			opts := MatrixOptions{Width: w, BatchSize: bs}
+			if mode.own {
+				m, err := OpenParquetMatrix(path, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := m.Next(make([]float32, bs*w)); err != nil {
+					t.Fatal(err)
+				}
+				for j, c := range m.pages {
+					if c == nil || !c.on || c.pr != nil {
+						t.Fatalf("%s: column %d not read from its pages in the mapping", name, j)
+					}
+				}
+				m.Close()
+			}
+			x, nulls, sizes := readMatrix(t, path, opts)
+			cx, cnulls, csizes := readColumnsAll(t, path, opts, bs+13)
+			nb := (len(want)/w + bs - 1) / bs
+			if len(sizes) != nb || !slices.Equal(sizes, csizes) {
+				t.Fatalf("%s, %s, batch %d: batches %v and %v", name, mode.name, bs, sizes, csizes)
+			}
+			if !slices.Equal(x, want) || !slices.Equal(cx, want) {
+				t.Fatalf("%s, %s, batch %d: values equal: Next %v, NextColumns %v", name, mode.name, bs, slices.Equal(x, want), slices.Equal(cx, want))
+			}
+			if !slices.Equal(sortNulls(nulls, w), wantNulls) || !slices.Equal(sortNulls(cnulls, w), wantNulls) {
+				t.Fatalf("%s, %s, batch %d: %d and %d missing cells, want %d", name, mode.name, bs, len(nulls), len(cnulls), len(wantNulls))
+			}
+		}
+		restore()
+	}
+}
+
+// TestParquetMatrixOwnPages: files of 21 float32 columns (a group of
+// sixteen and five more), REQUIRED and nullable with nulls (and nullable
+// without), in row groups of 700 rows and pages of about 256 values,
+// uncompressed, Snappy, zstd and gzip, data pages v1 and v2, PLAIN or
+// dictionary-encoded (few distinct values, or a dictionary that outgrows
+// its limit and falls back to PLAIN pages midway): Next and NextColumns
+// (leading dimension above the batch, a last partial batch) give the
+// values and nulls written, whether the pages are walked in the mapping,
+// read by arrow-go's page reader or decoded by its column reader.
+func TestParquetMatrixOwnPages(t *testing.T) {
+	const n, w = 1500, 21
+	nullable := func(j int) bool { return j%3 != 0 }
+	null := func(i, j int) bool { return j%3 == 1 && (i*j)%13 == 4 }
+	distinct := func(i, j int) float32 { return float32(i)*0.5 + float32(j) }
+	few := func(i, j int) float32 { return float32((i*7+j)%11) / 8 }
+	type cfg struct {
+		name  string
+		value func(i, j int) float32
+		props []parquet.WriterProperty
+	}
+	var cfgs []cfg
+	for _, codec := range []compress.Compression{compress.Codecs.Uncompressed, compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Gzip} {
+		for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+			base := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithDataPageVersion(v), parquet.WithDataPageSize(1024)}
+			for j := range w {
+				// Keep the dictionary of uncompressed columns too.
+				base = append(base, parquet.WithDictionaryCostFallbackFor(fmt.Sprintf("f%d", j), false))
+			}
+			base = slices.Clip(base)
+			cfgs = append(cfgs,
+				cfg{fmt.Sprintf("plain v%d %s", v+1, codec), distinct, append(base, parquet.WithDictionaryDefault(false))},
+				cfg{fmt.Sprintf("dictionary v%d %s", v+1, codec), few, append(base, parquet.WithDictionaryDefault(true))})
+			if codec == compress.Codecs.Snappy || codec == compress.Codecs.Uncompressed {
+				cfgs = append(cfgs, cfg{fmt.Sprintf("dictionary fallback v%d %s", v+1, codec), distinct,
+					append(base, parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(1200), parquet.WithDataPageSize(256))})
+			}
+		}
+	}
+	dir := t.TempDir()
+	for k, c := range cfgs {
+		path := filepath.Join(dir, fmt.Sprintf("f%d.parquet", k))
+		want, wantNulls := writeFloatSpec(t, path, floatSpec{n: n, w: w, rg: 700, nullable: nullable, null: null, value: c.value, props: c.props})
+		checkEncodings(t, c.name, path)
+		checkMatrixFile(t, c.name, path, w, want, wantNulls)
+	}
+}
+
+// checkEncodings checks that a test file holds what its name says:
+// dictionary pages, and PLAIN pages after them for a fallback.
+func checkEncodings(t *testing.T, name, path string) {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encs := cc.Encodings()
+	dict := slices.Contains(encs, parquet.Encodings.RLEDict)
+	fallback := dict && slices.Contains(encs, parquet.Encodings.Plain) && cc.HasDictionaryPage()
+	stats := cc.EncodingStats()
+	plainData := false
+	for _, s := range stats {
+		if int(s.PageType) == pageData || int(s.PageType) == pageDataV2 {
+			plainData = plainData || s.Encoding == parquet.Encodings.Plain
+		}
+	}
+	switch {
+	case len(name) > 19 && name[:19] == "dictionary fallback":
+		if !fallback || !plainData {
+			t.Fatalf("%s: encodings %v, stats %v: no fallback to PLAIN", name, encs, stats)
+		}
+	case name[:10] == "dictionary":
+		if !dict || plainData {
+			t.Fatalf("%s: encodings %v, stats %v: not all dictionary-encoded", name, encs, stats)
+		}
+	default:
+		if dict {
+			t.Fatalf("%s: encodings %v: dictionary-encoded", name, encs)
+		}
+	}
+}
+
+// TestParquetMatrixFrameWriterDictionary: a file written by the Frame
+// writer with Dictionary on has its float columns dictionary-encoded, and
+// reads back the same through both readers (one row group of 1000 and
+// one of 500 rows, batches of 400).
+func TestParquetMatrixFrameWriterDictionary(t *testing.T) {
+	const n, w = 1500, 18
+	cols := make([]Column, w)
+	want := make([]float32, n*w)
+	var wantNulls []NullCell
+	for j := range w {
+		v := make([]float32, n)
+		var valid []bool
+		if j == 2 {
+			valid = make([]bool, n)
+		}
+		for i := range v {
+			v[i] = float32((i*j)%9) / 8
+			if valid != nil {
+				valid[i] = i%17 != 3
+				if !valid[i] {
+					v[i] = 0
+					wantNulls = append(wantNulls, NullCell{Row: i, Col: j})
+				}
+			}
+			want[i*w+j] = v[i]
+		}
+		cols[j] = NewColumn(fmt.Sprintf("p%d", j), v, valid)
+	}
+	f, err := NewFrame(cols...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+		path := filepath.Join(t.TempDir(), "d.parquet")
+		fh, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw, err := NewParquetFrameWriter(fh, f, ParquetWriteOptions{Dictionary: true, props: []parquet.WriterProperty{parquet.WithDataPageVersion(v)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.Write(f.Slice(0, 1000)); err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.Write(f.Slice(1000, n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := pw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		checkEncodings(t, "dictionary", path)
+		checkMatrixFile(t, fmt.Sprintf("frame writer, dictionary, v%d", v+1), path, w, want, wantNulls)
+	}
+}
+
+// TestParquetMatrixNextColumnsErrors: a list column, a leading dimension
+// below the batch and a short buffer are errors.
+func TestParquetMatrixNextColumnsErrors(t *testing.T) {
+	const n, w = 100, 4
+	path := filepath.Join(t.TempDir(), "s.parquet")
+	writeFloatSpec(t, path, floatSpec{n: n, w: w, rg: 50, nullable: func(int) bool { return false }, null: nil,
+		value: func(i, j int) float32 { return float32(i + j) }})
+	m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, _, err := m.NextColumns(make([]float32, 1000), 29); err == nil {
+		t.Fatal("leading dimension 29 for batches of 30: no error")
+	}
+	if _, _, err := m.NextColumns(make([]float32, 3*40+29), 40); err == nil {
+		t.Fatal("a buffer one value short: no error")
+	}
+	if k, _, err := m.NextColumns(make([]float32, 3*40+30), 40); err != nil || k != 30 {
+		t.Fatalf("%d rows, %v", k, err)
+	}
+	vf, err := NewFrame(NewVectorColumn32("v", 2, make([]float32, 2*n), nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vpath := filepath.Join(t.TempDir(), "v.parquet")
+	writeFrameGroups(t, vpath, vf, []int{n})
+	vm, err := OpenParquetMatrix(vpath, MatrixOptions{Width: 2, BatchSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vm.Close()
+	if !vm.Vector() {
+		t.Fatal("not a vector layout")
+	}
+	if _, _, err := vm.NextColumns(make([]float32, 100), 10); err == nil {
+		t.Fatal("NextColumns of a list column: no error")
+	}
+}
