@@ -542,7 +542,7 @@ func (m *ParquetMatrix) chunkBytes(cc *metadata.ColumnChunkMetaData) ([]byte, er
 		start = min(start, cc.DictionaryPageOffset())
 	}
 	size := cc.TotalCompressedSize()
-	if start < 4 || size <= 0 || size > int64(len(data)) || start > int64(len(data))-size {
+	if start < 4 || size < 0 || size > int64(len(data)) || start > int64(len(data))-size {
 		return nil, fmt.Errorf("a column chunk of %d bytes at offset %d in a file of %d: %w", size, start, len(data), errPage)
 	}
 	return data[start : start+size : start+size], nil

@@ -78,8 +78,12 @@ type pageCursor struct {
 // errPage is the error of a page a pageCursor cannot read.
 var errPage = errors.New("bad page")
 
-// maxPageBytes bounds the decompressed size of a page.
-const maxPageBytes = 1 << 30
+// maxPageBytes bounds the decompressed size of a page and maxPageValues
+// its number of values (writers cut pages at about a megabyte).
+const (
+	maxPageBytes  = 256 << 20
+	maxPageValues = 64 << 20
+)
 
 // startPages points c at a column chunk of the mapping whose row group
 // has rows rows.
@@ -400,7 +404,7 @@ func (c *pageCursor) checkData() error {
 	if (h.typ == pageData && !h.data) || (h.typ == pageDataV2 && !h.v2) {
 		return fmt.Errorf("page %d: a data page without its header: %w", p, errPage)
 	}
-	if h.numValues < 0 || int(h.numValues) > c.rowsLeft {
+	if h.numValues < 0 || int(h.numValues) > c.rowsLeft || h.numValues > maxPageValues {
 		return fmt.Errorf("page %d: %d values where the row group has %d rows left: %w", p, h.numValues, c.rowsLeft, errPage)
 	}
 	// Levels of at most 16 bits and indices of at most 32, in runs of a
@@ -471,6 +475,12 @@ func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
 		}
 		return levels, b, nil
 	}
+	if c.snappy {
+		// The block's length first: no allocation for a wrong one.
+		if n, err := snappy.DecodedLen(b); err != nil || n != size {
+			return nil, nil, fmt.Errorf("page %d: Snappy block of %d bytes where the header says %d (%v): %w", c.page, n, size, err, errPage)
+		}
+	}
 	if dst == nil {
 		dst = c.buffer(size)
 	}
@@ -478,9 +488,6 @@ func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
 		return nil, nil, fmt.Errorf("page %d: %d bytes of values, the header says %d: %w", c.page, len(dst), size, errPage)
 	}
 	if c.snappy {
-		if n, err := snappy.DecodedLen(b); err != nil || n != size {
-			return nil, nil, fmt.Errorf("page %d: Snappy block of %d bytes where the header says %d (%v): %w", c.page, n, size, err, errPage)
-		}
 		out, err := snappy.Decode(dst, b)
 		if err != nil {
 			return nil, nil, fmt.Errorf("page %d: Snappy: %v: %w", c.page, err, errPage)

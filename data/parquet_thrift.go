@@ -35,6 +35,7 @@ const (
 	tcSet    = 10
 	tcMap    = 11
 	tcStruct = 12
+	tcUUID   = 13
 )
 
 // thriftMaxDepth bounds the nesting of structs, lists and maps skipped.
@@ -183,6 +184,8 @@ func (r *thriftReader) skip(t byte, depth int) {
 		}
 	case tcStruct:
 		r.skipStruct(depth + 1)
+	case tcUUID:
+		r.skipBytes(16)
 	default:
 		r.fail(fmt.Sprintf("unknown type %d", t))
 	}
