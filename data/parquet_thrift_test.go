@@ -97,7 +97,7 @@ func thriftHeader(t *testing.T) []byte {
 	i32(1, pageDataV2)
 	i32(2, 4000)
 	i32(3, 1234)
-	i32(4, -559038737) // crc
+	i32(4, -559038737)                                   // crc
 	must(p.WriteFieldBegin(ctx, "", thrift.STRUCT, 300)) // unknown, a long field id
 	unknown()
 	must(p.WriteFieldEnd(ctx))
