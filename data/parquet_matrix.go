@@ -243,7 +243,7 @@ func (m *ParquetMatrix) fault(n *int, err *error) {
 	if r == nil {
 		return
 	}
-	if _, ok := r.(interface{ Addr() uintptr }); !ok {
+	if f, ok := r.(interface{ Addr() uintptr }); !ok || !m.mapped.contains(f.Addr()) {
 		panic(r)
 	}
 	*n, *err = 0, fmt.Errorf("%s: reading row group %d: the file changed while mapped (%v)", m.path, m.rg-1, r)

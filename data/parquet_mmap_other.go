@@ -15,4 +15,5 @@ func openMapped(string) (*mappedFile, error) { return nil, errors.New("no memory
 func (m *mappedFile) Seek(int64, int) (int64, error) { return 0, errors.New("no memory mapping") }
 func (m *mappedFile) release(int64)                  {}
 func (m *mappedFile) bytes() []byte                  { return nil }
+func (m *mappedFile) contains(uintptr) bool          { return false }
 func (m *mappedFile) Close() error                   { return nil }

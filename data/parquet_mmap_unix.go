@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -90,6 +91,12 @@ func (m *mappedFile) release(upTo int64) {
 		unix.Madvise(m.data[m.released:upTo], unix.MADV_DONTNEED)
 		m.released = upTo
 	}
+}
+
+// contains reports whether addr lies in the mapping.
+func (m *mappedFile) contains(addr uintptr) bool {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(m.data)))
+	return addr >= base && addr-base < uintptr(len(m.data))
 }
 
 // bytes is the mapping.

@@ -130,41 +130,70 @@ func TestDecodeLevels(t *testing.T) {
 }
 
 // TestParquetMatrixCorruptPages: bytes of the page region of a file
-// flipped at random (a fixed seed) give an error naming the file, or
-// values, never a crash; a chunk that ends before its row group's rows
-// names the column, row group and page.
+// flipped at random (a fixed seed) give an error naming the file (and
+// the column and row group for a bad page), or values, never a crash,
+// through Next and NextColumns, for PLAIN pages (v1 uncompressed, v2
+// zstd) and dictionary-encoded ones (v2 Snappy, and v1 Snappy falling
+// back to PLAIN); a chunk that ends before its row group's rows names
+// the column, row group and page.
 func TestParquetMatrixCorruptPages(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p.parquet")
 	const n, w = 600, 20
 	writePagedFloats(t, path, n, w, 300, 800, parquet.DataPageV1, compress.Codecs.Uncompressed)
-	orig, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	files := []string{path}
+	for k, props := range [][]parquet.WriterProperty{
+		{parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false)},
+		{parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(true)},
+		{parquet.WithDataPageVersion(parquet.DataPageV1), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(true),
+			parquet.WithDictionaryPageSizeLimit(400)},
+	} {
+		p := filepath.Join(dir, fmt.Sprintf("q%d.parquet", k))
+		few := k == 1
+		writeFloatSpec(t, p, floatSpec{n: n, w: w, rg: 300, nullable: func(j int) bool { return j%2 == 0 }, null: func(i, j int) bool { return (i+j)%11 == 0 },
+			value: func(i, j int) float32 {
+				if few {
+					return float32((i + j) % 6)
+				}
+				return float32(i) + float32(j)/8
+			}, props: append(props, parquet.WithDataPageSize(256))})
+		files = append(files, p)
 	}
-	footer := len(orig) - 8 - int(uint32(orig[len(orig)-8])|uint32(orig[len(orig)-7])<<8|uint32(orig[len(orig)-6])<<16|uint32(orig[len(orig)-5])<<24)
-	rng := rand.New(rand.NewPCG(1, 2))
-	errs := 0
-	for trial := range 150 {
-		b := slices.Clone(orig)
-		for range 1 + trial%4 {
-			b[4+rng.IntN(footer-4)] ^= byte(1 + rng.IntN(255))
-		}
-		bad := filepath.Join(dir, fmt.Sprintf("bad%d.parquet", trial))
-		if err := os.WriteFile(bad, b, 0o644); err != nil {
+	for f, path := range files {
+		orig, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-		err := readAll(bad, MatrixOptions{Width: w, BatchSize: 256})
-		if err != nil {
-			errs++
-			if !strings.Contains(err.Error(), bad) {
-				t.Fatalf("trial %d: %v does not name the file", trial, err)
+		footer := len(orig) - 8 - int(uint32(orig[len(orig)-8])|uint32(orig[len(orig)-7])<<8|uint32(orig[len(orig)-6])<<16|uint32(orig[len(orig)-5])<<24)
+		rng := rand.New(rand.NewPCG(1, uint64(2+f)))
+		errs := 0
+		for trial := range 120 {
+			b := slices.Clone(orig)
+			for range 1 + trial%4 {
+				b[4+rng.IntN(footer-4)] ^= byte(1 + rng.IntN(255))
 			}
+			bad := filepath.Join(dir, fmt.Sprintf("bad%d.parquet", trial))
+			if err := os.WriteFile(bad, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, cols := range []bool{false, true} {
+				err := readAll(bad, MatrixOptions{Width: w, BatchSize: 256}, cols)
+				if err != nil {
+					errs++
+					if !strings.Contains(err.Error(), bad) {
+						t.Fatalf("file %d, trial %d: %v does not name the file", f, trial, err)
+					}
+					if errors.Is(err, errPage) && strings.Contains(err.Error(), "page ") &&
+						(!strings.Contains(err.Error(), `column "f`) || !strings.Contains(err.Error(), "row group ")) {
+						t.Fatalf("file %d, trial %d: %v does not name the column and row group", f, trial, err)
+					}
+				}
+			}
+			os.Remove(bad)
 		}
-		os.Remove(bad)
-	}
-	if errs == 0 {
-		t.Fatal("no corrupted file gave an error")
+		if errs == 0 {
+			t.Fatalf("file %d: no corrupted file gave an error", f)
+		}
 	}
 	// A cursor whose chunk ends early.
 	m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 256})
@@ -183,9 +212,9 @@ func TestParquetMatrixCorruptPages(t *testing.T) {
 	}
 }
 
-// readAll reads a file through a ParquetMatrix, turning a panic into a
-// test-visible error.
-func readAll(path string, opts MatrixOptions) (err error) {
+// readAll reads a file through a ParquetMatrix (Next, or NextColumns if
+// cols), turning a panic into a test-visible error.
+func readAll(path string, opts MatrixOptions, cols bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
@@ -198,8 +227,12 @@ func readAll(path string, opts MatrixOptions) (err error) {
 	}
 	defer m.Close()
 	buf := make([]float32, opts.BatchSize*opts.Width)
+	next := func() error { _, _, err := m.Next(buf); return err }
+	if cols {
+		next = func() error { _, _, err := m.NextColumns(buf, opts.BatchSize); return err }
+	}
 	for {
-		if _, _, err := m.Next(buf); err == io.EOF {
+		if err := next(); err == io.EOF {
 			return nil
 		} else if err != nil {
 			return err
