@@ -299,7 +299,7 @@ func (m *ParquetMatrix) readColumns(x []float32, ld, r0, rows int, nulls []NullC
 	for j := range m.width {
 		dst := x[j*ld+r0 : j*ld+r0+rows]
 		if c := m.pages[j]; c != nil && c.on {
-			if err := c.takeInto(dst, r0, j, &nulls); err != nil {
+			if err := c.takeInto(x, j*ld+r0, rows, r0, j, &nulls); err != nil {
 				return nulls, fmt.Errorf("%s: parquet: column %q, row group %d, %w", m.path, m.names[j], m.rg-1, err)
 			}
 		} else {

@@ -269,13 +269,17 @@ func TestPoolAllocator(t *testing.T) {
 
 // BenchmarkParquetMatrix: 20,000 rows of 784 float32 pixel-like columns
 // (Snappy, row groups of 10,000; zeros around values of k/255, like
-// Fashion-MNIST's) read as row-major batches of 10,000 (matrix) and as
-// record batches of the same size (frames, the features left in
-// columns).
+// Fashion-MNIST's), PLAIN or dictionary-encoded (the Frame writer's
+// Dictionary, as PyArrow and Spark write by default), read as batches of
+// 10,000: row-major by Next with the pages walked in the mapping
+// (matrix), through arrow-go's page reader (matrix-arrowpages) or its
+// column readers (matrix-readers); column-major by NextColumns
+// (columns, columns-arrowpages); and as record batches of the same size
+// (frames, the features left in columns).
 //
 //	go test ./data -run - -bench ParquetMatrix -count 5
 func BenchmarkParquetMatrix(b *testing.B) {
-	const w, n = 784, 20000
+	const w, n, bs = 784, 20000, 10000
 	cols := make([]Column, w)
 	for j := range cols {
 		v := make([]float32, n)
@@ -290,76 +294,76 @@ func BenchmarkParquetMatrix(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	path := filepath.Join(b.TempDir(), "px.parquet")
-	fh, err := os.Create(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pw, err := NewParquetFrameWriter(fh, f, ParquetWriteOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	pw.Write(f.Slice(0, n/2))
-	pw.Write(f.Slice(n/2, n))
-	if err := pw.Close(); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("matrix-readers", func(b *testing.B) {
-		// The column readers' path, as before pages were decoded here.
-		matrixPageDecoding = false
-		defer func() { matrixPageDecoding = littleEndian() }()
-		x := make([]float32, 10000*w)
-		for range b.N {
-			m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 10000})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for {
-				if _, _, err := m.Next(x); err == io.EOF {
-					break
-				} else if err != nil {
+	for _, layout := range []string{"plain", "dict"} {
+		path := filepath.Join(b.TempDir(), "px.parquet")
+		fh, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pw, err := NewParquetFrameWriter(fh, f, ParquetWriteOptions{Dictionary: layout == "dict"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pw.Write(f.Slice(0, n/2))
+		pw.Write(f.Slice(n/2, n))
+		if err := pw.Close(); err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []struct {
+			name       string
+			own, pages bool
+			cols       bool
+		}{
+			{"matrix-readers", false, false, false},
+			{"matrix-arrowpages", false, true, false},
+			{"matrix", true, true, false},
+			{"columns-arrowpages", false, true, true},
+			{"columns", true, true, true},
+		} {
+			b.Run(layout+"/"+c.name, func(b *testing.B) {
+				defer setPageMode(c.own, c.pages)()
+				x := make([]float32, bs*w)
+				for range b.N {
+					m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: bs})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for {
+						var err error
+						if c.cols {
+							_, _, err = m.NextColumns(x, bs)
+						} else {
+							_, _, err = m.Next(x)
+						}
+						if err == io.EOF {
+							break
+						} else if err != nil {
+							b.Fatal(err)
+						}
+					}
+					m.Close()
+				}
+				b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+		b.Run(layout+"/frames", func(b *testing.B) {
+			for range b.N {
+				rd, err := OpenBatches(path, BatchOptions{BatchSize: bs})
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			m.Close()
-		}
-		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
-	})
-	b.Run("matrix", func(b *testing.B) {
-		x := make([]float32, 10000*w)
-		for range b.N {
-			m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 10000})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for {
-				if _, _, err := m.Next(x); err == io.EOF {
-					break
-				} else if err != nil {
-					b.Fatal(err)
+				for {
+					if _, _, err := rd.Next(); err == io.EOF {
+						break
+					} else if err != nil {
+						b.Fatal(err)
+					}
 				}
+				rd.Close()
 			}
-			m.Close()
-		}
-		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
-	})
-	b.Run("frames", func(b *testing.B) {
-		for range b.N {
-			rd, err := OpenBatches(path, BatchOptions{BatchSize: 10000})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for {
-				if _, _, err := rd.Next(); err == io.EOF {
-					break
-				} else if err != nil {
-					b.Fatal(err)
-				}
-			}
-			rd.Close()
-		}
-		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
-	})
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
 }
 
 // TestParquetMatrixDictionary: float32 columns as PyArrow writes them by

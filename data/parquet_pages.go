@@ -155,31 +155,33 @@ func (c *pageCursor) take(n int, scratch []float32, r0, col int, nulls []NullCel
 		c.vals, c.rows = c.vals[n:], c.rows-n
 		return v, nulls, nil
 	}
-	return scratch[:n], nulls, c.takeInto(scratch[:n], r0, col, &nulls)
+	return scratch[:n], nulls, c.takeInto(scratch, 0, n, r0, col, &nulls)
 }
 
-// takeInto writes the values of the next len(out) rows to out, zeros
+// takeInto writes the values of the next n rows to x[off:off+n], zeros
 // for nulls (their rows r0+i appended to nulls as column col). A page of
-// the mapping that lies within out and holds nothing but values is
-// decompressed (or its dictionary indices decoded) straight into out.
-func (c *pageCursor) takeInto(out []float32, r0, col int, nulls *[]NullCell) error {
-	n := len(out)
+// the mapping whose rows lie within them and that has no nulls is
+// decompressed (or its dictionary indices decoded) straight into x.
+func (c *pageCursor) takeInto(x []float32, off, n, r0, col int, nulls *[]NullCell) error {
+	out := x[off : off+n]
 	for i := 0; i < n; {
 		if c.rows == 0 {
-			if c.pr == nil {
-				if err := c.peek(); err != nil {
+			if c.pr != nil {
+				if err := c.next(); err != nil {
 					return err
 				}
-				if nv := int(c.hdr.numValues); nv <= n-i && c.direct() {
-					if err := c.readDirect(out[i : i+nv]); err != nil {
-						return err
-					}
-					i += nv
-					continue
-				}
+				continue
 			}
-			if err := c.next(); err != nil {
+			if err := c.peek(); err != nil {
 				return err
+			}
+			nv := int(c.hdr.numValues)
+			done, err := c.loadOwn(x, off+i, nv <= n-i)
+			if err != nil {
+				return err
+			}
+			if done {
+				i += nv
 			}
 			continue
 		}
@@ -535,22 +537,97 @@ func (c *pageCursor) nextOwn() error {
 	if err := c.peek(); err != nil {
 		return err
 	}
+	_, err := c.loadOwn(nil, 0, false)
+	return err
+}
+
+// maxLevelBytes bounds the bytes of levels in front of a v1 page's values
+// that loadOwn decompresses into the caller's buffer.
+const maxLevelBytes = 64
+
+// loadOwn reads the peeked data page. If into, its values go straight to
+// x[at:] when it has no nulls (done), else it becomes the current page.
+func (c *pageCursor) loadOwn(x []float32, at int, into bool) (done bool, err error) {
 	h := c.hdr
+	nv := int(h.numValues)
+	enc := parquet.Encoding(h.encoding)
+	if into && c.direct() {
+		return true, c.readDirect(x[at : at+nv])
+	}
+	if into && h.typ == pageData && enc == parquet.Encodings.Plain && (c.snappy || c.codec != nil) {
+		// A v1 page of a nullable column: its definition levels come
+		// first. Decompressed into x just before the rows' place, the
+		// values land where they belong; what the levels overwrote is
+		// put back.
+		if p := int(h.uncompressed) - 4*nv; p >= 4 && p <= maxLevelBytes && 4*at >= p {
+			return c.loadBefore(x, at, p)
+		}
+	}
 	levels, data, err := c.values(nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	nulls := int(h.numNulls)
 	if h.typ == pageData {
 		nulls = 0
 		if c.maxDef > 0 {
 			if levels, data, err = c.splitV1(data, parquet.Encoding(h.defEncoding)); err != nil {
-				return err
+				return false, err
 			}
 			nulls = -1
 		}
 	}
-	return c.setPage(parquet.Encoding(h.encoding), levels, data, int(h.numValues), nulls)
+	if into && (nulls == 0 || allLevels(levels, nv, c.maxDef)) {
+		return true, c.placeValues(x[at:at+nv], enc, data)
+	}
+	return false, c.setPage(enc, levels, data, nv, nulls)
+}
+
+// placeValues writes the values of a page without nulls to out.
+func (c *pageCursor) placeValues(out []float32, enc parquet.Encoding, data []byte) error {
+	switch enc {
+	case parquet.Encodings.Plain:
+		if len(data) < 4*len(out) {
+			return fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page, len(data), len(out), errPage)
+		}
+		copy(asBytes(out), data)
+	default: // a dictionary encoding (checkData)
+		if err := decodeDictF32(out, c.dict, data); err != nil {
+			return fmt.Errorf("page %d: %w", c.page, err)
+		}
+	}
+	return nil
+}
+
+// loadBefore decompresses the peeked v1 PLAIN page, of p bytes of levels
+// before its values, into x so that its values start at x[at]. Without
+// nulls it is done; with nulls, the page is moved to the page buffer and
+// becomes the current page.
+func (c *pageCursor) loadBefore(x []float32, at, p int) (bool, error) {
+	h := c.hdr
+	nv := int(h.numValues)
+	xb := asBytes(x)
+	s := 4*at - p
+	var saved, front [maxLevelBytes]byte
+	copy(saved[:p], xb[s:4*at])
+	_, page, err := c.values(xb[s : 4*(at+nv)])
+	copy(front[:p], page[:min(p, len(page))])
+	copy(xb[s:4*at], saved[:p])
+	if err != nil {
+		return false, err
+	}
+	if parquet.Encoding(h.defEncoding) == parquet.Encodings.RLE && binary.LittleEndian.Uint32(front[:]) == uint32(p-4) && allLevels(front[4:p], nv, c.maxDef) {
+		return true, nil
+	}
+	// Nulls: the page as decompressed, in the page buffer.
+	b := c.buffer(int(h.uncompressed))
+	copy(b, front[:p])
+	copy(b[p:], xb[4*at:4*(at+nv)])
+	levels, vals, err := c.splitV1(b, parquet.Encoding(h.defEncoding))
+	if err != nil {
+		return false, err
+	}
+	return false, c.setPage(parquet.Encodings.Plain, levels, vals, nv, -1)
 }
 
 // readDict reads the peeked dictionary page.
