@@ -184,6 +184,27 @@ func TestParquetMatrixVector(t *testing.T) {
 			}
 		}
 		m.Close()
+		if opts.Columns != nil {
+			continue
+		}
+		// The same through NextColumns, in each page mode.
+		for _, mode := range pageModes {
+			restore := setPageMode(mode.own, mode.pages)
+			m, err := OpenParquetMatrix(path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for b, want := range []bool{true, false, true, true} {
+				if _, _, err := m.NextColumns(buf, 256); err != nil {
+					t.Fatal(err)
+				}
+				if m.Finite() != want {
+					t.Errorf("NextColumns, %s: batch %d: Finite() %v, want %v", mode.name, b, !want, want)
+				}
+			}
+			m.Close()
+			restore()
+		}
 	}
 }
 

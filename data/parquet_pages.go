@@ -146,6 +146,15 @@ func (c *pageCursor) buffer(n int) []byte {
 // spread out (zeros, their rows r0+i appended to nulls as column col).
 func (c *pageCursor) take(n int, scratch []float32, r0, col int, nulls []NullCell) ([]float32, []NullCell, error) {
 	if c.rows == 0 {
+		if c.pr == nil {
+			// A page of fewer rows goes straight to scratch.
+			if err := c.peek(); err != nil {
+				return nil, nulls, err
+			}
+			if int(c.hdr.numValues) < n {
+				return scratch[:n], nulls, c.takeInto(scratch, 0, n, r0, col, &nulls)
+			}
+		}
 		if err := c.next(); err != nil {
 			return nil, nulls, err
 		}
