@@ -41,14 +41,27 @@
 // Files too large to hold are streamed: [OpenBatches] yields Frames of a
 // fixed number of rows (Parquet and CSV), and [OpenParquetMatrix] reads the
 // float32 feature columns of a Parquet file (or one list of float32)
-// straight from the decompressed pages into row-major float32 batches,
-// with recycled page buffers and no record batch in between: the input
-// path of batch inference (package infer). PLAIN float32 pages (data page
-// v1 and v2, definition levels in the RLE/bit-packed hybrid of the
-// Parquet format specification, "Encodings") are decoded by the package
-// itself, the values used where they lie in the decompressed page;
-// dictionary pages and other encodings go through arrow-go's column
-// readers.
+// straight from the pages into float32 batches, with recycled page buffers
+// and no record batch in between: the input path of batch inference
+// (package infer). [ParquetMatrix.Next] gives row-major batches (the
+// columns transposed 16 at a time); [ParquetMatrix.NextColumns] gives the
+// batch column-major, the layout a GEMM takes as a transposed operand, with
+// no transpose at all: a page that holds only values of the batch's rows is
+// decompressed (or its dictionary indices decoded) straight into the
+// caller's buffer. In a mapped file the package walks each column chunk's
+// pages itself: the page headers are decoded from the Thrift compact
+// protocol (parquet-format's parquet.thrift, Apache Thrift's compact
+// protocol specification), unknown fields skipped, every size checked
+// against the chunk before any allocation, and pages decompressed from the
+// mapping with arrow-go's codecs (Snappy by klauspost/compress directly).
+// Values are PLAIN or dictionary-encoded (RLE_DICTIONARY or
+// PLAIN_DICTIONARY after a PLAIN dictionary page, as PyArrow and Spark
+// write by default, a chunk falling back to PLAIN midway read page by
+// page), data pages v1 or v2, definition levels in the RLE/bit-packed
+// hybrid (Parquet format specification, "Encodings"). Files not mapped go
+// through arrow-go's page reader with the same decoding; encrypted chunks,
+// other encodings and the list layout through arrow-go's column readers.
+// A bad page is an error naming the file, column, row group and page.
 //
 // # Readers
 //

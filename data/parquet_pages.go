@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
 )
 
 // matrixPageDecoding lets a ParquetMatrix decode PLAIN float32 pages
@@ -66,8 +68,9 @@ type pageCursor struct {
 
 	// Own pages.
 	chunk    []byte         // the chunk's bytes not yet read, in the mapping
-	codec    compress.Codec // nil when the pages are not compressed
+	codec    compress.Codec // other codecs; nil when none or Snappy or zstd
 	snappy   bool
+	zstd     bool
 	rowsLeft int        // rows of the row group not yet in a page
 	hdr      pageHeader // of the next data page when peeked
 	hdrLen   int
@@ -89,11 +92,13 @@ const (
 // has rows rows.
 func (c *pageCursor) startPages(chunk []byte, codec compress.Compression, rows int64) error {
 	c.reset()
-	c.pr, c.chunk, c.rowsLeft, c.codec, c.snappy, c.on = nil, chunk, int(rows), nil, false, true
+	c.pr, c.chunk, c.rowsLeft, c.codec, c.snappy, c.zstd, c.on = nil, chunk, int(rows), nil, false, false, true
 	switch codec {
 	case compress.Codecs.Uncompressed:
 	case compress.Codecs.Snappy:
 		c.snappy = true
+	case compress.Codecs.Zstd:
+		c.zstd = true
 	default:
 		cd, err := compress.GetCodec(codec)
 		if err != nil {
@@ -124,8 +129,9 @@ func (c *pageCursor) close() {
 	c.chunk, c.on = nil, false
 }
 
-// release gives the page buffer back to the pool.
+// release gives the page buffers back to the pool.
 func (c *pageCursor) release() {
+	c.releaseFloats()
 	if c.buf != nil {
 		pagePool.Free(c.buf)
 		c.buf = nil
@@ -355,12 +361,31 @@ func (c *pageCursor) setPage(enc parquet.Encoding, levels, data []byte, n, nulls
 	return nil
 }
 
-// floats returns the values buffer, of n values.
+// zstdDecoder decodes the zstd pages of every ParquetMatrix, its memory
+// bounded by the largest page.
+var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxPageBytes))
+	if err != nil {
+		panic(err) // options only
+	}
+	return d
+})
+
+// floats returns the values buffer, of n values (from pagePool).
 func (c *pageCursor) floats(n int) []float32 {
 	if cap(c.fbuf) < n {
-		c.fbuf = make([]float32, n)
+		c.releaseFloats()
+		b := pagePool.Allocate(4 * n)
+		c.fbuf = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), cap(b)/4)
 	}
 	return c.fbuf[:n]
+}
+
+func (c *pageCursor) releaseFloats() {
+	if c.fbuf != nil {
+		pagePool.Free(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.fbuf))), 4*cap(c.fbuf)))
+		c.fbuf = nil
+	}
 }
 
 // asBytes is the bytes of x.
@@ -469,7 +494,7 @@ func (c *pageCursor) body() []byte {
 func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
 	h := c.hdr
 	b := c.body()
-	compressed := c.codec != nil || c.snappy
+	compressed := c.codec != nil || c.snappy || c.zstd
 	size := int(h.uncompressed)
 	if h.typ == pageDataV2 {
 		levels, b = b[:h.defLen], b[h.defLen:]
@@ -508,7 +533,18 @@ func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
 		}
 		return levels, dst, nil
 	}
-	out, err := compress.Decode(c.codec, dst, b)
+	var out []byte
+	if c.zstd {
+		// The frame's content size first, and the decoder's memory
+		// bounded: no allocation for a wrong one.
+		var zh zstd.Header
+		if err := zh.Decode(b); err != nil || (zh.HasFCS && zh.FrameContentSize != uint64(size)) {
+			return nil, nil, fmt.Errorf("page %d: zstd frame of %d bytes where the header says %d (%v): %w", c.page, zh.FrameContentSize, size, err, errPage)
+		}
+		out, err = zstdDecoder().DecodeAll(b, dst[:0])
+	} else {
+		out, err = compress.Decode(c.codec, dst, b)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("page %d: decompressing: %v: %w", c.page, err, errPage)
 	}
@@ -563,7 +599,7 @@ func (c *pageCursor) loadOwn(x []float32, at int, into bool) (done bool, err err
 	if into && c.direct() {
 		return true, c.readDirect(x[at : at+nv])
 	}
-	if into && h.typ == pageData && enc == parquet.Encodings.Plain && (c.snappy || c.codec != nil) {
+	if into && h.typ == pageData && enc == parquet.Encodings.Plain && (c.snappy || c.zstd || c.codec != nil) {
 		// A v1 page of a nullable column: its definition levels come
 		// first. Decompressed into x just before the rows' place, the
 		// values land where they belong; what the levels overwrote is
