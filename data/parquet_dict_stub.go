@@ -53,6 +53,32 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		nb := int(g) * bw
 		r := min(int(g)*8, len(dst)-i)
 		mask := uint64(1)<<bw - 1
+		if bw <= 8 {
+			// Eight indices from a word at a time.
+			nd := uint64(len(dict))
+			var tmp [8]byte
+			for q := 0; q < r; q += 8 {
+				gb := b[q/8*bw:]
+				var x uint64
+				if len(gb) >= 8 {
+					x = binary.LittleEndian.Uint64(gb)
+				} else {
+					copy(tmp[:], gb)
+					x = binary.LittleEndian.Uint64(tmp[:])
+				}
+				o := dst[i+q : i+min(q+8, r)]
+				for e := range o {
+					v := x >> (e * bw) & mask
+					if v >= nd {
+						return fmt.Errorf("dictionary index %d of %d: %w", v, len(dict), errPage)
+					}
+					o[e] = dict[v]
+				}
+			}
+			b = b[nb:]
+			i += r
+			continue
+		}
 		for j := range r {
 			bit := j * bw
 			var x uint64
