@@ -141,7 +141,9 @@ func (c *pageCursor) release() {
 // buffer returns a page buffer of n bytes.
 func (c *pageCursor) buffer(n int) []byte {
 	if cap(c.buf) < n {
-		c.release()
+		if c.buf != nil {
+			pagePool.Free(c.buf)
+		}
 		c.buf = pagePool.Allocate(n)
 	}
 	return c.buf[:n]
@@ -312,7 +314,7 @@ func (c *pageCursor) setDict(b []byte, n int, enc parquet.Encoding) error {
 // levels (nil without nulls), data its values, nulls their number or -1
 // if unknown.
 func (c *pageCursor) setPage(enc parquet.Encoding, levels, data []byte, n, nulls int) error {
-	if n < 0 {
+	if n < 0 || n > maxPageValues {
 		return fmt.Errorf("page %d: %d values: %w", c.page, n, errPage)
 	}
 	present := n
