@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pqgo "github.com/parquet-go/parquet-go"
 )
 
 // floatSpec describes a file of float32 columns for the page tests.
@@ -358,5 +359,66 @@ func TestParquetMatrixNextColumnsErrors(t *testing.T) {
 	}
 	if _, _, err := vm.NextColumns(make([]float32, 100), 10); err == nil {
 		t.Fatal("NextColumns of a list column: no error")
+	}
+}
+
+// pqgoRow is a row of float32 columns as parquet-go writes them: PLAIN
+// and dictionary-encoded, required and optional (with nulls). Names in
+// file order.
+type pqgoRow struct {
+	A float32  `parquet:"a"`
+	B *float32 `parquet:"b,optional"`
+	C float32  `parquet:"c,dict"`
+	D *float32 `parquet:"d,optional,dict"`
+	E float32  `parquet:"e"`
+}
+
+// TestParquetMatrixParquetGo: files written by parquet-go (a Parquet
+// implementation independent of arrow-go: its own page headers, page
+// cuts and dictionary encoder), data pages v1 and v2, Snappy and zstd,
+// small pages and row groups of 700 rows: Next and NextColumns give the
+// values and nulls written in every page mode.
+func TestParquetMatrixParquetGo(t *testing.T) {
+	const n, w = 1500, 5
+	rows := make([]pqgoRow, n)
+	want := make([]float32, n*w)
+	var wantNulls []NullCell
+	for i := range rows {
+		r := &rows[i]
+		r.A, r.C, r.E = float32(i)*0.25, float32(i%7), float32(-i)
+		if i%9 != 4 {
+			v := float32(i) + 0.5
+			r.B = &v
+		}
+		if i%13 != 2 {
+			v := float32(i % 5)
+			r.D = &v
+		}
+		row := []*float32{&r.A, r.B, &r.C, r.D, &r.E}
+		for j, p := range row {
+			if p == nil {
+				wantNulls = append(wantNulls, NullCell{Row: i, Col: j})
+				continue
+			}
+			want[i*w+j] = *p
+		}
+	}
+	for _, v := range []int{1, 2} {
+		for _, codec := range []pqgo.WriterOption{pqgo.Compression(&pqgo.Snappy), pqgo.Compression(&pqgo.Zstd)} {
+			path := filepath.Join(t.TempDir(), "g.parquet")
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pw := pqgo.NewGenericWriter[pqgoRow](f, pqgo.DataPageVersion(v), codec, pqgo.PageBufferSize(1024), pqgo.MaxRowsPerRowGroup(700))
+			if _, err := pw.Write(rows); err != nil {
+				t.Fatal(err)
+			}
+			if err := pw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			checkMatrixFile(t, fmt.Sprintf("parquet-go v%d", v), path, w, want, wantNulls)
+		}
 	}
 }

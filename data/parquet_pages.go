@@ -32,13 +32,15 @@ var matrixOwnPages = true
 
 // pageChunk reports whether a column chunk can be read by a pageCursor:
 // values PLAIN or dictionary-encoded (the dictionary PLAIN), levels RLE.
+// parquet-mr (Spark) lists BIT_PACKED for the levels of required columns,
+// which have none.
 func pageChunk(cc *metadata.ColumnChunkMetaData) bool {
 	if !matrixPageDecoding {
 		return false
 	}
 	for _, e := range cc.Encodings() {
 		switch e {
-		case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+		case parquet.Encodings.Plain, parquet.Encodings.RLE, parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encodings.BitPacked:
 		default:
 			return false
 		}
