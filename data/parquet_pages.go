@@ -517,8 +517,10 @@ func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
 	}
 	if c.snappy {
 		// The block's length first: no allocation for a wrong one.
-		if n, err := snappy.DecodedLen(b); err != nil || n != size {
-			return nil, nil, fmt.Errorf("page %d: Snappy block of %d bytes where the header says %d (%v): %w", c.page, n, size, err, errPage)
+		if n, err := snappy.DecodedLen(b); err != nil {
+			return nil, nil, fmt.Errorf("page %d: Snappy: %v: %w", c.page, err, errPage)
+		} else if n != size {
+			return nil, nil, fmt.Errorf("page %d: a Snappy block of %d bytes where the header says %d: %w", c.page, n, size, errPage)
 		}
 	}
 	if dst == nil {
@@ -542,8 +544,10 @@ func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
 		// The frame's content size first, and the decoder's memory
 		// bounded: no allocation for a wrong one.
 		var zh zstd.Header
-		if err := zh.Decode(b); err != nil || (zh.HasFCS && zh.FrameContentSize != uint64(size)) {
-			return nil, nil, fmt.Errorf("page %d: zstd frame of %d bytes where the header says %d (%v): %w", c.page, zh.FrameContentSize, size, err, errPage)
+		if err := zh.Decode(b); err != nil {
+			return nil, nil, fmt.Errorf("page %d: zstd: %v: %w", c.page, err, errPage)
+		} else if zh.HasFCS && zh.FrameContentSize != uint64(size) {
+			return nil, nil, fmt.Errorf("page %d: a zstd frame of %d bytes where the header says %d: %w", c.page, zh.FrameContentSize, size, errPage)
 		}
 		out, err = zstdDecoder().DecodeAll(b, dst[:0])
 	} else {

@@ -260,7 +260,7 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 		return h, 0, r.err
 	}
 	if h.typ < 0 || h.uncompressed < 0 || h.compressed < 0 {
-		return h, 0, fmt.Errorf("page header: type %d, sizes %d and %d: %w", h.typ, h.uncompressed, h.compressed, errPage)
+		return h, 0, fmt.Errorf("page header: type %d, sizes %d and %d (missing or negative): %w", h.typ, h.uncompressed, h.compressed, errPage)
 	}
 	return h, r.n, nil
 }
