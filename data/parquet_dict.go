@@ -46,17 +46,10 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		return fmt.Errorf("dictionary indices: bit width %d (at most 32): %w", bw, errPage)
 	}
 	vb := int(bw+7) / 8 // bytes of an RLE run's value
-	var tab *[256]float32
+	var nd *narrow
 	if bw <= 8 {
-		// indices of up to 8 bits index a 256-entry table without
-		// bounds checks; entries past the dictionary are zeros and the
-		// indices that reach them are reported by the range checks.
-		tab = new([256]float32)
-		copy(tab[:], dict)
+		nd = newNarrow(dict, bw)
 	}
-	// the range checks are needed only when some index of bw bits can
-	// be past the dictionary.
-	check := uint64(len(dict)) < uint64(1)<<bw
 	pos := 1
 	for i := 0; i < len(dst); {
 		h, k := binary.Uvarint(b[pos:])
@@ -102,7 +95,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		src := b[pos:]
 		var bad int
 		if bw <= 8 {
-			bad = unpackNarrow(dst[i:i+n], tab, src, bw, len(dict), check)
+			bad = nd.unpack(dst[i:i+n], src)
 		} else {
 			bad = unpackWide(dst[i:i+n], dict, src, bw)
 		}
@@ -116,22 +109,27 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 	return nil
 }
 
-// fillF32 sets every element of s to v: zeros by clear, short runs by a
-// loop, long ones by doubling copies.
+// fillF32 sets every element of s to v: zeros by clear, short runs by
+// stores 8 at a time, long ones by doubling copies.
 func fillF32(s []float32, v float32) {
-	if len(s) < 16 {
-		for j := range s {
-			s[j] = v
+	if len(s) >= 128 {
+		if math.Float32bits(v) == 0 {
+			clear(s)
+			return
+		}
+		s[0] = v
+		for j := 1; j < len(s); j *= 2 {
+			copy(s[j:], s[:j])
 		}
 		return
 	}
-	if math.Float32bits(v) == 0 {
-		clear(s)
-		return
+	for len(s) >= 8 {
+		d := s[:8:8]
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = v, v, v, v, v, v, v, v
+		s = s[8:]
 	}
-	s[0] = v
-	for j := 1; j < len(s); j *= 2 {
-		copy(s[j:], s[:j])
+	for j := range s {
+		s[j] = v
 	}
 }
 
@@ -147,74 +145,137 @@ func packedIndex(src []byte, bw uint, j int) uint64 {
 	return v
 }
 
-// unpackNarrow sets dst[j] = tab[index j] for the first len(dst)
-// indices of width bw ≤ 8 bit-packed at the start of src, which holds
-// them (ceil(len(dst)*bw/8) bytes at least). With check, it returns the
-// ordinal of an index ≥ n if there is one (the first one), else -1.
-func unpackNarrow(dst []float32, tab *[256]float32, src []byte, bw uint, n int, check bool) int {
+// narrow decodes bit-packed indices of width bw ≤ 8.
+type narrow struct {
+	// tab holds the dictionary's first 256 values: indices of up to 8
+	// bits index it without bounds checks; entries past the dictionary
+	// are zeros, and the indices that reach them are reported by the
+	// range checks.
+	tab [256]float32
+	bw  uint
+	n   int // dictionary size
+	// check: some index of bw bits can be past the dictionary, so the
+	// indices are range-checked (by over, with lanes, add and carry).
+	check             bool
+	lanes, add, carry uint64
+}
+
+func newNarrow(dict []float32, bw uint) *narrow {
+	nd := &narrow{bw: bw, n: len(dict), check: uint64(len(dict)) < uint64(1)<<bw}
+	copy(nd.tab[:], dict)
+	if nd.check {
+		nd.lanes, nd.add, nd.carry = overConsts(bw, len(dict))
+	}
+	return nd
+}
+
+// unpack sets dst[j] = tab[index j] for the first len(dst) indices
+// bit-packed at the start of src, which holds them (ceil(len(dst)*bw/8)
+// bytes at least). It returns the ordinal of the first index past the
+// dictionary, or -1.
+func (nd *narrow) unpack(dst []float32, src []byte) int {
+	bw := nd.bw
 	if bw == 0 { // every index is 0
-		if check && len(dst) > 0 {
+		if nd.check && len(dst) > 0 {
 			return 0
 		}
-		fillF32(dst, tab[0])
+		fillF32(dst, nd.tab[0])
 		return -1
 	}
-	mask := uint64(1)<<bw - 1
-	// bad accumulates n-1-index for every index: its top bit is set
-	// when some index is ≥ n (indices < 256 ≤ 2^63).
-	nm1 := uint64(n) - 1
-	var bad uint64
-	j, p := 0, 0
-	if bw == 8 {
-		for ; j+8 <= len(dst) && p+8 <= len(src); j, p = j+8, p+8 {
-			g := src[p : p+8 : p+8]
-			d := dst[j : j+8 : j+8]
-			d[0], d[1], d[2], d[3] = tab[g[0]], tab[g[1]], tab[g[2]], tab[g[3]]
-			d[4], d[5], d[6], d[7] = tab[g[4]], tab[g[5]], tab[g[6]], tab[g[7]]
-			if check {
-				bad |= overByte(binary.LittleEndian.Uint64(g), n)
-			}
-		}
-		if bad != 0 {
-			return firstBad(src, bw, 0, j, n)
-		}
+	// whole groups whose 64-bit load stays within src, by the fast loops
+	g := len(dst) / 8
+	if len(src) < 8 {
+		g = 0
 	} else {
-		s1, s2, s3, s4, s5, s6, s7 := bw, 2*bw, 3*bw, 4*bw, 5*bw, 6*bw, 7*bw
-		for ; j+8 <= len(dst) && p+8 <= len(src); j, p = j+8, p+int(bw) {
-			x := binary.LittleEndian.Uint64(src[p:])
-			i0, i1, i2, i3 := x&mask, x>>s1&mask, x>>s2&mask, x>>s3&mask
-			i4, i5, i6, i7 := x>>s4&mask, x>>s5&mask, x>>s6&mask, x>>s7&mask
-			d := dst[j : j+8 : j+8]
-			d[0], d[1], d[2], d[3] = tab[uint8(i0)], tab[uint8(i1)], tab[uint8(i2)], tab[uint8(i3)]
-			d[4], d[5], d[6], d[7] = tab[uint8(i4)], tab[uint8(i5)], tab[uint8(i6)], tab[uint8(i7)]
-			if check {
-				bad |= (nm1 - i0) | (nm1 - i1) | (nm1 - i2) | (nm1 - i3) |
-					(nm1 - i4) | (nm1 - i5) | (nm1 - i6) | (nm1 - i7)
-			}
-		}
-		if bad>>63 != 0 {
-			return firstBad(src, bw, 0, j, n)
-		}
+		g = min(g, (len(src)-8)/int(bw)+1)
+	}
+	var bad uint64
+	if bw == 8 {
+		bad = gatherBytes(dst[:8*g], src, &nd.tab, nd.check, nd.lanes, nd.add, nd.carry)
+	} else {
+		bad = gatherBits(dst[:8*g], src, &nd.tab, bw, nd.check, nd.lanes, nd.add, nd.carry)
+	}
+	if bad != 0 {
+		return firstBad(src, bw, 0, 8*g, nd.n)
 	}
 	// the rest (the end of b, or a last group cut by len(dst)) bit by
-	// bit-window, reading only the bytes that exist.
-	for ; j < len(dst); j++ {
+	// bit, reading only the bytes that exist.
+	for j := 8 * g; j < len(dst); j++ {
 		v := packedIndex(src, bw, j)
-		if check && v >= uint64(n) {
+		if nd.check && v >= uint64(nd.n) {
 			return j
 		}
-		dst[j] = tab[uint8(v)]
+		dst[j] = nd.tab[uint8(v)]
 	}
 	return -1
 }
 
-// overByte returns a nonzero value when some byte of x is ≥ n (1 ≤ n ≤
-// 256): each byte plus 256-n, in 16-bit lanes that cannot carry into
-// each other, reaches bit 8 exactly then.
-func overByte(x uint64, n int) uint64 {
-	const lanes = 0x00ff00ff00ff00ff
-	c := uint64(256-n) * 0x0001000100010001
-	return ((x&lanes + c) | (x>>8&lanes + c)) & 0x0100010001000100
+// gatherBytes sets dst[j] = tab[src[j]] (indices of width 8) for the
+// len(dst)/8 whole groups of dst. With check, it returns over's
+// accumulation over the groups (nonzero if an index is past the
+// dictionary).
+func gatherBytes(dst []float32, src []byte, tab *[256]float32, check bool, lanes, add, carry uint64) uint64 {
+	var bad uint64
+	for p := 0; len(dst) >= 8; p += 8 {
+		g, d := src[p:p+8:p+8], dst[:8:8]
+		d[0], d[1], d[2], d[3] = tab[g[0]], tab[g[1]], tab[g[2]], tab[g[3]]
+		d[4], d[5], d[6], d[7] = tab[g[4]], tab[g[5]], tab[g[6]], tab[g[7]]
+		if check {
+			bad |= over(binary.LittleEndian.Uint64(g), 8, lanes, add, carry)
+		}
+		dst = dst[8:]
+	}
+	return bad
+}
+
+// gatherBits sets dst[j] = tab[index j] for the len(dst)/8 whole groups
+// of indices of width bw < 8 at the start of src, each group read by one
+// 64-bit load (src holds 8 bytes from the start of every group). With
+// check, it returns over's accumulation over the groups.
+func gatherBits(dst []float32, src []byte, tab *[256]float32, bw uint, check bool, lanes, add, carry uint64) uint64 {
+	m := uint8(1)<<bw - 1
+	// one shift count (bw) for the indices of a group, in two chains
+	// (indices 0-3 and 4-7)
+	s, s4 := bw&63, 4*bw&63
+	var bad uint64
+	for p := 0; len(dst) >= 8; p += int(bw) {
+		x := binary.LittleEndian.Uint64(src[p:])
+		if check {
+			bad |= over(x, bw, lanes, add, carry)
+		}
+		d := dst[:8:8]
+		y := x >> s4
+		d[0], d[4] = tab[uint8(x)&m], tab[uint8(y)&m]
+		x, y = x>>s, y>>s
+		d[1], d[5] = tab[uint8(x)&m], tab[uint8(y)&m]
+		x, y = x>>s, y>>s
+		d[2], d[6] = tab[uint8(x)&m], tab[uint8(y)&m]
+		x, y = x>>s, y>>s
+		d[3], d[7] = tab[uint8(x)&m], tab[uint8(y)&m]
+		dst = dst[8:]
+	}
+	return bad
+}
+
+// overConsts returns the constants of over for indices of width bw ≤ 8
+// and a dictionary of n ≤ 1<<bw values: lanes selects the even indices
+// of a group, each at the bottom of a lane of 2*bw bits; add holds
+// (1<<bw)-n in every lane, carry bit bw of every lane.
+func overConsts(bw uint, n int) (lanes, add, carry uint64) {
+	for k := uint(0); k < 8; k += 2 {
+		lanes |= (uint64(1)<<bw - 1) << (k * bw)
+		add |= (uint64(1)<<bw - uint64(n)) << (k * bw)
+		carry |= uint64(1) << (k*bw + bw)
+	}
+	return lanes, add, carry
+}
+
+// over returns a nonzero value when some index of the group of 8 indices
+// of width bw at the bottom of x is ≥ n (see overConsts): an index plus
+// (1<<bw)-n reaches bit bw of its lane exactly then, and the lanes are
+// wide enough for no carry to cross into the next.
+func over(x uint64, bw uint, lanes, add, carry uint64) uint64 {
+	return ((x&lanes + add) | (x>>(bw&63)&lanes + add)) & carry
 }
 
 // firstBad returns the ordinal of the first index ≥ n among indices
