@@ -46,9 +46,9 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		return fmt.Errorf("dictionary indices: bit width %d (at most 32): %w", bw, errPage)
 	}
 	vb := int(bw+7) / 8 // bytes of an RLE run's value
-	var nd *narrow
+	var nd narrow // on the stack: 1 KiB
 	if bw <= 8 {
-		nd = newNarrow(dict, bw)
+		nd.init(dict, bw)
 	}
 	pos := 1
 	for i := 0; i < len(dst); {
@@ -160,13 +160,13 @@ type narrow struct {
 	lanes, add, carry uint64
 }
 
-func newNarrow(dict []float32, bw uint) *narrow {
-	nd := &narrow{bw: bw, n: len(dict), check: uint64(len(dict)) < uint64(1)<<bw}
+// init sets nd up for dictionary dict and indices of width bw ≤ 8.
+func (nd *narrow) init(dict []float32, bw uint) {
+	nd.bw, nd.n, nd.check = bw, len(dict), uint64(len(dict)) < uint64(1)<<bw
 	copy(nd.tab[:], dict)
 	if nd.check {
 		nd.lanes, nd.add, nd.carry = overConsts(bw, len(dict))
 	}
-	return nd
 }
 
 // unpack sets dst[j] = tab[index j] for the first len(dst) indices
@@ -294,17 +294,23 @@ func firstBad(src []byte, bw uint, from, to, n int) int {
 // It returns the ordinal of the first index ≥ len(dict), or -1.
 func unpackWide(dst []float32, dict []float32, src []byte, bw uint) int {
 	mask := uint64(1)<<bw - 1
-	o := uint(0) // bit offset of index j
-	j := 0
 	// an index at bit offset o is within the 64-bit word at byte o>>3
-	// (o&7 + bw ≤ 39 bits).
-	for ; j < len(dst) && int(o>>3)+8 <= len(src); j, o = j+1, o+bw {
-		v := binary.LittleEndian.Uint64(src[o>>3:]) >> (o & 7) & mask
+	// (o&7 + bw ≤ 39 bits): the first f indices are read so.
+	f := 0
+	if len(src) >= 8 {
+		f = min(len(dst), ((len(src)-8)*8+7)/int(bw)+1)
+	}
+	o := uint(0) // bit offset of index j
+	for j := range dst[:f] {
+		q := o >> 3
+		v := binary.LittleEndian.Uint64(src[q:q+8:q+8]) >> (o & 7) & mask
 		if v >= uint64(len(dict)) {
 			return j
 		}
 		dst[j] = dict[v]
+		o += bw
 	}
+	j := f
 	for ; j < len(dst); j++ {
 		v := packedIndex(src, bw, j)
 		if v >= uint64(len(dict)) {
