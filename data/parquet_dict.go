@@ -46,7 +46,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		return fmt.Errorf("dictionary indices: bit width %d (at most 32): %w", bw, errPage)
 	}
 	vb := int(bw+7) / 8 // bytes of an RLE run's value
-	var nd narrow // on the stack: 1 KiB
+	var nd narrow       // on the stack: 1 KiB
 	if bw <= 8 {
 		nd.init(dict, bw)
 	}
@@ -72,7 +72,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 			}
 			pos += vb
 			if v >= uint64(len(dict)) {
-				return fmt.Errorf("dictionary indices: index %d (value %d) is past the dictionary of %d values: %w", i, v, len(dict), errPage)
+				return fmt.Errorf("dictionary indices: value %d has index %d, past the dictionary of %d values: %w", i, v, len(dict), errPage)
 			}
 			n := rest
 			if h>>1 < uint64(rest) {
@@ -101,7 +101,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		}
 		if bad >= 0 {
 			v := packedIndex(src, bw, bad)
-			return fmt.Errorf("dictionary indices: index %d (value %d) is past the dictionary of %d values: %w", i+bad, v, len(dict), errPage)
+			return fmt.Errorf("dictionary indices: value %d has index %d, past the dictionary of %d values: %w", i+bad, v, len(dict), errPage)
 		}
 		pos += int(groups * uint64(bw))
 		i += n

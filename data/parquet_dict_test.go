@@ -295,6 +295,9 @@ func TestDecodeDictF32Spec(t *testing.T) {
 		{"RLE 300 then packed", []byte{3, 0xd8, 0x04, 0x02, 0x03, 0x88, 0xc6, 0xfa}, append(repeat(2, 300), 0, 1, 2, 3, 4, 5, 6, 7)},
 		// width 0: every index is 0, runs carry no value bytes
 		{"width 0", []byte{0, 0x06, 0x03}, []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		// run counts far beyond len(dst): the work stays bounded by it
+		{"RLE run of 2^62", append(binary.AppendUvarint([]byte{3}, 1<<63), 5), repeat(5, 10)},
+		{"width 0, 2^62 groups", binary.AppendUvarint([]byte{0}, 1<<63|1), repeat(0, 10)},
 		// width 1: 0b01010101 0b11110000
 		{"width 1", []byte{1, 0x05, 0x55, 0xf0}, []uint64{1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1}},
 	} {
@@ -479,19 +482,19 @@ func TestDecodeDictF32Errors(t *testing.T) {
 		{"RLE value short", 3, dict, []byte{13, 0x06, 0x01}, "2 value bytes, 1 left"},
 		{"packed short", 8, dict, []byte{4, 0x03, 0x10, 0x32, 0x54}, "1 groups of 4 bytes, 3 bytes left"},
 		{"packed huge", 8, dict, []byte{4, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x10}, "groups of 4 bytes, 1 bytes left"},
-		{"RLE index", 5, dict, append(rle(4, 2, 3), 0x06, 10), "index 2 (value 10) is past the dictionary of 10"},
-		{"RLE index 32 bits", 5, dict, rle(32, 5, 0xfffffffe), "index 0 (value 4294967294) is past the dictionary of 10"},
-		{"width 0 empty dictionary", 5, nil, []byte{0, 0x0a}, "index 0 (value 0) is past the dictionary of 0"},
-		{"packed width 0 empty dictionary", 5, nil, []byte{0, 0x03}, "index 0 (value 0) is past the dictionary of 0"},
-		{"packed index, width 4", 64, dict, long(4, 37, 12), "index 37 (value 12)"},
-		{"packed index, width 4, tail", 64, dict, long(4, 63, 15), "index 63 (value 15)"},
-		{"packed index, width 8", 64, dict, long(8, 5, 200), "index 5 (value 200)"},
-		{"packed index, width 8, tail", 64, dict, long(8, 62, 10), "index 62 (value 10)"},
-		{"packed index, width 13", 64, dict, long(13, 40, 8191), "index 40 (value 8191)"},
-		{"packed index, width 13, tail", 64, dict, long(13, 63, 10), "index 63 (value 10)"},
-		{"packed index, width 32", 64, dict, long(32, 3, 0xffffffff), "index 3 (value 4294967295)"},
-		{"packed index, width 8, dictionary of 256", 64, testDict(256)[:255], long(8, 9, 255), "index 9 (value 255)"},
-		{"packed index after a run", 10, dict, append(rle(4, 2, 1), packed(4, 1, 1, 1, 1, 11, 1, 1, 1)[1:]...), "index 6 (value 11)"},
+		{"RLE index", 5, dict, append(rle(4, 2, 3), 0x06, 10), "value 2 has index 10, past the dictionary of 10 values"},
+		{"RLE index 32 bits", 5, dict, rle(32, 5, 0xfffffffe), "value 0 has index 4294967294, past the dictionary of 10 values"},
+		{"width 0 empty dictionary", 5, nil, []byte{0, 0x0a}, "value 0 has index 0, past the dictionary of 0 values"},
+		{"packed width 0 empty dictionary", 5, nil, []byte{0, 0x03}, "value 0 has index 0, past the dictionary of 0 values"},
+		{"packed index, width 4", 64, dict, long(4, 37, 12), "value 37 has index 12,"},
+		{"packed index, width 4, tail", 64, dict, long(4, 63, 15), "value 63 has index 15,"},
+		{"packed index, width 8", 64, dict, long(8, 5, 200), "value 5 has index 200,"},
+		{"packed index, width 8, tail", 64, dict, long(8, 62, 10), "value 62 has index 10,"},
+		{"packed index, width 13", 64, dict, long(13, 40, 8191), "value 40 has index 8191,"},
+		{"packed index, width 13, tail", 64, dict, long(13, 63, 10), "value 63 has index 10,"},
+		{"packed index, width 32", 64, dict, long(32, 3, 0xffffffff), "value 3 has index 4294967295,"},
+		{"packed index, width 8, dictionary of 256", 64, testDict(256)[:255], long(8, 9, 255), "value 9 has index 255,"},
+		{"packed index after a run", 10, dict, append(rle(4, 2, 1), packed(4, 1, 1, 1, 1, 11, 1, 1, 1)[1:]...), "value 6 has index 11,"},
 	} {
 		dst := make([]float32, test.n)
 		var err error
@@ -605,13 +608,18 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 			benches = append(benches, bench{name, d, e.buf})
 		}
 	}
+	benches = append(benches, bench{"fmnist/w8/reference", 256, benches[0].b})
 	for _, bc := range benches {
 		dict := testDict(bc.dict)
 		dst := make([]float32, n)
+		decode := decodeDictF32
+		if strings.HasSuffix(bc.name, "/reference") {
+			decode = refDecode // the bit-by-bit decoder of the tests, for scale
+		}
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(4 * n)
 			for b.Loop() {
-				if err := decodeDictF32(dst, dict, bc.b); err != nil {
+				if err := decode(dst, dict, bc.b); err != nil {
 					b.Fatal(err)
 				}
 			}
