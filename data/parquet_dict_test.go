@@ -350,7 +350,7 @@ func TestDecodeDictF32Arrow(t *testing.T) {
 				i += k
 			}
 			path := filepath.Join(t.TempDir(), "d.parquet")
-			writeDictColumn(t, path, col, v)
+			writeDictColumn(t, path, col, v, 4096)
 			got := readDictColumn(t, path, name)
 			if len(got) != n {
 				t.Fatalf("%s: %d values read, want %d", name, len(got), n)
@@ -364,8 +364,11 @@ func TestDecodeDictF32Arrow(t *testing.T) {
 	}
 }
 
-func writeDictColumn(t *testing.T, path string, col []float32, v parquet.DataPageVersion) {
-	t.Helper()
+// writeDictColumn writes col as the one float32 column of path,
+// dictionary-encoded by arrow-go, in data pages of version v and about
+// pageBytes bytes.
+func writeDictColumn(tb testing.TB, path string, col []float32, v parquet.DataPageVersion, pageBytes int64) {
+	tb.Helper()
 	sc := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float32}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
@@ -374,70 +377,94 @@ func writeDictColumn(t *testing.T, path string, col []float32, v parquet.DataPag
 	defer rec.Release()
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithDataPageVersion(v),
-		parquet.WithDataPageSize(4096), parquet.WithBatchSize(1000))
+		parquet.WithDataPageSize(pageBytes), parquet.WithBatchSize(1000))
 	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := fw.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 
-// readDictColumn decodes the one column of path page by page with
-// decodeDictF32, failing unless every data page is dictionary-encoded.
-func readDictColumn(t *testing.T, path, name string) []float32 {
-	t.Helper()
+// dictPage is the value section of a dictionary-encoded data page and
+// its number of values.
+type dictPage struct {
+	data []byte
+	n    int
+}
+
+// readDictPages returns the dictionary and the data pages of the one
+// column of path (one row group), failing unless every data page is
+// dictionary-encoded.
+func readDictPages(tb testing.TB, path string) ([]float32, []dictPage) {
+	tb.Helper()
 	rd, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer rd.Close()
-	var out, dict []float32
-	widths := map[byte]bool{}
-	for g := range rd.NumRowGroups() {
-		pr, err := rd.RowGroup(g).GetColumnPageReader(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for pr.Next() {
-			var data []byte
-			switch p := pr.Page().(type) {
-			case *file.DictionaryPage:
-				raw := p.Data()
-				dict = make([]float32, len(raw)/4)
-				for k := range dict {
-					dict[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:]))
-				}
-				continue
-			case *file.DataPageV1:
-				data = p.Data()
-			case *file.DataPageV2:
-				data = p.Data()[p.DefinitionLevelByteLen()+p.RepetitionLevelByteLen():]
-			default:
-				t.Fatalf("%s: page %T", name, p)
-			}
-			if e := parquet.Encoding(pr.Page().Encoding()); e != parquet.Encodings.RLEDict && e != parquet.Encodings.PlainDict {
-				t.Fatalf("%s: a data page of encoding %s", name, e)
-			}
-			widths[data[0]] = true
-			vals := make([]float32, pr.Page().NumValues())
-			if err := decodeDictF32(vals, dict, data); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			out = append(out, vals...)
-		}
-		if err := pr.Err(); err != nil {
-			t.Fatal(err)
-		}
+	if rd.NumRowGroups() != 1 {
+		tb.Fatalf("%d row groups", rd.NumRowGroups())
 	}
-	t.Logf("%s: %d values, dictionary of %d, bit widths %v", name, len(out), len(dict), widths)
+	pr, err := rd.RowGroup(0).GetColumnPageReader(0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var dict []float32
+	var pages []dictPage
+	for pr.Next() {
+		var data []byte
+		switch p := pr.Page().(type) {
+		case *file.DictionaryPage:
+			raw := p.Data()
+			dict = make([]float32, len(raw)/4)
+			for k := range dict {
+				dict[k] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:]))
+			}
+			continue
+		case *file.DataPageV1:
+			data = p.Data()
+		case *file.DataPageV2:
+			data = p.Data()[p.DefinitionLevelByteLen()+p.RepetitionLevelByteLen():]
+		default:
+			tb.Fatalf("page %T", p)
+		}
+		if e := parquet.Encoding(pr.Page().Encoding()); e != parquet.Encodings.RLEDict && e != parquet.Encodings.PlainDict {
+			tb.Fatalf("a data page of encoding %s", e)
+		}
+		pages = append(pages, dictPage{append([]byte(nil), data...), int(pr.Page().NumValues())})
+	}
+	if err := pr.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return dict, pages
+}
+
+// readDictColumn decodes the one column of path page by page with
+// decodeDictF32.
+func readDictColumn(t *testing.T, path, name string) []float32 {
+	t.Helper()
+	dict, pages := readDictPages(t, path)
+	var out []float32
+	widths := map[byte]bool{}
+	for _, p := range pages {
+		if len(p.data) > 0 {
+			widths[p.data[0]] = true
+		}
+		vals := make([]float32, p.n)
+		if err := decodeDictF32(vals, dict, p.data); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, vals...)
+	}
+	t.Logf("%s: %d values in %d pages, dictionary of %d, bit widths %v", name, len(out), len(pages), len(dict), widths)
 	return out
 }
 
@@ -609,8 +636,23 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 		}
 	}
 	benches = append(benches, bench{"fmnist/w8/reference", 256, benches[0].b})
+	// the same kind of column encoded by arrow-go's writer, in one page
+	col := make([]float32, n)
+	for i, v := range fmnist(256) {
+		col[i] = float32(v) / 255
+	}
+	path := filepath.Join(b.TempDir(), "fmnist.parquet")
+	writeDictColumn(b, path, col, parquet.DataPageV1, 1<<20)
+	arrowDict, pages := readDictPages(b, path)
+	if len(pages) != 1 || pages[0].n != n {
+		b.Fatalf("%d pages", len(pages))
+	}
+	benches = append(benches, bench{"fmnist/w8/arrow-go", len(arrowDict), pages[0].data})
 	for _, bc := range benches {
 		dict := testDict(bc.dict)
+		if strings.HasSuffix(bc.name, "/arrow-go") {
+			dict = arrowDict
+		}
 		dst := make([]float32, n)
 		decode := decodeDictF32
 		if strings.HasSuffix(bc.name, "/reference") {
