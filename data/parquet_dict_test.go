@@ -518,7 +518,7 @@ func TestDecodeDictF32Errors(t *testing.T) {
 		{"packed index, width 4", 64, dict, long(4, 37, 12), "value 37 has index 12,"},
 		{"packed index, width 4, tail", 64, dict, long(4, 63, 15), "value 63 has index 15,"},
 		{"packed index, width 8", 64, dict, long(8, 5, 200), "value 5 has index 200,"},
-		{"packed index, width 8, tail", 64, dict, long(8, 62, 10), "value 62 has index 10,"},
+		{"packed index, width 8, tail", 63, dict, long(8, 62, 10), "value 62 has index 10,"},
 		{"packed index, width 13", 64, dict, long(13, 40, 8191), "value 40 has index 8191,"},
 		{"packed index, width 13, tail", 64, dict, long(13, 63, 10), "value 63 has index 10,"},
 		{"packed index, width 32", 64, dict, long(32, 3, 0xffffffff), "value 3 has index 4294967295,"},
