@@ -33,7 +33,8 @@ import (
 // unpacked 8 at a time from one 64-bit load and gathered from a
 // 256-entry copy of the dictionary without bounds checks (index ranges
 // checked branch-free per run, and not at all when the dictionary has
-// 1<<width entries or more); widths 9 to 32 read one 64-bit word a value.
+// 1<<width entries or more); widths 9 to 32 take 4 (width ≤ 14), 2
+// (≤ 28) or 1 index from each 64-bit load.
 func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 	if len(dst) == 0 {
 		return nil
@@ -300,17 +301,45 @@ func unpackWide(dst []float32, dict []float32, src []byte, bw uint) int {
 	if len(src) >= 8 {
 		f = min(len(dst), ((len(src)-8)*8+7)/int(bw)+1)
 	}
+	n := uint64(len(dict))
+	s := bw & 63
 	o := uint(0) // bit offset of index j
-	for j := range dst[:f] {
+	j := 0
+	if bw <= 14 {
+		// 4 indices in one 64-bit word (o&7 + 4*bw ≤ 63 bits)
+		for ; j+4 <= len(dst) && j < f; j += 4 {
+			q := o >> 3
+			x := binary.LittleEndian.Uint64(src[q:q+8:q+8]) >> (o & 7)
+			v0, v1, v2, v3 := x&mask, x>>s&mask, x>>(2*s)&mask, x>>(3*s&63)&mask
+			if max(v0, v1, v2, v3) >= n {
+				break // the loop below finds it
+			}
+			d := dst[j : j+4 : j+4]
+			d[0], d[1], d[2], d[3] = dict[v0], dict[v1], dict[v2], dict[v3]
+			o += 4 * bw
+		}
+	} else if bw <= 28 {
+		// 2 indices in one 64-bit word
+		for ; j+2 <= len(dst) && j < f; j += 2 {
+			q := o >> 3
+			x := binary.LittleEndian.Uint64(src[q:q+8:q+8]) >> (o & 7)
+			v0, v1 := x&mask, x>>s&mask
+			if max(v0, v1) >= n {
+				break
+			}
+			dst[j], dst[j+1] = dict[v0], dict[v1]
+			o += 2 * bw
+		}
+	}
+	for ; j < f; j++ {
 		q := o >> 3
 		v := binary.LittleEndian.Uint64(src[q:q+8:q+8]) >> (o & 7) & mask
-		if v >= uint64(len(dict)) {
+		if v >= n {
 			return j
 		}
 		dst[j] = dict[v]
 		o += bw
 	}
-	j := f
 	for ; j < len(dst); j++ {
 		v := packedIndex(src, bw, j)
 		if v >= uint64(len(dict)) {

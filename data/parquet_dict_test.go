@@ -521,6 +521,8 @@ func TestDecodeDictF32Errors(t *testing.T) {
 		{"packed index, width 8, tail", 63, dict, long(8, 62, 10), "value 62 has index 10,"},
 		{"packed index, width 13", 64, dict, long(13, 40, 8191), "value 40 has index 8191,"},
 		{"packed index, width 13, tail", 64, dict, long(13, 63, 10), "value 63 has index 10,"},
+		{"packed index, width 20", 64, dict, long(20, 21, 1<<20-1), "value 21 has index 1048575,"},
+		{"packed index, width 20, tail", 64, dict, long(20, 62, 10), "value 62 has index 10,"},
 		{"packed index, width 32", 64, dict, long(32, 3, 0xffffffff), "value 3 has index 4294967295,"},
 		{"packed index, width 8, dictionary of 256", 64, testDict(256)[:255], long(8, 9, 255), "value 9 has index 255,"},
 		{"packed index after a run", 10, dict, append(rle(4, 2, 1), packed(4, 1, 1, 1, 1, 11, 1, 1, 1)[1:]...), "value 6 has index 11,"},
