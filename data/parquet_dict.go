@@ -47,7 +47,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		return fmt.Errorf("dictionary indices: bit width %d (at most 32): %w", bw, errPage)
 	}
 	vb := int(bw+7) / 8 // bytes of an RLE run's value
-	var nd narrow       // on the stack: 1 KiB
+	var nd dictNarrow   // on the stack: 1 KiB
 	if bw <= 8 {
 		nd.init(dict, bw)
 	}
@@ -79,7 +79,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 			if h>>1 < uint64(rest) {
 				n = int(h >> 1)
 			}
-			fillF32(dst[i:i+n], dict[v])
+			fillRunF32(dst[i:i+n], dict[v])
 			i += n
 			continue
 		}
@@ -98,10 +98,10 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		if bw <= 8 {
 			bad = nd.unpack(dst[i:i+n], src)
 		} else {
-			bad = unpackWide(dst[i:i+n], dict, src, bw)
+			bad = unpackDictWide(dst[i:i+n], dict, src, bw)
 		}
 		if bad >= 0 {
-			v := packedIndex(src, bw, bad)
+			v := packedIndexAt(src, bw, bad)
 			return fmt.Errorf("dictionary indices: value %d has index %d, past the dictionary of %d values: %w", i+bad, v, len(dict), errPage)
 		}
 		pos += int(groups * uint64(bw))
@@ -110,9 +110,9 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 	return nil
 }
 
-// fillF32 sets every element of s to v: zeros by clear, short runs by
+// fillRunF32 sets every element of s to v: zeros by clear, short runs by
 // stores 8 at a time, long ones by doubling copies.
-func fillF32(s []float32, v float32) {
+func fillRunF32(s []float32, v float32) {
 	if len(s) >= 128 {
 		if math.Float32bits(v) == 0 {
 			clear(s)
@@ -134,9 +134,9 @@ func fillF32(s []float32, v float32) {
 	}
 }
 
-// packedIndex returns index j of the bit-packed indices of width bw at
+// packedIndexAt returns index j of the bit-packed indices of width bw at
 // the start of src (which holds it).
-func packedIndex(src []byte, bw uint, j int) uint64 {
+func packedIndexAt(src []byte, bw uint, j int) uint64 {
 	o := uint(j) * bw
 	var v uint64
 	for k := range bw {
@@ -146,8 +146,8 @@ func packedIndex(src []byte, bw uint, j int) uint64 {
 	return v
 }
 
-// narrow decodes bit-packed indices of width bw ≤ 8.
-type narrow struct {
+// dictNarrow decodes bit-packed indices of width bw ≤ 8.
+type dictNarrow struct {
 	// tab holds the dictionary's first 256 values: indices of up to 8
 	// bits index it without bounds checks; entries past the dictionary
 	// are zeros, and the indices that reach them are reported by the
@@ -156,17 +156,18 @@ type narrow struct {
 	bw  uint
 	n   int // dictionary size
 	// check: some index of bw bits can be past the dictionary, so the
-	// indices are range-checked (by over, with lanes, add and carry).
+	// indices are range-checked (by indexOver, with lanes, add and
+	// carry).
 	check             bool
 	lanes, add, carry uint64
 }
 
 // init sets nd up for dictionary dict and indices of width bw ≤ 8.
-func (nd *narrow) init(dict []float32, bw uint) {
+func (nd *dictNarrow) init(dict []float32, bw uint) {
 	nd.bw, nd.n, nd.check = bw, len(dict), uint64(len(dict)) < uint64(1)<<bw
 	copy(nd.tab[:], dict)
 	if nd.check {
-		nd.lanes, nd.add, nd.carry = overConsts(bw, len(dict))
+		nd.lanes, nd.add, nd.carry = indexOverConsts(bw, len(dict))
 	}
 }
 
@@ -174,13 +175,13 @@ func (nd *narrow) init(dict []float32, bw uint) {
 // bit-packed at the start of src, which holds them (ceil(len(dst)*bw/8)
 // bytes at least). It returns the ordinal of the first index past the
 // dictionary, or -1.
-func (nd *narrow) unpack(dst []float32, src []byte) int {
+func (nd *dictNarrow) unpack(dst []float32, src []byte) int {
 	bw := nd.bw
 	if bw == 0 { // every index is 0
 		if nd.check && len(dst) > 0 {
 			return 0
 		}
-		fillF32(dst, nd.tab[0])
+		fillRunF32(dst, nd.tab[0])
 		return -1
 	}
 	// whole groups whose 64-bit load stays within src, by the fast loops
@@ -192,17 +193,17 @@ func (nd *narrow) unpack(dst []float32, src []byte) int {
 	}
 	var bad uint64
 	if bw == 8 {
-		bad = gatherBytes(dst[:8*g], src, &nd.tab, nd.check, nd.lanes, nd.add, nd.carry)
+		bad = gatherDictBytes(dst[:8*g], src, &nd.tab, nd.check, nd.lanes, nd.add, nd.carry)
 	} else {
-		bad = gatherBits(dst[:8*g], src, &nd.tab, bw, nd.check, nd.lanes, nd.add, nd.carry)
+		bad = gatherDictBits(dst[:8*g], src, &nd.tab, bw, nd.check, nd.lanes, nd.add, nd.carry)
 	}
 	if bad != 0 {
-		return firstBad(src, bw, 0, 8*g, nd.n)
+		return firstBadIndex(src, bw, 0, 8*g, nd.n)
 	}
 	// the rest (the end of b, or a last group cut by len(dst)) bit by
 	// bit, reading only the bytes that exist.
 	for j := 8 * g; j < len(dst); j++ {
-		v := packedIndex(src, bw, j)
+		v := packedIndexAt(src, bw, j)
 		if nd.check && v >= uint64(nd.n) {
 			return j
 		}
@@ -211,29 +212,29 @@ func (nd *narrow) unpack(dst []float32, src []byte) int {
 	return -1
 }
 
-// gatherBytes sets dst[j] = tab[src[j]] (indices of width 8) for the
-// len(dst)/8 whole groups of dst. With check, it returns over's
+// gatherDictBytes sets dst[j] = tab[src[j]] (indices of width 8) for the
+// len(dst)/8 whole groups of dst. With check, it returns indexOver's
 // accumulation over the groups (nonzero if an index is past the
 // dictionary).
-func gatherBytes(dst []float32, src []byte, tab *[256]float32, check bool, lanes, add, carry uint64) uint64 {
+func gatherDictBytes(dst []float32, src []byte, tab *[256]float32, check bool, lanes, add, carry uint64) uint64 {
 	var bad uint64
 	for p := 0; len(dst) >= 8; p += 8 {
 		g, d := src[p:p+8:p+8], dst[:8:8]
 		d[0], d[1], d[2], d[3] = tab[g[0]], tab[g[1]], tab[g[2]], tab[g[3]]
 		d[4], d[5], d[6], d[7] = tab[g[4]], tab[g[5]], tab[g[6]], tab[g[7]]
 		if check {
-			bad |= over(binary.LittleEndian.Uint64(g), 8, lanes, add, carry)
+			bad |= indexOver(binary.LittleEndian.Uint64(g), 8, lanes, add, carry)
 		}
 		dst = dst[8:]
 	}
 	return bad
 }
 
-// gatherBits sets dst[j] = tab[index j] for the len(dst)/8 whole groups
+// gatherDictBits sets dst[j] = tab[index j] for the len(dst)/8 whole groups
 // of indices of width bw < 8 at the start of src, each group read by one
 // 64-bit load (src holds 8 bytes from the start of every group). With
-// check, it returns over's accumulation over the groups.
-func gatherBits(dst []float32, src []byte, tab *[256]float32, bw uint, check bool, lanes, add, carry uint64) uint64 {
+// check, it returns indexOver's accumulation over the groups.
+func gatherDictBits(dst []float32, src []byte, tab *[256]float32, bw uint, check bool, lanes, add, carry uint64) uint64 {
 	m := uint8(1)<<bw - 1
 	// one shift count (bw) for the indices of a group, in two chains
 	// (indices 0-3 and 4-7)
@@ -242,7 +243,7 @@ func gatherBits(dst []float32, src []byte, tab *[256]float32, bw uint, check boo
 	for p := 0; len(dst) >= 8; p += int(bw) {
 		x := binary.LittleEndian.Uint64(src[p:])
 		if check {
-			bad |= over(x, bw, lanes, add, carry)
+			bad |= indexOver(x, bw, lanes, add, carry)
 		}
 		d := dst[:8:8]
 		y := x >> s4
@@ -258,11 +259,11 @@ func gatherBits(dst []float32, src []byte, tab *[256]float32, bw uint, check boo
 	return bad
 }
 
-// overConsts returns the constants of over for indices of width bw ≤ 8
-// and a dictionary of n ≤ 1<<bw values: lanes selects the even indices
-// of a group, each at the bottom of a lane of 2*bw bits; add holds
-// (1<<bw)-n in every lane, carry bit bw of every lane.
-func overConsts(bw uint, n int) (lanes, add, carry uint64) {
+// indexOverConsts returns the constants of indexOver for indices of
+// width bw ≤ 8 and a dictionary of n ≤ 1<<bw values: lanes selects the
+// even indices of a group, each at the bottom of a lane of 2*bw bits;
+// add holds (1<<bw)-n in every lane, carry bit bw of every lane.
+func indexOverConsts(bw uint, n int) (lanes, add, carry uint64) {
 	for k := uint(0); k < 8; k += 2 {
 		lanes |= (uint64(1)<<bw - 1) << (k * bw)
 		add |= (uint64(1)<<bw - uint64(n)) << (k * bw)
@@ -271,29 +272,29 @@ func overConsts(bw uint, n int) (lanes, add, carry uint64) {
 	return lanes, add, carry
 }
 
-// over returns a nonzero value when some index of the group of 8 indices
-// of width bw at the bottom of x is ≥ n (see overConsts): an index plus
-// (1<<bw)-n reaches bit bw of its lane exactly then, and the lanes are
-// wide enough for no carry to cross into the next.
-func over(x uint64, bw uint, lanes, add, carry uint64) uint64 {
+// indexOver returns a nonzero value when some index of the group of 8
+// indices of width bw at the bottom of x is ≥ n (see indexOverConsts):
+// an index plus (1<<bw)-n reaches bit bw of its lane exactly then, and
+// the lanes are wide enough for no carry to cross into the next.
+func indexOver(x uint64, bw uint, lanes, add, carry uint64) uint64 {
 	return ((x&lanes + add) | (x>>(bw&63)&lanes + add)) & carry
 }
 
-// firstBad returns the ordinal of the first index ≥ n among indices
+// firstBadIndex returns the ordinal of the first index ≥ n among indices
 // [from, to) bit-packed at width bw at the start of src.
-func firstBad(src []byte, bw uint, from, to, n int) int {
+func firstBadIndex(src []byte, bw uint, from, to, n int) int {
 	for j := from; j < to; j++ {
-		if packedIndex(src, bw, j) >= uint64(n) {
+		if packedIndexAt(src, bw, j) >= uint64(n) {
 			return j
 		}
 	}
 	return -1 // not reached: a caller saw one
 }
 
-// unpackWide sets dst[j] = dict[index j] for the first len(dst) indices
+// unpackDictWide sets dst[j] = dict[index j] for the first len(dst) indices
 // of width 9 ≤ bw ≤ 32 bit-packed at the start of src, which holds them.
 // It returns the ordinal of the first index ≥ len(dict), or -1.
-func unpackWide(dst []float32, dict []float32, src []byte, bw uint) int {
+func unpackDictWide(dst []float32, dict []float32, src []byte, bw uint) int {
 	mask := uint64(1)<<bw - 1
 	// an index at bit offset o is within the 64-bit word at byte o>>3
 	// (o&7 + bw ≤ 39 bits): the first f indices are read so.
@@ -341,7 +342,7 @@ func unpackWide(dst []float32, dict []float32, src []byte, bw uint) int {
 		o += bw
 	}
 	for ; j < len(dst); j++ {
-		v := packedIndex(src, bw, j)
+		v := packedIndexAt(src, bw, j)
 		if v >= uint64(len(dict)) {
 			return j
 		}

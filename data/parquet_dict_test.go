@@ -21,18 +21,18 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// hybridEnc writes the value section of a dictionary-encoded data page:
+// hybridEncoder writes the value section of a dictionary-encoded data page:
 // a bit width byte, then runs of the RLE/bit-packed hybrid (Parquet
 // Encodings.md), as the test wants them.
-type hybridEnc struct {
+type hybridEncoder struct {
 	bw  uint
 	buf []byte
 }
 
-func newHybridEnc(bw uint) *hybridEnc { return &hybridEnc{bw: bw, buf: []byte{byte(bw)}} }
+func newHybridEncoder(bw uint) *hybridEncoder { return &hybridEncoder{bw: bw, buf: []byte{byte(bw)}} }
 
 // rle appends an RLE run of count repeats of v.
-func (e *hybridEnc) rle(count uint64, v uint64) {
+func (e *hybridEncoder) rle(count uint64, v uint64) {
 	e.buf = binary.AppendUvarint(e.buf, count<<1)
 	for j := range (e.bw + 7) / 8 {
 		e.buf = append(e.buf, byte(v>>(8*j)))
@@ -41,7 +41,7 @@ func (e *hybridEnc) rle(count uint64, v uint64) {
 
 // packed appends a bit-packed run of the indices vals (a multiple of 8),
 // least significant bit first.
-func (e *hybridEnc) packed(vals []uint64) {
+func (e *hybridEncoder) packed(vals []uint64) {
 	if len(vals)%8 != 0 {
 		panic("packed: not whole groups")
 	}
@@ -65,7 +65,7 @@ func (e *hybridEnc) packed(vals []uint64) {
 // 8 or more repeats starting at a group boundary, else bit-packed groups
 // (the last one padded with zeros).
 func encodeLikeWriter(idx []uint64, bw uint) []byte {
-	e := newHybridEnc(bw)
+	e := newHybridEncoder(bw)
 	var lit []uint64
 	flush := func() {
 		if len(lit) > 0 {
@@ -95,10 +95,10 @@ func encodeLikeWriter(idx []uint64, bw uint) []byte {
 	return e.buf
 }
 
-// refDecode is the plain reading of the spec, index by index and bit by
+// refDecodeDictF32 is the plain reading of the spec, index by index and bit by
 // bit, with decodeDictF32's rules (the bytes a run claims must be in b;
 // padding indices past len(dst) are not checked).
-func refDecode(dst []float32, dict []float32, b []byte) error {
+func refDecodeDictF32(dst []float32, dict []float32, b []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -154,8 +154,8 @@ func refDecode(dst []float32, dict []float32, b []byte) error {
 	return nil
 }
 
-// testDict returns a dictionary of n distinct values.
-func testDict(n int) []float32 {
+// seqDict returns a dictionary of n distinct values.
+func seqDict(n int) []float32 {
 	d := make([]float32, n)
 	for k := range d {
 		d[k] = float32(k)*0.25 + 1
@@ -163,13 +163,13 @@ func testDict(n int) []float32 {
 	return d
 }
 
-// randomStream encodes a random mix of RLE runs and bit-packed runs of
+// randomHybridStream encodes a random mix of RLE runs and bit-packed runs of
 // indices below limit at width bw, returning the page's bytes and the
 // indices it holds; the last bit-packed group carries pad indices past
 // the end (garbage of any value below 1<<bw), and trailing bytes may
 // follow.
-func randomStream(r *rand.Rand, bw uint, limit uint64) ([]byte, []uint64) {
-	e := newHybridEnc(bw)
+func randomHybridStream(r *rand.Rand, bw uint, limit uint64) ([]byte, []uint64) {
+	e := newHybridEncoder(bw)
 	var idx []uint64
 	rnd := func() uint64 {
 		if limit <= 1 {
@@ -208,15 +208,15 @@ func randomStream(r *rand.Rand, bw uint, limit uint64) ([]byte, []uint64) {
 				vals[j] = r.Uint64() & (uint64(1)<<bw - 1)
 			}
 			e.packed(vals)
-			return trailing(r, e.buf), append(idx, vals[:len(vals)-pad]...)
+			return withTrailing(r, e.buf), append(idx, vals[:len(vals)-pad]...)
 		}
 		e.packed(vals)
 		idx = append(idx, vals...)
 	}
-	return trailing(r, e.buf), idx
+	return withTrailing(r, e.buf), idx
 }
 
-func trailing(r *rand.Rand, b []byte) []byte {
+func withTrailing(r *rand.Rand, b []byte) []byte {
 	if r.IntN(2) == 0 {
 		for range r.IntN(20) {
 			b = append(b, byte(r.Uint32()))
@@ -244,8 +244,8 @@ func TestDecodeDictF32RoundTrip(t *testing.T) {
 			default:
 				n = 1<<12 + uint64(r.IntN(1<<17)) // big widths: indices of up to 17 bits
 			}
-			dict := testDict(int(n))
-			b, idx := randomStream(r, bw, min(n, full))
+			dict := seqDict(int(n))
+			b, idx := randomHybridStream(r, bw, min(n, full))
 			dst := make([]float32, len(idx))
 			for i := range dst {
 				dst[i] = float32(math.NaN())
@@ -259,7 +259,7 @@ func TestDecodeDictF32RoundTrip(t *testing.T) {
 				}
 			}
 			ref := make([]float32, len(idx))
-			if err := refDecode(ref, dict, b); err != nil {
+			if err := refDecodeDictF32(ref, dict, b); err != nil {
 				t.Fatalf("width %d trial %d: reference: %v", bw, trial, err)
 			}
 			// a prefix of the page decodes to a prefix of the values
@@ -281,7 +281,7 @@ func TestDecodeDictF32RoundTrip(t *testing.T) {
 // TestDecodeDictF32Spec: byte sequences built by hand from the worked
 // examples of Encodings.md ("Run Length Encoding / Bit-Packing Hybrid").
 func TestDecodeDictF32Spec(t *testing.T) {
-	dict := testDict(8)
+	dict := seqDict(8)
 	for _, test := range []struct {
 		name string
 		b    []byte
@@ -294,12 +294,12 @@ func TestDecodeDictF32Spec(t *testing.T) {
 		// RLE: header 4<<1, value 5 in one byte
 		{"RLE 4 fives", []byte{3, 0x08, 0x05}, []uint64{5, 5, 5, 5}},
 		// a run of 300 (varint 0xd8 0x04 = 600 = 300<<1) then the group
-		{"RLE 300 then packed", []byte{3, 0xd8, 0x04, 0x02, 0x03, 0x88, 0xc6, 0xfa}, append(repeat(2, 300), 0, 1, 2, 3, 4, 5, 6, 7)},
+		{"RLE 300 then packed", []byte{3, 0xd8, 0x04, 0x02, 0x03, 0x88, 0xc6, 0xfa}, append(repeatIndex(2, 300), 0, 1, 2, 3, 4, 5, 6, 7)},
 		// width 0: every index is 0, runs carry no value bytes
 		{"width 0", []byte{0, 0x06, 0x03}, []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		// run counts far beyond len(dst): the work stays bounded by it
-		{"RLE run of 2^62", append(binary.AppendUvarint([]byte{3}, 1<<63), 5), repeat(5, 10)},
-		{"width 0, 2^62 groups", binary.AppendUvarint([]byte{0}, 1<<63|1), repeat(0, 10)},
+		{"RLE run of 2^62", append(binary.AppendUvarint([]byte{3}, 1<<63), 5), repeatIndex(5, 10)},
+		{"width 0, 2^62 groups", binary.AppendUvarint([]byte{0}, 1<<63|1), repeatIndex(0, 10)},
 		// width 1: 0b01010101 0b11110000
 		{"width 1", []byte{1, 0x05, 0x55, 0xf0}, []uint64{1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1}},
 	} {
@@ -317,7 +317,7 @@ func TestDecodeDictF32Spec(t *testing.T) {
 	}
 }
 
-func repeat(v uint64, n int) []uint64 {
+func repeatIndex(v uint64, n int) []uint64 {
 	s := make([]uint64, n)
 	for i := range s {
 		s[i] = v
@@ -395,9 +395,9 @@ func writeDictColumn(tb testing.TB, path string, col []float32, v parquet.DataPa
 	}
 }
 
-// dictPage is the value section of a dictionary-encoded data page and
+// arrowDictPage is the value section of a dictionary-encoded data page and
 // its number of values.
-type dictPage struct {
+type arrowDictPage struct {
 	data []byte
 	n    int
 }
@@ -405,7 +405,7 @@ type dictPage struct {
 // readDictPages returns the dictionary and the data pages of the one
 // column of path (one row group), failing unless every data page is
 // dictionary-encoded.
-func readDictPages(tb testing.TB, path string) ([]float32, []dictPage) {
+func readDictPages(tb testing.TB, path string) ([]float32, []arrowDictPage) {
 	tb.Helper()
 	rd, err := file.OpenParquetFile(path, false)
 	if err != nil {
@@ -420,7 +420,7 @@ func readDictPages(tb testing.TB, path string) ([]float32, []dictPage) {
 		tb.Fatal(err)
 	}
 	var dict []float32
-	var pages []dictPage
+	var pages []arrowDictPage
 	for pr.Next() {
 		var data []byte
 		switch p := pr.Page().(type) {
@@ -441,7 +441,7 @@ func readDictPages(tb testing.TB, path string) ([]float32, []dictPage) {
 		if e := parquet.Encoding(pr.Page().Encoding()); e != parquet.Encodings.RLEDict && e != parquet.Encodings.PlainDict {
 			tb.Fatalf("a data page of encoding %s", e)
 		}
-		pages = append(pages, dictPage{append([]byte(nil), data...), int(pr.Page().NumValues())})
+		pages = append(pages, arrowDictPage{append([]byte(nil), data...), int(pr.Page().NumValues())})
 	}
 	if err := pr.Err(); err != nil {
 		tb.Fatal(err)
@@ -473,14 +473,14 @@ func readDictColumn(t *testing.T, path, name string) []float32 {
 // TestDecodeDictF32Errors: every kind of bad page is an error wrapping
 // errPage that says what is wrong, and no panic.
 func TestDecodeDictF32Errors(t *testing.T) {
-	dict := testDict(10) // indices 0..9 exist
+	dict := seqDict(10) // indices 0..9 exist
 	packed := func(bw uint, vals ...uint64) []byte {
-		e := newHybridEnc(bw)
+		e := newHybridEncoder(bw)
 		e.packed(vals)
 		return e.buf
 	}
 	rle := func(bw uint, c, v uint64) []byte {
-		e := newHybridEnc(bw)
+		e := newHybridEncoder(bw)
 		e.rle(c, v)
 		return e.buf
 	}
@@ -524,7 +524,7 @@ func TestDecodeDictF32Errors(t *testing.T) {
 		{"packed index, width 20", 64, dict, long(20, 21, 1<<20-1), "value 21 has index 1048575,"},
 		{"packed index, width 20, tail", 64, dict, long(20, 62, 10), "value 62 has index 10,"},
 		{"packed index, width 32", 64, dict, long(32, 3, 0xffffffff), "value 3 has index 4294967295,"},
-		{"packed index, width 8, dictionary of 256", 64, testDict(256)[:255], long(8, 9, 255), "value 9 has index 255,"},
+		{"packed index, width 8, dictionary of 256", 64, seqDict(256)[:255], long(8, 9, 255), "value 9 has index 255,"},
 		{"packed index after a run", 10, dict, append(rle(4, 2, 1), packed(4, 1, 1, 1, 1, 11, 1, 1, 1)[1:]...), "value 6 has index 11,"},
 	} {
 		dst := make([]float32, test.n)
@@ -540,7 +540,7 @@ func TestDecodeDictF32Errors(t *testing.T) {
 		if err == nil || !errors.Is(err, errPage) || !strings.Contains(err.Error(), test.want) {
 			t.Errorf("%s: error %v, want one saying %q and wrapping errPage", test.name, err, test.want)
 		}
-		if refDecode(make([]float32, test.n), test.dict, test.b) == nil {
+		if refDecodeDictF32(make([]float32, test.n), test.dict, test.b) == nil {
 			t.Errorf("%s: the reference decoder accepts it", test.name)
 		}
 	}
@@ -564,14 +564,14 @@ func FuzzDecodeDictF32(f *testing.F) {
 	f.Add([]byte{32, 0x02, 1, 0, 0, 0}, uint16(1), uint16(2))
 	f.Add([]byte{4, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, uint16(3), uint16(16))
 	f.Fuzz(func(t *testing.T, b []byte, n, nd uint16) {
-		dict := testDict(int(nd))
+		dict := seqDict(int(nd))
 		dst := make([]float32, n)
 		ref := make([]float32, n)
 		for i := range dst {
 			dst[i] = -1
 		}
 		err := decodeDictF32(dst, dict, b)
-		rerr := refDecode(ref, dict, b)
+		rerr := refDecodeDictF32(ref, dict, b)
 		if (err == nil) != (rerr == nil) {
 			t.Fatalf("error %v, the reference's %v", err, rerr)
 		}
@@ -630,7 +630,7 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 			for i := range vals {
 				vals[i] = r.Uint64N(uint64(d))
 			}
-			e := newHybridEnc(bw)
+			e := newHybridEncoder(bw)
 			e.packed(vals)
 			name := fmt.Sprintf("packed/w%d", bw)
 			if bw <= 8 && d < 1<<bw {
@@ -653,14 +653,14 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 	}
 	benches = append(benches, bench{"fmnist/w8/arrow-go-page", len(arrowDict), pages[0].data})
 	for _, bc := range benches {
-		dict := testDict(bc.dict)
+		dict := seqDict(bc.dict)
 		if strings.HasSuffix(bc.name, "/arrow-go-page") {
 			dict = arrowDict
 		}
 		dst := make([]float32, n)
 		decode := decodeDictF32
 		if strings.HasSuffix(bc.name, "/reference") {
-			decode = refDecode // the bit-by-bit decoder of the tests, for scale
+			decode = refDecodeDictF32 // the bit-by-bit decoder of the tests, for scale
 		}
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(4 * n)
