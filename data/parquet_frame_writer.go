@@ -63,6 +63,16 @@ type ParquetWriteOptions struct {
 	// Uncompressed leaves the pages uncompressed (for data that does not
 	// compress, decoding is then a copy).
 	Uncompressed bool
+	// Dictionary turns dictionary encoding on for every column, as
+	// PyArrow's and Spark's writers do by default (each column chunk falls
+	// back to PLAIN pages when its dictionary outgrows the page size
+	// limit). Off, only strings are dictionary-encoded: hashing every
+	// float of the probabilities costs more than it saves.
+	Dictionary bool
+
+	// props are appended to the writer properties (tests: page versions,
+	// page sizes, codecs).
+	props []parquet.WriterProperty
 }
 
 // NewParquetFrameWriter starts a Parquet stream on w with the columns of
@@ -72,18 +82,19 @@ func NewParquetFrameWriter(w io.Writer, first *Frame, opts ParquetWriteOptions) 
 	if err != nil {
 		return nil, err
 	}
-	// Dictionary encoding for strings only: hashing every float of the
-	// probabilities costs more than it saves.
 	codec := compress.Codecs.Snappy
 	if opts.Uncompressed {
 		codec = compress.Codecs.Uncompressed
 	}
-	popts := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithDictionaryDefault(false)}
-	for _, c := range first.cols {
-		if c.Kind() == String {
-			popts = append(popts, parquet.WithDictionaryFor(c.Name(), true))
+	popts := []parquet.WriterProperty{parquet.WithCompression(codec), parquet.WithDictionaryDefault(opts.Dictionary)}
+	if !opts.Dictionary {
+		for _, c := range first.cols {
+			if c.Kind() == String {
+				popts = append(popts, parquet.WithDictionaryFor(c.Name(), true))
+			}
 		}
 	}
+	popts = append(popts, opts.props...)
 	props := parquet.NewWriterProperties(popts...)
 	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
