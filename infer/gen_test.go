@@ -18,6 +18,7 @@ var (
 	genGroup = flag.Int("infer.gen.group", 10000, "rows per row group")
 	genRaw   = flag.Bool("infer.gen.uncompressed", false, "uncompressed pages (the default is Snappy)")
 	genVec   = flag.Bool("infer.gen.vector", false, "one vector column \"image\" (fixed-size list of 784 float32) instead of 784 columns")
+	genDict  = flag.Bool("infer.gen.dict", false, "dictionary-encoded columns, as PyArrow and Spark write by default")
 )
 
 // TestGeneratePartitions writes the data of the scale run in
@@ -76,7 +77,7 @@ func TestGeneratePartitions(t *testing.T) {
 				t.Fatal(err)
 			}
 			if w == nil {
-				if w, err = data.NewParquetFrameWriter(fh, f, data.ParquetWriteOptions{Uncompressed: *genRaw}); err != nil {
+				if w, err = data.NewParquetFrameWriter(fh, f, data.ParquetWriteOptions{Uncompressed: *genRaw, Dictionary: *genDict}); err != nil {
 					t.Fatal(err)
 				}
 			}

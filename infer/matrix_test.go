@@ -36,9 +36,9 @@ func matrixModel(t *testing.T, w int, columns []string) *modelfile.Model {
 }
 
 // matrixFrame returns n rows: an id and w float32 features, as scalar
-// columns f0.. (with nulls and a NaN) or as one vector column "v" (with
-// a null element when nullElem).
-func matrixFrame(n, w int, vector, nullElem bool) *data.Frame {
+// columns f0.. (with nulls and a NaN unless clean) or as one vector
+// column "v" (with a null element when nullElem).
+func matrixFrame(n, w int, vector, nullElem, clean bool) *data.Frame {
 	id := make([]int64, n)
 	x := make([]float32, n*w)
 	for i := range n {
@@ -47,7 +47,9 @@ func matrixFrame(n, w int, vector, nullElem bool) *data.Frame {
 			x[i*w+j] = float32(math.Sin(float64(i*w+j))) * 3
 		}
 	}
-	x[77*w+5] = float32(math.NaN())
+	if !clean {
+		x[77*w+5] = float32(math.NaN())
+	}
 	cols := []data.Column{data.NewColumn("id", id, nil)}
 	if vector {
 		var ev []bool
@@ -62,7 +64,7 @@ func matrixFrame(n, w int, vector, nullElem bool) *data.Frame {
 	for j := range w {
 		v := make([]float32, n)
 		var valid []bool
-		if j == 3 {
+		if j == 3 && !clean {
 			valid = make([]bool, n)
 		}
 		for i := range n {
@@ -101,16 +103,18 @@ func TestMatrixPath(t *testing.T) {
 		name             string
 		columns          []string
 		vector, nullElem bool
+		clean            bool // no nulls or NaN: no batch leaves the column-major path
 		matrix           bool
 	}{
-		{"named", names, false, false, true},
-		{"unnamed", nil, false, false, true},
-		{"vector", vnames, true, false, true},
-		{"vector with a null element", vnames, true, true, true},
+		{"named", names, false, false, false, true},
+		{"unnamed", nil, false, false, false, true},
+		{"named, clean", names, false, false, true, true},
+		{"vector", vnames, true, false, false, true},
+		{"vector with a null element", vnames, true, true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			f := matrixFrame(n, w, tc.vector, tc.nullElem)
+			f := matrixFrame(n, w, tc.vector, tc.nullElem, tc.clean)
 			path := filepath.Join(dir, "in", "k=3", "part.parquet")
 			os.MkdirAll(filepath.Dir(path), 0o755)
 			fh, err := os.Create(path)
@@ -140,6 +144,10 @@ func TestMatrixPath(t *testing.T) {
 			if ms := r.openMatrix(parts[0]); (ms != nil) != tc.matrix {
 				t.Fatalf("matrix reader used: %v, want %v", ms != nil, tc.matrix)
 			} else if ms != nil {
+				// A Linear first layer reads scalar columns column-major.
+				if colMajor := ms.ld > 0; colMajor == tc.vector {
+					t.Fatalf("column-major batches: %v, want %v", colMajor, !tc.vector)
+				}
 				ms.close()
 			}
 			sum, err := Run(context.Background(), p, parts, opts)
@@ -151,8 +159,8 @@ func TestMatrixPath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sum.Rows != int64(len(want.Rows)) || sum.Errors != int64(len(want.Errors)) || len(want.Errors) == 0 {
-				t.Fatalf("%d rows and %d errors, want %d and %d (>0)", sum.Rows, sum.Errors, len(want.Rows), len(want.Errors))
+			if sum.Rows != int64(len(want.Rows)) || sum.Errors != int64(len(want.Errors)) || (len(want.Errors) == 0) != tc.clean {
+				t.Fatalf("%d rows and %d errors, want %d and %d (none only when clean)", sum.Rows, sum.Errors, len(want.Rows), len(want.Errors))
 			}
 			out, err := data.ReadParquetFrame(OutputPath(opts.Out, parts[0]), data.ParquetFrameOptions{})
 			if err != nil {
@@ -171,6 +179,12 @@ func TestMatrixPath(t *testing.T) {
 				if !slices.Equal(got, exp) {
 					t.Fatalf("%s differs from the record batch path's", c)
 				}
+			}
+			if tc.clean {
+				if _, err := os.Stat(ErrorsPath(opts.Out, parts[0])); !os.IsNotExist(err) {
+					t.Fatalf("an error file for a partition without errors (%v)", err)
+				}
+				return
 			}
 			recs := readCSV(t, ErrorsPath(opts.Out, parts[0]))
 			for k, e := range want.Errors {

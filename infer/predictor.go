@@ -444,11 +444,40 @@ func (p *Net) matrixColumns() (cols []string, ok bool) {
 	return p.inputs, true
 }
 
+// columnMajor reports whether the network takes its features best
+// column-major, feature j of row i at x[j*ld+i]: its input is a vector
+// and its first layer a float32 Linear, whose GEMM reads that layout in
+// place as a transposed operand (so the reader transposes nothing).
+func (p *Net) columnMajor() bool {
+	if len(p.m.Spec.Input) != 1 || p.net.Len() == 0 {
+		return false
+	}
+	l, ok := p.net.Layers()[0].(*nn.Linear)
+	return ok && l.Weight.DType() == tensor.Float32
+}
+
 // predictMatrix scores n rows of features read by data.ParquetMatrix
-// (row-major in x, the missing values listed in nulls, finite when the
-// reader found every value finite); names are the matrix's columns. x is
+// (row-major in x when ld is 0, else column-major: feature j of row i at
+// x[j*ld+i]; the missing values listed in nulls, finite when the reader
+// found every value finite); names are the matrix's columns. x is
 // standardized in place.
-func (p *Net) predictMatrix(x []float32, n int, nulls []data.NullCell, names []string, finite bool) (Result, error) {
+func (p *Net) predictMatrix(x []float32, n, ld int, nulls []data.NullCell, names []string, finite bool) (Result, error) {
+	if ld > 0 {
+		if len(x) < (p.width-1)*ld+n || ld < n {
+			return Result{}, fmt.Errorf("%d values for %d rows of %d features %d apart", len(x), n, p.width, ld)
+		}
+		if len(nulls) == 0 && finite {
+			return p.forwardColumns(x, n, ld)
+		}
+		// Rows to impute or to drop: row-major, as the other readers give.
+		rm := make([]float32, n*p.width)
+		for j := range p.width {
+			for i, v := range x[j*ld : j*ld+n] {
+				rm[i*p.width+j] = v
+			}
+		}
+		x = rm
+	}
 	if len(x) < n*p.width {
 		return Result{}, fmt.Errorf("%d values for %d rows of %d features", len(x), n, p.width)
 	}
@@ -479,6 +508,34 @@ func (p *Net) forward(x []float32, rows []int, bad []data.BadRow) (Result, error
 		return res, err
 	}
 	out := p.net.Forward(tensor.FromFloat32(x, append([]int{n}, p.m.Spec.Input...)...).NoGrad())
+	res.Out, err = p.outputs(out, n)
+	return res, err
+}
+
+// forwardColumns standardizes and scores the n rows of the column-major x
+// (feature j of row i at x[j*ld+i]), every value present and finite.
+func (p *Net) forwardColumns(x []float32, n, ld int) (Result, error) {
+	w := p.width
+	if p.mean != nil {
+		for j := range w {
+			m, inv := p.mean[j], p.inv[j]
+			col := x[j*ld : j*ld+n]
+			for i, v := range col {
+				col[i] = (v - m) * inv
+			}
+		}
+	}
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
+	}
+	t := tensor.FromFloat32(x[:(w-1)*ld+ld], w, ld)
+	if n < ld {
+		t = t.Narrow(1, 0, n)
+	}
+	out := p.net.Forward(t.Transpose(0, 1).NoGrad())
+	res := Result{Rows: rows}
+	var err error
 	res.Out, err = p.outputs(out, n)
 	return res, err
 }

@@ -295,6 +295,7 @@ type batch struct {
 	nulls  []data.NullCell
 	names  []string
 	finite bool // every value of x is finite
+	ld     int  // x is column-major with this leading dimension, or 0: row-major
 }
 
 // rowCount is the number of rows of the batch.
@@ -339,6 +340,7 @@ type matrixSource struct {
 	size  int
 	names []string
 	first int
+	ld    int // column-major batches of this leading dimension (the batch size), or 0
 }
 
 func (s *matrixSource) next() batch {
@@ -346,8 +348,15 @@ func (s *matrixSource) next() batch {
 	if len(x) != s.size {
 		x = make([]float32, s.size)
 	}
-	n, nulls, err := s.mx.Next(x)
-	b := batch{x: x, n: n, nulls: nulls, names: s.names, first: s.first, err: err, finite: err == nil && s.mx.Finite()}
+	var n int
+	var nulls []data.NullCell
+	var err error
+	if s.ld > 0 {
+		n, nulls, err = s.mx.NextColumns(x, s.ld)
+	} else {
+		n, nulls, err = s.mx.Next(x)
+	}
+	b := batch{x: x, n: n, ld: s.ld, nulls: nulls, names: s.names, first: s.first, err: err, finite: err == nil && s.mx.Finite()}
 	if err != nil {
 		s.pool <- x
 		b.x = nil
@@ -412,6 +421,9 @@ func (r *runner) openMatrix(p Partition) *matrixSource {
 		r.bufs <- nil
 	}
 	s := &matrixSource{mx: mx, pool: r.bufs, size: r.opts.BatchSize * net.width, names: mx.Columns()}
+	if !mx.Vector() && net.columnMajor() {
+		s.ld = r.opts.BatchSize
+	}
 	var keep []string
 	for _, k := range r.opts.Keep {
 		if !p.hasKey(k) {
@@ -608,7 +620,7 @@ func (r *runner) score(p Partition, b batch) (scored, error) {
 		return scored{}, err
 	}
 	if b.x != nil {
-		res, err := r.pred.(*Net).predictMatrix(b.x, n, b.nulls, b.names, b.finite)
+		res, err := r.pred.(*Net).predictMatrix(b.x, n, b.ld, b.nulls, b.names, b.finite)
 		if err != nil {
 			return scored{}, err
 		}

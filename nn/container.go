@@ -46,8 +46,32 @@ func (s *Sequential) Layers() []Layer { return append([]Layer(nil), s.layers...)
 // tensor.LinearRelu): the same values and gradients without the
 // intermediate tensor. The int8 layers fuse further (see seqFuser: a
 // following max pooling, uint8 activations between static layers).
+//
+// Outside autograd (inference), the output of a Linear that only the next
+// Linear reads goes back to the tensor package's buffer pool once read
+// (Tensor.Recycle), so that a pass over a large batch reuses the buffers
+// of the one before instead of having fresh ones allocated and zeroed.
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
+	var own *tensor.Tensor // a Linear's output made by this call, read by no layer yet
 	for i := 0; i < len(s.layers); i++ {
+		if l, ok := s.layers[i].(*Linear); ok {
+			var y *tensor.Tensor
+			if i+1 < len(s.layers) && isReLU(s.layers[i+1]) {
+				y = tensor.LinearRelu(x, l.Weight, l.Bias)
+				i++
+			} else {
+				y = tensor.Linear(x, l.Weight, l.Bias)
+			}
+			if x == own && !y.RequiresGrad() {
+				// Only y's graph node could still read x (frozen layers
+				// before a trained one); Recycle itself refuses a
+				// tensor of a graph.
+				x.Recycle()
+			}
+			x, own = y, y
+			continue
+		}
+		own = nil
 		if f, ok := s.layers[i].(seqFuser); ok {
 			var used int
 			x, used = f.forwardFused(x, s.layers[i+1:])
@@ -61,10 +85,6 @@ func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 					x = l.forward(x, true)
 					i++
 					continue
-				case *Linear:
-					x = tensor.LinearRelu(x, l.Weight, l.Bias)
-					i++
-					continue
 				case reluFuser:
 					x = l.forwardRelu(x, true)
 					i++
@@ -75,6 +95,11 @@ func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 		x = s.layers[i].Forward(x)
 	}
 	return x
+}
+
+func isReLU(l Layer) bool {
+	_, ok := l.(*ReLU)
+	return ok
 }
 
 // ModuleList holds modules of one type, registered as children "0", "1",

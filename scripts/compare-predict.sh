@@ -13,8 +13,10 @@
 # generated once under WORK (go test ./infer -run TestGeneratePartitions).
 # Environment:
 #   WORK=/tmp/compare-predict   data, outputs and the binary
-#   LAYOUTS="snappy"            any of: snappy (784 float32 columns, Snappy
-#                               pages: the headline case), raw (the same,
+#   LAYOUTS="dict snappy"       any of: dict (784 float32 columns,
+#                               dictionary-encoded, Snappy: how PyArrow and
+#                               Spark write them by default), snappy (the
+#                               same as PLAIN pages), raw (PLAIN,
 #                               uncompressed), vector (one list<float32>
 #                               column "image", Snappy)
 #   RUNS=3                      predict runs per layout
@@ -24,7 +26,7 @@
 set -euo pipefail
 
 WORK=${WORK:-/tmp/compare-predict}
-LAYOUTS=${LAYOUTS:-snappy}
+LAYOUTS=${LAYOUTS:-dict snappy}
 RUNS=${RUNS:-3}
 THREADS=${THREADS:-auto}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +53,7 @@ gen() { # layout dir
 	case $1 in
 	raw) flags="-infer.gen.uncompressed" ;;
 	vector) flags="-infer.gen.vector" ;;
+	dict) flags="-infer.gen.dict" ;;
 	esac
 	if [ ! -f "$2/part=19/data.parquet" ]; then
 		echo "generating $1 partitions in $2..." >&2

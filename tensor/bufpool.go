@@ -210,3 +210,24 @@ func scratchU8(n int) []uint8 {
 	}
 	return make([]uint8, n)
 }
+
+// Recycle gives t's storage back to the buffer pool, for a caller that
+// knows nothing will read t, or any view of it, again: the intermediate
+// activations of an inference pass (nn.Sequential recycles those of its
+// fused Linear layers), so that the next pass takes its buffers from the
+// pool instead of the Go allocator, which zeroes them. It does nothing
+// when t requires grad or is part of an autograd graph, wraps a caller's
+// slice (FromFloat32 and the like), is engine-owned, or does not span its
+// whole storage. Afterwards t's storage is empty: reading t panics.
+func (t *Tensor) Recycle() {
+	if t == nil || t.requiresGrad || t.node != nil || t.offset != 0 || t.st == nil {
+		return
+	}
+	if m := t.st.meta(); m.seq == 0 || m.eng {
+		return
+	}
+	if t.st.length() != t.Numel() || !t.IsContiguous() {
+		return
+	}
+	t.st.recycle()
+}

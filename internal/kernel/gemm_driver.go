@@ -178,6 +178,8 @@ func (v *gemmVariant[T]) pick(m, n, k int) *gemmVariant[T] {
 	return v
 }
 
+var transAmc = 2
+
 // gemmDirectA enables using A in place; tests and benchmarks flip it.
 var gemmDirectA = true
 
@@ -196,7 +198,7 @@ func gemm[T gemmFloat](v *gemmVariant[T], transA, transB bool, m, n, k int, alph
 	if v.strided {
 		var zero T
 		size := int(unsafe.Sizeof(zero))
-		g.directA = gemmDirectA && (friendlyStride(lda*size) || v.irOuter && v.mr <= gemmAliasRows)
+		g.directA = gemmDirectA && (friendlyStride(lda*size) || v.irOuter && v.mr <= gemmAliasRows) && !(transA && lda*size > 4096)
 		// A packed B panel pays off only when many row panels reuse it.
 		g.directB = !transB && (m <= v.mr || m <= gemmDirectBRows && friendlyStride(ldb*size))
 	}
@@ -370,7 +372,11 @@ func macroTile[T gemmFloat](v *gemmVariant[T], bf *gemmBuf[T], g *gemmArgs[T], b
 	if pc > 0 {
 		beta = 1
 	}
-	mc := balancedBlock(v.mc, m1-m0, mr)
+	mcMax := v.mc
+	if g.transA && !g.directA {
+		mcMax *= transAmc
+	}
+	mc := balancedBlock(mcMax, m1-m0, mr)
 	for ic := m0; ic < m1; ic += mc {
 		mcur := min(mc, m1-ic)
 		// A for this block: in place, or copied/packed into bf.a.
@@ -475,6 +481,21 @@ const gemmPackGroup = 8
 // panel starting at row ir holds rows = min(mr, mcur-ir) values per k step,
 // at dst[ir*kcur + p*rows + i].
 func packA[T gemmFloat](dst, a []T, lda int, trans bool, ic, mcur, pc, kcur, mr int) {
+	if trans {
+		// op(A)(i, p) = a[p*lda + i]: each k step is one contiguous run
+		// of the block's rows, read once and dealt out to the panels (a
+		// panel at a time would come back to every run once per panel,
+		// and with a large lda each run is a memory page of its own).
+		for p := 0; p < kcur; p++ {
+			src := a[(pc+p)*lda+ic:]
+			src = src[:mcur]
+			for ir := 0; ir < mcur; ir += mr {
+				rows := min(mr, mcur-ir)
+				copy(dst[ir*kcur+p*rows:ir*kcur+p*rows+rows], src[ir:ir+rows])
+			}
+		}
+		return
+	}
 	for ir := 0; ir < mcur; ir += mr {
 		rows := min(mr, mcur-ir)
 		panel := dst[ir*kcur : (ir+rows)*kcur]
