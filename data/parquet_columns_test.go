@@ -98,10 +98,16 @@ func readColumnsAll(t testing.TB, path string, opts MatrixOptions, ld int) (x []
 		if err != nil {
 			t.Fatal(err)
 		}
+		finite := true
 		for i := range n {
 			for j := range w {
-				x = append(x, buf[j*ld+i])
+				v := buf[j*ld+i]
+				x = append(x, v)
+				finite = finite && !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0)
 			}
+		}
+		if m.Finite() != finite {
+			t.Fatalf("%s: batch of %d rows after row %d: Finite() %v, want %v", path, n, rows, m.Finite(), finite)
 		}
 		for j := range w {
 			for i := n; i < ld && j*ld+i < len(buf); i++ {
@@ -195,6 +201,16 @@ func TestParquetMatrixOwnPages(t *testing.T) {
 	}
 	distinct := func(i, j int) float32 { return float32(i)*0.5 + float32(j) }
 	few := func(i, j int) float32 { return float32((i*7+j)%11) / 8 }
+	// With an infinity in a dictionary, or in a PLAIN page after the
+	// dictionary's (Finite must see both).
+	withInf := func(f func(i, j int) float32, i0, j0 int) func(i, j int) float32 {
+		return func(i, j int) float32 {
+			if i == i0 && j == j0 {
+				return float32(math.Inf(1))
+			}
+			return f(i, j)
+		}
+	}
 	type cfg struct {
 		name  string
 		value func(i, j int) float32
@@ -215,6 +231,12 @@ func TestParquetMatrixOwnPages(t *testing.T) {
 			if codec == compress.Codecs.Snappy || codec == compress.Codecs.Uncompressed {
 				cfgs = append(cfgs, cfg{fmt.Sprintf("dictionary fallback v%d %s", v+1, codec), distinct,
 					append(base, parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(1200), parquet.WithDataPageSize(256))})
+			}
+			if codec == compress.Codecs.Snappy {
+				cfgs = append(cfgs,
+					cfg{fmt.Sprintf("dictionary fallback v%d %s, an infinity in a PLAIN page", v+1, codec), withInf(distinct, 650, 3),
+						append(base, parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(1200), parquet.WithDataPageSize(256))},
+					cfg{fmt.Sprintf("dictionary v%d %s, an infinity in a dictionary", v+1, codec), withInf(few, 650, 3), append(base, parquet.WithDictionaryDefault(true))})
 			}
 		}
 	}

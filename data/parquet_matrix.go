@@ -302,6 +302,9 @@ func (m *ParquetMatrix) readColumns(x []float32, ld, r0, rows int, nulls []NullC
 			if err := c.takeInto(x, j*ld+r0, rows, r0, j, &nulls); err != nil {
 				return nulls, fmt.Errorf("%s: parquet: column %q, row group %d, %w", m.path, m.names[j], m.rg-1, err)
 			}
+			if c.tookDict && c.dictFinite {
+				continue // values of a finite dictionary, or nulls' zeros: no sum needed
+			}
 		} else {
 			for t := 0; t < rows; t += matrixTile {
 				var err error

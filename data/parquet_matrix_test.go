@@ -19,11 +19,17 @@ import (
 // entry of groups (row counts).
 func writeFrameGroups(t *testing.T, path string, f *Frame, groups []int) {
 	t.Helper()
+	writeFrameGroupsWith(t, path, f, groups, ParquetWriteOptions{})
+}
+
+// writeFrameGroupsWith is writeFrameGroups with write options.
+func writeFrameGroupsWith(t *testing.T, path string, f *Frame, groups []int, opts ParquetWriteOptions) {
+	t.Helper()
 	fh, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewParquetFrameWriter(fh, f, ParquetWriteOptions{})
+	w, err := NewParquetFrameWriter(fh, f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +174,17 @@ func TestParquetMatrixVector(t *testing.T) {
 	}
 	f, _ = NewFrame(cols...)
 	writeFrameGroups(t, path, f, []int{300, 600})
-	for _, opts := range []MatrixOptions{{Columns: []string{"image"}}, {Except: []string{"image"}}} {
+	// Also dictionary-encoded (NextColumns skips the sum of a column whose
+	// values all come from a finite dictionary: the infinity is in the
+	// dictionaries of the second row group only, so the first batch's
+	// columns are not summed and the second's must be).
+	dictPath := filepath.Join(filepath.Dir(path), "dict.parquet")
+	writeFrameGroupsWith(t, dictPath, f, []int{300, 600}, ParquetWriteOptions{Dictionary: true})
+	for _, tc := range []struct {
+		path string
+		opts MatrixOptions
+	}{{path, MatrixOptions{Columns: []string{"image"}}}, {path, MatrixOptions{Except: []string{"image"}}}, {dictPath, MatrixOptions{Except: []string{"image"}}}} {
+		path, opts := tc.path, tc.opts
 		opts.Width, opts.BatchSize = w, 256
 		m, err := OpenParquetMatrix(path, opts)
 		if err != nil {
@@ -180,7 +196,7 @@ func TestParquetMatrixVector(t *testing.T) {
 				t.Fatal(err)
 			}
 			if m.Finite() != want {
-				t.Errorf("%v: batch %d: Finite() %v, want %v", opts.Columns, b, !want, want)
+				t.Errorf("%s %v: batch %d: Finite() %v, want %v", filepath.Base(path), opts.Columns, b, !want, want)
 			}
 		}
 		m.Close()
@@ -199,7 +215,7 @@ func TestParquetMatrixVector(t *testing.T) {
 					t.Fatal(err)
 				}
 				if m.Finite() != want {
-					t.Errorf("NextColumns, %s: batch %d: Finite() %v, want %v", mode.name, b, !want, want)
+					t.Errorf("NextColumns, %s, %s: batch %d: Finite() %v, want %v", filepath.Base(path), mode.name, b, !want, want)
 				}
 			}
 			m.Close()

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/klauspost/compress/snappy"
 	"github.com/klauspost/compress/zstd"
 )
@@ -56,17 +58,22 @@ func pageChunk(cc *metadata.ColumnChunkMetaData) bool {
 // values of a tile of rows within a page without nulls are a slice of
 // the page, not a copy.
 type pageCursor struct {
-	pr      file.PageReader
-	on      bool // reading a chunk (else the column reader is)
-	maxDef  int16
-	page    int       // ordinal of the current page (1-based) for errors
-	vals    []float32 // values of the current page not yet taken
-	defs    []int16   // levels of the rows not yet taken when the page has nulls, else nil
-	rows    int       // rows of the current page not yet taken
-	levels  []int16   // buffer of defs
-	dict    []float32 // the chunk's dictionary (nil before its page)
-	dictBuf []float32
-	fbuf    []float32 // values decoded from the dictionary, or moved to be aligned
+	pr     file.PageReader
+	on     bool // reading a chunk (else the column reader is)
+	maxDef int16
+	page   int       // ordinal of the current page (1-based) for errors
+	vals   []float32 // values of the current page not yet taken
+	defs   []int16   // levels of the rows not yet taken when the page has nulls, else nil
+	rows   int       // rows of the current page not yet taken
+	levels []int16   // buffer of defs
+	dict   []float32 // the chunk's dictionary (nil before its page)
+	// dictFinite: every value of dict is finite. curDict: the current
+	// page's values come from dict. tookDict: every value the last
+	// takeInto wrote came from dict (or is a null's zero), so they are
+	// finite when dictFinite is.
+	dictFinite, curDict, tookDict bool
+	dictBuf                       []float32
+	fbuf                          []float32 // values decoded from the dictionary, or moved to be aligned
 
 	// Own pages.
 	chunk    []byte         // the chunk's bytes not yet read, in the mapping
@@ -119,6 +126,7 @@ func (c *pageCursor) startReader(pr file.PageReader) {
 
 func (c *pageCursor) reset() {
 	c.page, c.rows, c.vals, c.defs, c.dict, c.peeked = 0, 0, nil, nil, nil, false
+	c.dictFinite, c.curDict, c.tookDict = false, false, false
 }
 
 // close releases the page reader and the buffers.
@@ -183,6 +191,7 @@ func (c *pageCursor) take(n int, scratch []float32, r0, col int, nulls []NullCel
 // decompressed (or its dictionary indices decoded) straight into x.
 func (c *pageCursor) takeInto(x []float32, off, n, r0, col int, nulls *[]NullCell) error {
 	out := x[off : off+n]
+	c.tookDict = true
 	for i := 0; i < n; {
 		if c.rows == 0 {
 			if c.pr != nil {
@@ -200,11 +209,14 @@ func (c *pageCursor) takeInto(x []float32, off, n, r0, col int, nulls *[]NullCel
 				return err
 			}
 			if done {
+				e := parquet.Encoding(c.hdr.encoding)
+				c.tookDict = c.tookDict && (e == parquet.Encodings.RLEDict || e == parquet.Encodings.PlainDict)
 				i += nv
 			}
 			continue
 		}
 		k := min(c.rows, n-i)
+		c.tookDict = c.tookDict && c.curDict
 		if c.defs == nil {
 			copy(out[i:i+k], c.vals[:k])
 			c.vals = c.vals[k:]
@@ -308,7 +320,7 @@ func (c *pageCursor) setDict(b []byte, n int, enc parquet.Encoding) error {
 	for i := range d {
 		d[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	c.dict = d
+	c.dict, c.dictFinite = d, kernel.FiniteF32(d)
 	return nil
 }
 
@@ -337,6 +349,7 @@ func (c *pageCursor) setPage(enc parquet.Encoding, levels, data []byte, n, nulls
 		}
 	}
 	c.vals = nil
+	c.curDict = enc == parquet.Encodings.RLEDict || enc == parquet.Encodings.PlainDict
 	switch enc {
 	case parquet.Encodings.Plain:
 		if len(data) < 4*present {
