@@ -265,6 +265,10 @@ func (m *ParquetMatrix) next(x []float32, ld int) (n int, nulls []NullCell, err 
 		}
 		k := int(min(int64(m.batch-n), m.rgLeft))
 		switch {
+		case m.vector && m.pages[0] != nil && m.pages[0].on:
+			if err := m.readVectorOwn(m.pages[0], x[n*m.width:(n+k)*m.width]); err != nil {
+				return 0, nil, fmt.Errorf("%s: parquet: column %q, row group %d, %w", m.path, m.names[0], m.rg-1, err)
+			}
 		case m.vector:
 			for t := 0; t < k; t += vectorTile {
 				tn := min(vectorTile, k-t)
@@ -365,7 +369,28 @@ func (m *ParquetMatrix) openRowGroup() error {
 		}
 	}
 	for j, leaf := range m.leaves {
-		if !m.vector {
+		if m.vector {
+			// The list column's pages, when walked in the mapping.
+			cc, err := rg.MetaData().ColumnChunk(leaf)
+			if err != nil {
+				return fmt.Errorf("%s: parquet: row group %d: %w", m.path, m.rg, err)
+			}
+			if pageChunk(cc) && m.ownPages(cc) {
+				c := m.pages[j]
+				if c == nil {
+					c = &pageCursor{maxDef: m.maxDef[j], maxRep: 1}
+					m.pages[j] = c
+				}
+				chunk, err := m.chunkBytes(cc)
+				if err == nil {
+					err = c.startPages(chunk, cc.Compression(), rg.NumRows()*int64(m.width))
+				}
+				if err != nil {
+					return fmt.Errorf("%s: parquet: column %q, row group %d: %w", m.path, m.names[j], m.rg, err)
+				}
+				continue
+			}
+		} else {
 			cc, err := rg.MetaData().ColumnChunk(leaf)
 			if err != nil {
 				return fmt.Errorf("%s: parquet: row group %d: %w", m.path, m.rg, err)

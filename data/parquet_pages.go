@@ -67,6 +67,11 @@ type pageCursor struct {
 	rows   int       // rows of the current page not yet taken
 	levels []int16   // buffer of defs
 	dict   []float32 // the chunk's dictionary (nil before its page)
+	// A list column's values (parquet_vector_pages.go): maxRep is 1,
+	// rowsLeft counts values, vpos is the position in its row of the next
+	// value.
+	maxRep int16
+	vpos   int
 	// dictFinite: every value of dict is finite. curDict: the current
 	// page's values come from dict. tookDict: every value the last
 	// takeInto wrote came from dict (or is a null's zero), so they are
@@ -125,7 +130,7 @@ func (c *pageCursor) startReader(pr file.PageReader) {
 }
 
 func (c *pageCursor) reset() {
-	c.page, c.rows, c.vals, c.defs, c.dict, c.peeked = 0, 0, nil, nil, nil, false
+	c.page, c.rows, c.vals, c.defs, c.dict, c.peeked, c.vpos = 0, 0, nil, nil, nil, false, 0
 	c.dictFinite, c.curDict, c.tookDict = false, false, false
 }
 
@@ -466,7 +471,7 @@ func (c *pageCursor) checkData() error {
 		return fmt.Errorf("page %d: %d bytes for %d values: %w", p, h.uncompressed, h.numValues, errPage)
 	}
 	if h.typ == pageDataV2 {
-		if h.repLen != 0 || h.defLen < 0 || h.defLen > h.compressed || h.defLen > h.uncompressed || (c.maxDef == 0 && h.defLen != 0) ||
+		if (c.maxRep == 0 && h.repLen != 0) || h.repLen < 0 || h.defLen < 0 || h.repLen+h.defLen > h.compressed || h.repLen+h.defLen > h.uncompressed || (c.maxDef == 0 && h.defLen != 0) ||
 			h.numNulls < 0 || h.numNulls > h.numValues || (c.maxDef == 0 && h.numNulls != 0) {
 			return fmt.Errorf("page %d: %d bytes of repetition and %d of definition levels, %d nulls, in a page of %d: %w",
 				p, h.repLen, h.defLen, h.numNulls, h.compressed, errPage)
@@ -514,8 +519,8 @@ func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
 	compressed := c.codec != nil || c.snappy || c.zstd
 	size := int(h.uncompressed)
 	if h.typ == pageDataV2 {
-		levels, b = b[:h.defLen], b[h.defLen:]
-		size -= int(h.defLen)
+		levels, b = b[:h.repLen+h.defLen], b[h.repLen+h.defLen:]
+		size -= int(h.repLen + h.defLen)
 		compressed = compressed && h.valuesCompressed
 	}
 	if !compressed {

@@ -47,7 +47,7 @@ type pageHeader struct {
 	uncompressed, compressed int32
 	numValues                int32 // of the data or dictionary page
 	encoding                 int32 // of the values
-	defEncoding              int32 // v1 pages
+	defEncoding, repEncoding int32 // v1 pages
 	numNulls                 int32 // v2 pages
 	defLen, repLen           int32 // v2 pages: bytes of levels before the values
 	valuesCompressed         bool  // v2 pages (is_compressed, true unless said)
@@ -278,6 +278,8 @@ func (r *thriftReader) dataPageHeader(h *pageHeader) {
 			h.encoding = r.i32Field(t, "encoding")
 		case id == 3:
 			h.defEncoding = r.i32Field(t, "definition_level_encoding")
+		case id == 4:
+			h.repEncoding = r.i32Field(t, "repetition_level_encoding")
 		default:
 			r.skip(t, 1)
 		}

@@ -1,0 +1,233 @@
+package data
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/parquet"
+
+	"github.com/fathom-ml/fathom/internal/kernel"
+)
+
+// The pages of the one list<float32> column of a vector layout, read
+// from the mapping like those of scalar columns (pageCursor): when every
+// row holds Width values, all present, the values of the chunk, page after
+// page, are the row-major feature matrix itself, so each page's values go
+// straight to the caller's batch (decompressed into it, or dictionary
+// indices decoded into it) once its levels are checked to say so: a
+// repetition level of 0 exactly at every Width-th value and the highest
+// definition level everywhere. Anything else (a row of another length,
+// an empty or null list, a null element) is ErrNotMatrix, and the caller
+// reads the partition as record batches, which name the rows.
+
+// errVectorLayout is the error of pages whose levels are not those of
+// rows of Width values, all present.
+var errVectorLayout = errors.New("rows of other lengths or nulls")
+
+// readVectorOwn reads len(out)/Width rows of the list column into out,
+// row-major, from the pages of c (in vector mode), adding the values to
+// m.sum while they are in cache.
+func (m *ParquetMatrix) readVectorOwn(c *pageCursor, out []float32) error {
+	for off := 0; off < len(out); {
+		if c.rows == 0 {
+			if err := c.peek(); err != nil {
+				return err
+			}
+			nv := int(c.hdr.numValues)
+			done, err := c.loadVector(out[off:], m.width)
+			if err != nil {
+				return err
+			}
+			if done {
+				m.sum += kernel.SumF32Wide(out[off : off+nv])
+				off += nv
+			}
+			continue
+		}
+		k := min(c.rows, len(out)-off)
+		copy(out[off:off+k], c.vals[:k])
+		m.sum += kernel.SumF32Wide(out[off : off+k])
+		c.vals, c.rows, off = c.vals[k:], c.rows-k, off+k
+	}
+	return nil
+}
+
+// loadVector reads the peeked data page of the list column: its levels
+// are checked against rows of width values from position c.vpos of a row
+// on; its values go to the front of out when they fit there (done), else
+// the page becomes the current one (c.vals).
+func (c *pageCursor) loadVector(out []float32, width int) (done bool, err error) {
+	h := c.hdr
+	nv := int(h.numValues)
+	enc := parquet.Encoding(h.encoding)
+	fits := nv <= len(out)
+	if h.typ == pageDataV2 {
+		// Levels uncompressed in front: checked before the values are
+		// read, which may then go straight to out.
+		b := c.chunk[c.hdrLen : c.hdrLen+int(h.compressed)]
+		if int(h.repLen)+int(h.defLen) > len(b) {
+			return false, fmt.Errorf("page %d: %d bytes of levels in a page of %d: %w", c.page+1, h.repLen+h.defLen, len(b), errPage)
+		}
+		if h.numNulls != 0 {
+			return false, fmt.Errorf("page %d: %d nulls: %w", c.page+1, h.numNulls, ErrNotMatrix)
+		}
+		if err := c.checkVectorLevels(b[:h.repLen], b[h.repLen:h.repLen+h.defLen], nv, width); err != nil {
+			return false, err
+		}
+		if fits && enc == parquet.Encodings.Plain {
+			if int(h.uncompressed)-int(h.repLen)-int(h.defLen) != 4*nv {
+				return false, fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page+1, int(h.uncompressed)-int(h.repLen)-int(h.defLen), nv, errPage)
+			}
+			_, _, err := c.values(asBytes(out[:nv]))
+			return err == nil, err
+		}
+		_, vals, err := c.values(nil)
+		if err != nil {
+			return false, err
+		}
+		return c.placeVector(out, vals, enc, nv, fits)
+	}
+	// v1: repetition levels, definition levels and values in one
+	// (compressed) block.
+	_, b, err := c.values(nil)
+	if err != nil {
+		return false, err
+	}
+	var rep, def []byte
+	for _, dst := range []*[]byte{&rep, &def} {
+		if len(b) < 4 {
+			return false, fmt.Errorf("page %d: levels missing: %w", c.page, errPage)
+		}
+		l := binary.LittleEndian.Uint32(b)
+		if uint64(l) > uint64(len(b)-4) {
+			return false, fmt.Errorf("page %d: %d bytes of levels in a page of %d: %w", c.page, l, len(b), errPage)
+		}
+		*dst, b = b[4:4+l], b[4+l:]
+	}
+	if h.repEncoding != int32(parquet.Encodings.RLE) || h.defEncoding != int32(parquet.Encodings.RLE) {
+		return false, fmt.Errorf("page %d: levels of %s and %s encoding: %w", c.page, parquet.Encoding(h.repEncoding), parquet.Encoding(h.defEncoding), errPage)
+	}
+	if err := c.checkVectorLevels(rep, def, nv, width); err != nil {
+		return false, err
+	}
+	return c.placeVector(out, b, enc, nv, fits)
+}
+
+// placeVector puts the nv values of a decompressed page (vals, PLAIN
+// or dictionary indices) at the front of out when fits, else makes them
+// the current page.
+func (c *pageCursor) placeVector(out []float32, vals []byte, enc parquet.Encoding, nv int, fits bool) (bool, error) {
+	dst := out
+	if !fits {
+		dst = c.floats(nv)
+	}
+	dst = dst[:nv]
+	switch enc {
+	case parquet.Encodings.Plain:
+		if len(vals) < 4*nv {
+			return false, fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page, len(vals), nv, errPage)
+		}
+		copy(asBytes(dst), vals)
+	default: // a dictionary encoding (checkData)
+		if err := decodeDictF32(dst, c.dict, vals); err != nil {
+			return false, fmt.Errorf("page %d: %w", c.page, err)
+		}
+	}
+	if fits {
+		return true, nil
+	}
+	c.vals, c.rows = dst, nv
+	return false, nil
+}
+
+// checkVectorLevels checks the levels of n values that follow value
+// c.vpos of a row: repetition level 0 at the first value of every row of
+// width values and 1 elsewhere, definition level c.maxDef everywhere (no
+// empty or null list, no null element); it moves c.vpos past them.
+func (c *pageCursor) checkVectorLevels(rep, def []byte, n, width int) error {
+	top := int(c.maxDef)
+	if err := checkRunLevels(def, n, c.maxDef, func(v, _, _ int) bool { return v == top }); err != nil {
+		return fmt.Errorf("page %d: definition levels: %w", c.page+1, err)
+	}
+	pos := c.vpos
+	rowStarts := func(v, at, k int) bool {
+		// k levels of value v from value at of the page on.
+		p := (pos + at) % width
+		if v == 0 {
+			return width == 1 || (k == 1 && p == 0)
+		}
+		return width > 1 && p != 0 && p+k <= width
+	}
+	if err := checkRunLevels(rep, n, 1, rowStarts); err != nil {
+		return fmt.Errorf("page %d: repetition levels: %w", c.page+1, err)
+	}
+	c.vpos = (pos + n) % width
+	return nil
+}
+
+// checkRunLevels checks n levels of at most max, in the RLE/bit-packed
+// hybrid of the Parquet format (bit width that of max), run by run
+// without decoding them: a run of k levels of value v from level at on
+// must satisfy ok(v, at, k) (a bit-packed group is checked level by
+// level, k = 1). Levels that fail are errVectorLayout and ErrNotMatrix;
+// malformed runs errPage.
+func checkRunLevels(b []byte, n int, max int16, ok func(v, at, k int) bool) error {
+	bw := bits.Len16(uint16(max))
+	w := (bw + 7) / 8
+	for i := 0; i < n; {
+		h, k := binary.Uvarint(b)
+		if k <= 0 {
+			return fmt.Errorf("levels end after %d of %d: %w", i, n, errPage)
+		}
+		b = b[k:]
+		if h&1 == 0 { // a run of one value
+			if len(b) < w {
+				return fmt.Errorf("levels end after %d of %d: %w", i, n, errPage)
+			}
+			v := 0
+			for j := range w {
+				v |= int(b[j]) << (8 * j)
+			}
+			b = b[w:]
+			r := int(min(h>>1, uint64(n-i)))
+			if r == 0 {
+				return fmt.Errorf("an empty run of levels: %w", errPage)
+			}
+			if v > int(max) {
+				return fmt.Errorf("level %d above %d: %w", v, max, errPage)
+			}
+			if !ok(v, i, r) {
+				return fmt.Errorf("%d levels of %d from value %d on: %w: %w", r, v, i, errVectorLayout, ErrNotMatrix)
+			}
+			i += r
+			continue
+		}
+		// Groups of eight levels of bw bits, least significant first.
+		g := h >> 1
+		if g == 0 || g > uint64(len(b)) || int(g)*bw > len(b) {
+			return fmt.Errorf("%d groups of bit-packed levels in %d bytes: %w", g, len(b), errPage)
+		}
+		nb := int(g) * bw
+		r := min(int(g)*8, n-i)
+		mask := uint32(1)<<bw - 1
+		for j := range r {
+			bit := j * bw
+			var x uint32
+			for q := 0; q < 3 && bit/8+q < nb; q++ {
+				x |= uint32(b[bit/8+q]) << (8 * q)
+			}
+			v := int(x >> (bit % 8) & mask)
+			if v > int(max) {
+				return fmt.Errorf("level %d above %d: %w", v, max, errPage)
+			}
+			if !ok(v, i+j, 1) {
+				return fmt.Errorf("a level of %d at value %d: %w: %w", v, i+j, errVectorLayout, ErrNotMatrix)
+			}
+		}
+		b = b[nb:]
+		i += r
+	}
+	return nil
+}
