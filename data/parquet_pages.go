@@ -72,6 +72,7 @@ type pageCursor struct {
 	// value.
 	maxRep int16
 	vpos   int
+	spill  *[16 << 10]byte // what a v1 page's levels overwrite in front of its values
 	// dictFinite: every value of dict is finite. curDict: the current
 	// page's values come from dict. tookDict: every value the last
 	// takeInto wrote came from dict (or is a null's zero), so they are

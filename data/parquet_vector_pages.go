@@ -36,7 +36,7 @@ func (m *ParquetMatrix) readVectorOwn(c *pageCursor, out []float32) error {
 				return err
 			}
 			nv := int(c.hdr.numValues)
-			done, err := c.loadVector(out[off:], m.width)
+			done, err := c.loadVector(out, off, m.width)
 			if err != nil {
 				return err
 			}
@@ -56,12 +56,13 @@ func (m *ParquetMatrix) readVectorOwn(c *pageCursor, out []float32) error {
 
 // loadVector reads the peeked data page of the list column: its levels
 // are checked against rows of width values from position c.vpos of a row
-// on; its values go to the front of out when they fit there (done), else
-// the page becomes the current one (c.vals).
-func (c *pageCursor) loadVector(out []float32, width int) (done bool, err error) {
+// on; its values go to out[at:] when they fit there (done), else the page
+// becomes the current one (c.vals).
+func (c *pageCursor) loadVector(x []float32, at, width int) (done bool, err error) {
 	h := c.hdr
 	nv := int(h.numValues)
 	enc := parquet.Encoding(h.encoding)
+	out := x[at:]
 	fits := nv <= len(out)
 	if h.typ == pageDataV2 {
 		// Levels uncompressed in front: checked before the values are
@@ -73,7 +74,7 @@ func (c *pageCursor) loadVector(out []float32, width int) (done bool, err error)
 		if h.numNulls != 0 {
 			return false, fmt.Errorf("page %d: %d nulls: %w", c.page+1, h.numNulls, ErrNotMatrix)
 		}
-		if err := c.checkVectorLevels(b[:h.repLen], b[h.repLen:h.repLen+h.defLen], nv, width); err != nil {
+		if err := c.checkVectorLevels(b[:h.repLen], b[h.repLen:h.repLen+h.defLen], nv, width, c.page+1); err != nil {
 			return false, err
 		}
 		if fits && enc == parquet.Encodings.Plain {
@@ -91,28 +92,63 @@ func (c *pageCursor) loadVector(out []float32, width int) (done bool, err error)
 	}
 	// v1: repetition levels, definition levels and values in one
 	// (compressed) block.
+	if h.repEncoding != int32(parquet.Encodings.RLE) || h.defEncoding != int32(parquet.Encodings.RLE) {
+		return false, fmt.Errorf("page %d: levels of %s and %s encoding: %w", c.page+1, parquet.Encoding(h.repEncoding), parquet.Encoding(h.defEncoding), errPage)
+	}
+	if p := int(h.uncompressed) - 4*nv; fits && enc == parquet.Encodings.Plain && c.compressed() && p >= 8 && p <= 4*at && p <= maxVectorLevelBytes {
+		// Decompressed straight into x, the levels spilling over the
+		// values before at, which are put back once the levels are
+		// checked.
+		xb := asBytes(x)
+		s := 4*at - p
+		if c.spill == nil {
+			c.spill = new([16 << 10]byte)
+		}
+		saved := c.spill[:p]
+		copy(saved, xb[s:4*at])
+		_, page, err := c.values(xb[s : 4*(at+nv)])
+		if err == nil {
+			var rest []byte
+			if rest, err = c.vectorLevels(page, nv, width); err == nil && len(rest) != 4*nv {
+				err = fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page, len(rest), nv, errPage)
+			}
+		}
+		copy(xb[s:4*at], saved)
+		return err == nil, err
+	}
 	_, b, err := c.values(nil)
 	if err != nil {
 		return false, err
 	}
-	var rep, def []byte
-	for _, dst := range []*[]byte{&rep, &def} {
-		if len(b) < 4 {
-			return false, fmt.Errorf("page %d: levels missing: %w", c.page, errPage)
-		}
-		l := binary.LittleEndian.Uint32(b)
-		if uint64(l) > uint64(len(b)-4) {
-			return false, fmt.Errorf("page %d: %d bytes of levels in a page of %d: %w", c.page, l, len(b), errPage)
-		}
-		*dst, b = b[4:4+l], b[4+l:]
-	}
-	if h.repEncoding != int32(parquet.Encodings.RLE) || h.defEncoding != int32(parquet.Encodings.RLE) {
-		return false, fmt.Errorf("page %d: levels of %s and %s encoding: %w", c.page, parquet.Encoding(h.repEncoding), parquet.Encoding(h.defEncoding), errPage)
-	}
-	if err := c.checkVectorLevels(rep, def, nv, width); err != nil {
+	if b, err = c.vectorLevels(b, nv, width); err != nil {
 		return false, err
 	}
 	return c.placeVector(out, b, enc, nv, fits)
+}
+
+// compressed reports whether the chunk's pages are compressed.
+func (c *pageCursor) compressed() bool { return c.codec != nil || c.snappy || c.zstd }
+
+// maxVectorLevelBytes bounds the levels in front of a v1 page's values
+// that loadVector decompresses into the caller's batch (about 4 bytes a
+// row: a few hundred rows of a 1 MB page).
+const maxVectorLevelBytes = len(pageCursor{}.spill)
+
+// vectorLevels checks the levels of a decompressed v1 page of nv values
+// (see checkVectorLevels) and returns the bytes after them.
+func (c *pageCursor) vectorLevels(b []byte, nv, width int) ([]byte, error) {
+	var rep, def []byte
+	for _, dst := range []*[]byte{&rep, &def} {
+		if len(b) < 4 {
+			return nil, fmt.Errorf("page %d: levels missing: %w", c.page, errPage)
+		}
+		l := binary.LittleEndian.Uint32(b)
+		if uint64(l) > uint64(len(b)-4) {
+			return nil, fmt.Errorf("page %d: %d bytes of levels in a page of %d: %w", c.page, l, len(b), errPage)
+		}
+		*dst, b = b[4:4+l], b[4+l:]
+	}
+	return b, c.checkVectorLevels(rep, def, nv, width, c.page)
 }
 
 // placeVector puts the nv values of a decompressed page (vals, PLAIN
@@ -145,11 +181,12 @@ func (c *pageCursor) placeVector(out []float32, vals []byte, enc parquet.Encodin
 // checkVectorLevels checks the levels of n values that follow value
 // c.vpos of a row: repetition level 0 at the first value of every row of
 // width values and 1 elsewhere, definition level c.maxDef everywhere (no
-// empty or null list, no null element); it moves c.vpos past them.
-func (c *pageCursor) checkVectorLevels(rep, def []byte, n, width int) error {
+// empty or null list, no null element); it moves c.vpos past them. page
+// numbers the page for errors.
+func (c *pageCursor) checkVectorLevels(rep, def []byte, n, width, page int) error {
 	top := int(c.maxDef)
 	if err := checkRunLevels(def, n, c.maxDef, func(v, _, _ int) bool { return v == top }); err != nil {
-		return fmt.Errorf("page %d: definition levels: %w", c.page+1, err)
+		return fmt.Errorf("page %d: definition levels: %w", page, err)
 	}
 	pos := c.vpos
 	rowStarts := func(v, at, k int) bool {
@@ -161,7 +198,7 @@ func (c *pageCursor) checkVectorLevels(rep, def []byte, n, width int) error {
 		return width > 1 && p != 0 && p+k <= width
 	}
 	if err := checkRunLevels(rep, n, 1, rowStarts); err != nil {
-		return fmt.Errorf("page %d: repetition levels: %w", c.page+1, err)
+		return fmt.Errorf("page %d: repetition levels: %w", page, err)
 	}
 	c.vpos = (pos + n) % width
 	return nil
