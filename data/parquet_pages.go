@@ -737,17 +737,31 @@ func allLevels(b []byte, n int, max int16) bool {
 // in the RLE/bit-packed hybrid of the Parquet format (bit width that of
 // max).
 func decodeLevels(dst []int16, b []byte, max int16) error {
+	return walkLevels(b, len(dst), max, func(v, at, k int) error {
+		for j := range k {
+			dst[at+j] = int16(v)
+		}
+		return nil
+	})
+}
+
+// walkLevels reads n levels of at most max from b, encoded in the
+// RLE/bit-packed hybrid of the Parquet format (bit width that of max),
+// and calls run for each run of k levels of value v from level at on (a
+// bit-packed group level by level, k = 1); an error from run stops it.
+// Malformed runs are errPage.
+func walkLevels(b []byte, n int, max int16, run func(v, at, k int) error) error {
 	bw := bits.Len16(uint16(max))
 	w := (bw + 7) / 8
-	for i := 0; i < len(dst); {
+	for i := 0; i < n; {
 		h, k := binary.Uvarint(b)
 		if k <= 0 {
-			return fmt.Errorf("levels end after %d of %d: %w", i, len(dst), errPage)
+			return fmt.Errorf("levels end after %d of %d: %w", i, n, errPage)
 		}
 		b = b[k:]
 		if h&1 == 0 { // a run of one value
 			if len(b) < w {
-				return fmt.Errorf("levels end after %d of %d: %w", i, len(dst), errPage)
+				return fmt.Errorf("levels end after %d of %d: %w", i, n, errPage)
 			}
 			v := 0
 			for j := range w {
@@ -757,9 +771,11 @@ func decodeLevels(dst []int16, b []byte, max int16) error {
 			if v > int(max) {
 				return fmt.Errorf("level %d above %d: %w", v, max, errPage)
 			}
-			r := int(min(h>>1, uint64(len(dst)-i)))
-			for j := range r {
-				dst[i+j] = int16(v)
+			r := int(min(h>>1, uint64(n-i)))
+			if r > 0 {
+				if err := run(v, i, r); err != nil {
+					return err
+				}
 			}
 			i += r
 			continue
@@ -770,7 +786,7 @@ func decodeLevels(dst []int16, b []byte, max int16) error {
 			return fmt.Errorf("levels: %d groups of bit-packed levels in %d bytes: %w", g, len(b), errPage)
 		}
 		nb := int(g) * bw
-		r := min(int(g)*8, len(dst)-i)
+		r := min(int(g)*8, n-i)
 		mask := uint32(1)<<bw - 1
 		for j := range r {
 			bit := j * bw
@@ -778,11 +794,13 @@ func decodeLevels(dst []int16, b []byte, max int16) error {
 			for q := 0; q < 3 && bit/8+q < nb; q++ {
 				x |= uint32(b[bit/8+q]) << (8 * q)
 			}
-			v := int16(x >> (bit % 8) & mask)
-			if v > max {
+			v := int(x >> (bit % 8) & mask)
+			if v > int(max) {
 				return fmt.Errorf("level %d above %d: %w", v, max, errPage)
 			}
-			dst[i+j] = v
+			if err := run(v, i+j, 1); err != nil {
+				return err
+			}
 		}
 		b = b[nb:]
 		i += r

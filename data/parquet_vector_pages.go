@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 
 	"github.com/apache/arrow-go/v18/parquet"
 
@@ -205,66 +204,15 @@ func (c *pageCursor) checkVectorLevels(rep, def []byte, n, width, page int) erro
 }
 
 // checkRunLevels checks n levels of at most max, in the RLE/bit-packed
-// hybrid of the Parquet format (bit width that of max), run by run
-// without decoding them: a run of k levels of value v from level at on
-// must satisfy ok(v, at, k) (a bit-packed group is checked level by
-// level, k = 1). Levels that fail are errVectorLayout and ErrNotMatrix;
-// malformed runs errPage.
+// hybrid of the Parquet format, run by run without decoding them: a run
+// of k levels of value v from level at on must satisfy ok(v, at, k) (a
+// bit-packed group is checked level by level, k = 1). Levels that fail
+// are errVectorLayout and ErrNotMatrix; malformed runs errPage.
 func checkRunLevels(b []byte, n int, max int16, ok func(v, at, k int) bool) error {
-	bw := bits.Len16(uint16(max))
-	w := (bw + 7) / 8
-	for i := 0; i < n; {
-		h, k := binary.Uvarint(b)
-		if k <= 0 {
-			return fmt.Errorf("levels end after %d of %d: %w", i, n, errPage)
+	return walkLevels(b, n, max, func(v, at, k int) error {
+		if !ok(v, at, k) {
+			return fmt.Errorf("%d levels of %d from value %d on: %w: %w", k, v, at, errVectorLayout, ErrNotMatrix)
 		}
-		b = b[k:]
-		if h&1 == 0 { // a run of one value
-			if len(b) < w {
-				return fmt.Errorf("levels end after %d of %d: %w", i, n, errPage)
-			}
-			v := 0
-			for j := range w {
-				v |= int(b[j]) << (8 * j)
-			}
-			b = b[w:]
-			r := int(min(h>>1, uint64(n-i)))
-			if r == 0 {
-				return fmt.Errorf("an empty run of levels: %w", errPage)
-			}
-			if v > int(max) {
-				return fmt.Errorf("level %d above %d: %w", v, max, errPage)
-			}
-			if !ok(v, i, r) {
-				return fmt.Errorf("%d levels of %d from value %d on: %w: %w", r, v, i, errVectorLayout, ErrNotMatrix)
-			}
-			i += r
-			continue
-		}
-		// Groups of eight levels of bw bits, least significant first.
-		g := h >> 1
-		if g == 0 || g > uint64(len(b)) || int(g)*bw > len(b) {
-			return fmt.Errorf("%d groups of bit-packed levels in %d bytes: %w", g, len(b), errPage)
-		}
-		nb := int(g) * bw
-		r := min(int(g)*8, n-i)
-		mask := uint32(1)<<bw - 1
-		for j := range r {
-			bit := j * bw
-			var x uint32
-			for q := 0; q < 3 && bit/8+q < nb; q++ {
-				x |= uint32(b[bit/8+q]) << (8 * q)
-			}
-			v := int(x >> (bit % 8) & mask)
-			if v > int(max) {
-				return fmt.Errorf("level %d above %d: %w", v, max, errPage)
-			}
-			if !ok(v, i+j, 1) {
-				return fmt.Errorf("a level of %d at value %d: %w: %w", v, i+j, errVectorLayout, ErrNotMatrix)
-			}
-		}
-		b = b[nb:]
-		i += r
-	}
-	return nil
+		return nil
+	})
 }
