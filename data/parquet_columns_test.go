@@ -456,7 +456,7 @@ func TestParquetMatrixParquetGo(t *testing.T) {
 // falls back to PLAIN pages midway. Next and NextColumns give the values
 // and nulls written and Finite is right after every batch
 // (checkMatrixFile); the byte indices are what a tile of the first row
-// group was read from where they can be; RowsCheap is true exactly for
+// group was read from where they can be; RowsFromIndices is true exactly for
 // the files whose every column is so.
 func TestParquetMatrixNarrowDictionary(t *testing.T) {
 	const n, w = 1500, 37
@@ -532,8 +532,8 @@ func TestParquetMatrixNarrowDictionary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := m.RowsCheap(); got != c.cheap {
-				t.Errorf("%s: RowsCheap() %v, want %v", name, got, c.cheap)
+			if got := m.RowsFromIndices(); got != c.cheap {
+				t.Errorf("%s: RowsFromIndices() %v, want %v", name, got, c.cheap)
 			}
 			// The last tile of the first batch (rows 0-511, within a
 			// page unless pages are small): the sources of the last
@@ -565,7 +565,7 @@ func TestParquetMatrixNarrowDictionary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if m.RowsCheap() {
-		t.Error("pages read through arrow-go's page reader: RowsCheap() true")
+	if m.RowsFromIndices() {
+		t.Error("pages read through arrow-go's page reader: RowsFromIndices() true")
 	}
 }
