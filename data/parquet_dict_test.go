@@ -644,7 +644,8 @@ func FuzzDecodeDictF32(f *testing.F) {
 // half the values zeros in runs and the rest noise, encoded as writers
 // do (RLE runs of 8 or more, bit-packed groups between); checked: the
 // same with a dictionary of 230 values (indices range-checked).
-// packed/wN: bit-packed only at width N.
+// packed/wN: bit-packed only at width N. .../idx8: the fmnist pages
+// decoded to byte indices (decodeDictIdx8).
 func BenchmarkDecodeDictF32(b *testing.B) {
 	const n = 10000
 	r := rand.New(rand.NewPCG(1, 2))
@@ -717,6 +718,19 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 			b.SetBytes(4 * n)
 			for b.Loop() {
 				if err := decode(dst, dict, bc.b); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/value")
+		})
+	}
+	// the byte indices of the same pages (decodeDictIdx8)
+	for _, bc := range benches[:2] {
+		idx := make([]uint8, n)
+		b.Run(bc.name+"/idx8", func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				if err := decodeDictIdx8(idx, bc.dict, bc.b); err != nil {
 					b.Fatal(err)
 				}
 			}
