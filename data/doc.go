@@ -44,7 +44,9 @@
 // straight from the pages into float32 batches, with recycled page buffers
 // and no record batch in between: the input path of batch inference
 // (package infer). [ParquetMatrix.Next] gives row-major batches (the
-// columns transposed 16 at a time); [ParquetMatrix.NextColumns] gives the
+// columns transposed 16 at a time; pages of a dictionary of at most 256
+// values kept as byte indices, looked up as they are transposed, see
+// [ParquetMatrix.RowsFromIndices]); [ParquetMatrix.NextColumns] gives the
 // batch column-major, the layout a GEMM takes as a transposed operand, with
 // no transpose at all: a page that holds only values of the batch's rows is
 // decompressed (or its dictionary indices decoded) straight into the

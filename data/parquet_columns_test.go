@@ -444,3 +444,128 @@ func TestParquetMatrixParquetGo(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetMatrixNarrowDictionary: files of 37 float32 columns (two
+// groups of sixteen and five more) in row groups of 700 rows, Snappy,
+// pages v1 and v2, whose dictionary pages Next keeps as byte indices
+// (dictionaries of at most 256 finite values, no nulls): every column
+// so, REQUIRED or nullable without nulls, in pages of one row group or
+// of a few hundred rows (tiles across pages); and with other sources in
+// the same groups of sixteen: PLAIN columns, dictionaries of more than
+// 256 values, nulls, an infinity in a dictionary, a dictionary that
+// falls back to PLAIN pages midway. Next and NextColumns give the values
+// and nulls written and Finite is right after every batch
+// (checkMatrixFile); the byte indices are what a tile of the first row
+// group was read from where they can be; RowsFromIndices is true exactly for
+// the files whose every column is so.
+func TestParquetMatrixNarrowDictionary(t *testing.T) {
+	const n, w = 1500, 37
+	narrow := func(i, j int) float32 { return float32((i*7+j*3)%(40+5*j)) / 8 } // 40 to 220 values
+	wideVals := func(i, j int) float32 { return float32((i+j*17)%(300+j)) / 4 } // 300 or more
+	noNulls := func(int, int) bool { return false }
+	type cfg struct {
+		name     string
+		nullable func(j int) bool
+		null     func(i, j int) bool
+		value    func(i, j int) float32
+		props    func(j int) []parquet.WriterProperty // per column
+		pageSize int64
+		narrowJ  func(j int) bool // columns read from byte indices
+		cheap    bool
+	}
+	all := func(int) bool { return true }
+	none := func(int) []parquet.WriterProperty { return nil }
+	cfgs := []cfg{
+		{"narrow, required", func(int) bool { return false }, noNulls, narrow, none, 0, all, true},
+		{"narrow, nullable without nulls", all, noNulls, narrow, none, 0, all, true},
+		{"narrow, small pages", func(j int) bool { return j%2 == 0 }, noNulls, narrow, none, 300, all, true},
+		{"mixed", func(j int) bool { return j%4 == 1 }, func(i, j int) bool { return j == 21 && i%9 == 2 },
+			func(i, j int) float32 {
+				switch {
+				case j%7 == 3:
+					return wideVals(i, j)
+				case j == 30 && i == 100:
+					return float32(math.Inf(-1)) // in a dictionary (of the first row group)
+				}
+				return narrow(i, j)
+			},
+			func(j int) []parquet.WriterProperty {
+				if j%5 == 2 {
+					return []parquet.WriterProperty{parquet.WithDictionaryFor(fmt.Sprintf("f%d", j), false)}
+				}
+				return nil
+			}, 0,
+			func(j int) bool { return j%7 != 3 && j%5 != 2 && j != 21 && j != 30 }, false},
+		{"fallback", func(int) bool { return false }, noNulls,
+			func(i, j int) float32 {
+				if j%3 == 0 && i%700 >= 400 {
+					return float32(i) + float32(j)/64 // distinct: the dictionary outgrows its limit
+				}
+				return narrow(i, j)
+			},
+			func(j int) []parquet.WriterProperty {
+				return []parquet.WriterProperty{parquet.WithDictionaryPageSizeLimit(600)}
+			}, 300, all, false},
+		{"wide", func(int) bool { return false }, noNulls, wideVals, none, 0, func(int) bool { return false }, false},
+	}
+	dir := t.TempDir()
+	for k, c := range cfgs {
+		for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+			name := fmt.Sprintf("%s, v%d", c.name, v+1)
+			props := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageVersion(v), parquet.WithDictionaryDefault(true)}
+			if c.pageSize > 0 {
+				props = append(props, parquet.WithDataPageSize(c.pageSize))
+			}
+			for j := range w {
+				props = append(props, c.props(j)...)
+			}
+			path := filepath.Join(dir, fmt.Sprintf("n%d-%d.parquet", k, v))
+			want, wantNulls := writeFloatSpec(t, path, floatSpec{n: n, w: w, rg: 700, nullable: c.nullable, null: c.null, value: c.value, props: props})
+			if c.name == "fallback" {
+				checkEncodings(t, "dictionary fallback (column 0)", path)
+			} else if c.name != "mixed" {
+				checkEncodings(t, "dictionary", path)
+			}
+			checkMatrixFile(t, name, path, w, want, wantNulls)
+
+			m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 512})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.RowsFromIndices(); got != c.cheap {
+				t.Errorf("%s: RowsFromIndices() %v, want %v", name, got, c.cheap)
+			}
+			// The last tile of the first batch (rows 0-511, within a
+			// page unless pages are small): the sources of the last
+			// group (j0 = 32) and of the group before it.
+			if _, _, err := m.Next(make([]float32, 512*w)); err != nil {
+				t.Fatal(err)
+			}
+			for k := range matrixGroup {
+				j := 16 + k
+				if k < w-32 {
+					j = 32 + k
+				}
+				want := c.narrowJ(j) && (c.pageSize == 0 || !c.nullable(j))
+				if c.pageSize > 0 && want {
+					want = m.idx[k] != nil // pages of a few hundred rows: the tile may cross one
+				}
+				if got := m.idx[k] != nil; got != want {
+					t.Errorf("%s: column %d read from byte indices %v, want %v", name, j, got, want)
+				}
+			}
+			m.Close()
+		}
+	}
+	restore := setPageMode(false, true)
+	defer restore()
+	path := filepath.Join(dir, "n0-0.parquet")
+	m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.RowsFromIndices() {
+		t.Error("pages read through arrow-go's page reader: RowsFromIndices() true")
+	}
+}

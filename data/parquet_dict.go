@@ -40,7 +40,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		return nil
 	}
 	if len(b) == 0 {
-		return fmt.Errorf("dictionary indices: no bit width byte for %d values: %w", len(dst), errPage)
+		return errDictNoWidth(len(dst))
 	}
 	bw := uint(b[0])
 	if bw > 32 {
@@ -55,17 +55,14 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 	for i := 0; i < len(dst); {
 		h, k := binary.Uvarint(b[pos:])
 		if k <= 0 {
-			if k == 0 {
-				return fmt.Errorf("dictionary indices: %d of %d decoded when the data ends at byte %d: %w", i, len(dst), pos, errPage)
-			}
-			return fmt.Errorf("dictionary indices: run header at byte %d overflows 64 bits: %w", pos, errPage)
+			return errDictHeader(k, i, len(dst), pos)
 		}
 		hpos := pos
 		pos += k
 		rest := len(dst) - i
 		if h&1 == 0 {
 			if len(b)-pos < vb {
-				return fmt.Errorf("dictionary indices: RLE run at byte %d: %d value bytes, %d left: %w", hpos, vb, len(b)-pos, errPage)
+				return errDictRLEShort(hpos, vb, len(b)-pos)
 			}
 			var v uint64
 			for j := range vb {
@@ -73,7 +70,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 			}
 			pos += vb
 			if v >= uint64(len(dict)) {
-				return fmt.Errorf("dictionary indices: value %d has index %d, past the dictionary of %d values: %w", i, v, len(dict), errPage)
+				return errDictIndex(i, v, len(dict))
 			}
 			n := rest
 			if h>>1 < uint64(rest) {
@@ -85,7 +82,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 		}
 		groups := h >> 1
 		if bw > 0 && groups > uint64(len(b)-pos)/uint64(bw) {
-			return fmt.Errorf("dictionary indices: bit-packed run at byte %d: %d groups of %d bytes, %d bytes left: %w", hpos, groups, bw, len(b)-pos, errPage)
+			return errDictPacked(hpos, groups, bw, len(b)-pos)
 		}
 		n := rest
 		if groups < uint64(rest+7)/8 { // then groups*8 < rest
@@ -101,13 +98,205 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 			bad = unpackDictWide(dst[i:i+n], dict, src, bw)
 		}
 		if bad >= 0 {
-			v := packedIndexAt(src, bw, bad)
-			return fmt.Errorf("dictionary indices: value %d has index %d, past the dictionary of %d values: %w", i+bad, v, len(dict), errPage)
+			return errDictIndex(i+bad, packedIndexAt(src, bw, bad), len(dict))
 		}
 		pos += int(groups * uint64(bw))
 		i += n
 	}
 	return nil
+}
+
+// The errors of the dictionary index decoders (decodeDictF32,
+// decodeDictIdx8): what is wrong with the indices and where.
+
+func errDictNoWidth(n int) error {
+	return fmt.Errorf("dictionary indices: no bit width byte for %d values: %w", n, errPage)
+}
+
+// errDictHeader: binary.Uvarint returned k ≤ 0 for the run header at
+// byte pos, after i of n indices.
+func errDictHeader(k, i, n, pos int) error {
+	if k == 0 {
+		return fmt.Errorf("dictionary indices: %d of %d decoded when the data ends at byte %d: %w", i, n, pos, errPage)
+	}
+	return fmt.Errorf("dictionary indices: run header at byte %d overflows 64 bits: %w", pos, errPage)
+}
+
+func errDictRLEShort(hpos, vb, left int) error {
+	return fmt.Errorf("dictionary indices: RLE run at byte %d: %d value bytes, %d left: %w", hpos, vb, left, errPage)
+}
+
+func errDictPacked(hpos int, groups uint64, bw uint, left int) error {
+	return fmt.Errorf("dictionary indices: bit-packed run at byte %d: %d groups of %d bytes, %d bytes left: %w", hpos, groups, bw, left, errPage)
+}
+
+func errDictIndex(i int, v uint64, n int) error {
+	return fmt.Errorf("dictionary indices: value %d has index %d, past the dictionary of %d values: %w", i, v, n, errPage)
+}
+
+// decodeDictIdx8 decodes len(dst) dictionary indices of bit width at
+// most 8 from b, the value section of a dictionary-encoded data page (as
+// decodeDictF32 reads it), into dst: the indices themselves, each below
+// dictLen, for a caller that looks them up later (a dictionary of at most
+// 256 values). It checks what decodeDictF32 checks, with the same errors;
+// a bit width above 8 is an error too. Bit-packed indices are unpacked 8
+// at a time from one 64-bit load into one 64-bit store (copied at width
+// 8), range-checked branch-free per run as decodeDictF32 does, and not
+// at all when dictLen is 1<<width or more.
+func decodeDictIdx8(dst []uint8, dictLen int, b []byte) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if len(b) == 0 {
+		return errDictNoWidth(len(dst))
+	}
+	bw := uint(b[0])
+	if bw > 8 {
+		return fmt.Errorf("dictionary indices: bit width %d (at most 8 for byte indices): %w", bw, errPage)
+	}
+	u := idxUnpacker{bw: bw, n: dictLen, check: uint64(dictLen) < uint64(1)<<bw}
+	if u.check && bw > 0 {
+		u.lanes, u.add, u.carry = indexOverConsts(bw, dictLen)
+	}
+	vb := int(bw+7) / 8 // 0 or 1
+	pos := 1
+	for i := 0; i < len(dst); {
+		h, k := binary.Uvarint(b[pos:])
+		if k <= 0 {
+			return errDictHeader(k, i, len(dst), pos)
+		}
+		hpos := pos
+		pos += k
+		rest := len(dst) - i
+		if h&1 == 0 {
+			if len(b)-pos < vb {
+				return errDictRLEShort(hpos, vb, len(b)-pos)
+			}
+			var v uint64
+			if vb == 1 {
+				v = uint64(b[pos])
+			}
+			pos += vb
+			if v >= uint64(dictLen) {
+				return errDictIndex(i, v, dictLen)
+			}
+			n := rest
+			if h>>1 < uint64(rest) {
+				n = int(h >> 1)
+			}
+			fillRunU8(dst[i:i+n], uint8(v))
+			i += n
+			continue
+		}
+		groups := h >> 1
+		if bw > 0 && groups > uint64(len(b)-pos)/uint64(bw) {
+			return errDictPacked(hpos, groups, bw, len(b)-pos)
+		}
+		n := rest
+		if groups < uint64(rest+7)/8 { // then groups*8 < rest
+			n = int(groups * 8)
+		}
+		src := b[pos:]
+		if bad := u.unpack(dst[i:i+n], src); bad >= 0 {
+			return errDictIndex(i+bad, packedIndexAt(src, bw, bad), dictLen)
+		}
+		pos += int(groups * uint64(bw))
+		i += n
+	}
+	return nil
+}
+
+// fillRunU8 sets every element of s to v.
+func fillRunU8(s []uint8, v uint8) {
+	if v == 0 {
+		clear(s)
+		return
+	}
+	for len(s) >= 8 {
+		binary.LittleEndian.PutUint64(s, uint64(v)*0x0101010101010101)
+		s = s[8:]
+	}
+	for j := range s {
+		s[j] = v
+	}
+}
+
+// idxUnpacker unpacks bit-packed indices of width bw ≤ 8 to bytes,
+// range-checked against a dictionary of n values when check (as
+// dictNarrow does).
+type idxUnpacker struct {
+	bw                uint
+	n                 int
+	check             bool
+	lanes, add, carry uint64
+}
+
+// unpack sets dst[j] to index j of the indices bit-packed at the start of
+// src, which holds them. It returns the ordinal of the first index past
+// the dictionary, or -1.
+func (u *idxUnpacker) unpack(dst []uint8, src []byte) int {
+	bw := u.bw
+	if bw == 0 { // every index is 0
+		if u.check && len(dst) > 0 {
+			return 0
+		}
+		clear(dst)
+		return -1
+	}
+	// whole groups whose 64-bit load stays within src
+	g := len(dst) / 8
+	if len(src) < 8 {
+		g = 0
+	} else {
+		g = min(g, (len(src)-8)/int(bw)+1)
+	}
+	var bad uint64
+	if bw == 8 {
+		copy(dst[:8*g], src)
+		if u.check {
+			for p := 0; p < 8*g; p += 8 {
+				bad |= indexOver(binary.LittleEndian.Uint64(src[p:]), 8, u.lanes, u.add, u.carry)
+			}
+		}
+	} else {
+		bad = unpackBitsU8(dst[:8*g], src, bw, u.check, u.lanes, u.add, u.carry)
+	}
+	if bad != 0 {
+		return firstBadIndex(src, bw, 0, 8*g, u.n)
+	}
+	// the rest bit by bit, reading only the bytes that exist
+	for j := 8 * g; j < len(dst); j++ {
+		v := packedIndexAt(src, bw, j)
+		if u.check && v >= uint64(u.n) {
+			return j
+		}
+		dst[j] = uint8(v)
+	}
+	return -1
+}
+
+// unpackBitsU8 sets dst[j] to index j for the len(dst)/8 whole groups of
+// indices of width bw < 8 at the start of src, each group read by one
+// 64-bit load (src holds 8 bytes from the start of every group) and
+// written by one 64-bit store. With check, it returns indexOver's
+// accumulation over the groups.
+func unpackBitsU8(dst []uint8, src []byte, bw uint, check bool, lanes, add, carry uint64) uint64 {
+	m := uint64(1)<<bw - 1
+	s, s2, s3, s4 := bw&63, 2*bw&63, 3*bw&63, 4*bw&63
+	var bad uint64
+	for p := 0; len(dst) >= 8; p += int(bw) {
+		x := binary.LittleEndian.Uint64(src[p:])
+		if check {
+			bad |= indexOver(x, bw, lanes, add, carry)
+		}
+		// index k moves from bit k*bw to bit 8k: indices 0-3, then 4-7
+		y := x >> s4
+		v := x&m | (x>>s&m)<<8 | (x>>s2&m)<<16 | (x>>s3&m)<<24
+		v |= (y&m | (y>>s&m)<<8 | (y>>s2&m)<<16 | (y>>s3&m)<<24) << 32
+		binary.LittleEndian.PutUint64(dst, v)
+		dst = dst[8:]
+	}
+	return bad
 }
 
 // fillRunF32 sets every element of s to v: zeros by clear, short runs by

@@ -262,6 +262,18 @@ func TestDecodeDictF32RoundTrip(t *testing.T) {
 			if err := refDecodeDictF32(ref, dict, b); err != nil {
 				t.Fatalf("width %d trial %d: reference: %v", bw, trial, err)
 			}
+			if bw <= 8 {
+				// the indices themselves
+				got := make([]uint8, len(idx))
+				if err := decodeDictIdx8(got, int(n), b); err != nil {
+					t.Fatalf("width %d trial %d (%d values, dictionary %d): byte indices: %v", bw, trial, len(idx), n, err)
+				}
+				for i, v := range idx {
+					if uint64(got[i]) != v {
+						t.Fatalf("width %d trial %d: byte index %d is %d, want %d", bw, trial, i, got[i], v)
+					}
+				}
+			}
 			// a prefix of the page decodes to a prefix of the values
 			if k := r.IntN(len(idx) + 1); k > 0 {
 				pre := make([]float32, k)
@@ -543,6 +555,24 @@ func TestDecodeDictF32Errors(t *testing.T) {
 		if refDecodeDictF32(make([]float32, test.n), test.dict, test.b) == nil {
 			t.Errorf("%s: the reference decoder accepts it", test.name)
 		}
+		if len(test.b) > 0 && test.b[0] > 8 {
+			continue
+		}
+		// the byte indices decoder: the same error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s: byte indices: panic %v", test.name, p)
+				}
+			}()
+			err = decodeDictIdx8(make([]uint8, test.n), len(test.dict), test.b)
+		}()
+		if err == nil || !errors.Is(err, errPage) || !strings.Contains(err.Error(), test.want) {
+			t.Errorf("%s: byte indices: error %v, want one saying %q and wrapping errPage", test.name, err, test.want)
+		}
+	}
+	if err := decodeDictIdx8(make([]uint8, 3), 10, []byte{9, 0x06, 1, 0}); err == nil || !strings.Contains(err.Error(), "bit width 9") {
+		t.Errorf("byte indices of width 9: error %v", err)
 	}
 	// padding past len(dst) is not range-checked
 	b := packed(4, 1, 2, 3, 4, 5, 15, 15, 15)
@@ -550,11 +580,16 @@ func TestDecodeDictF32Errors(t *testing.T) {
 	if err := decodeDictF32(dst, dict, b); err != nil {
 		t.Errorf("bad indices in padding: %v", err)
 	}
+	if err := decodeDictIdx8(make([]uint8, 5), len(dict), b); err != nil {
+		t.Errorf("byte indices: bad indices in padding: %v", err)
+	}
 }
 
 // FuzzDecodeDictF32: on any bytes, decodeDictF32 never panics and agrees
 // with the bit-by-bit reference decoder: both fail, or both fill dst with
-// the same dictionary values.
+// the same dictionary values. So does decodeDictIdx8 for dictionaries of
+// at most 256 values (its indices looked up), but that it refuses bit
+// widths above 8.
 func FuzzDecodeDictF32(f *testing.F) {
 	f.Add([]byte{3, 0x03, 0x88, 0xc6, 0xfa}, uint16(8), uint16(8))
 	f.Add([]byte{3, 0xd8, 0x04, 0x02, 0x03, 0x88, 0xc6, 0xfa}, uint16(305), uint16(5))
@@ -572,6 +607,22 @@ func FuzzDecodeDictF32(f *testing.F) {
 		}
 		err := decodeDictF32(dst, dict, b)
 		rerr := refDecodeDictF32(ref, dict, b)
+		if nd <= 256 {
+			idx := make([]uint8, n)
+			ierr := decodeDictIdx8(idx, int(nd), b)
+			wide := n > 0 && len(b) > 0 && b[0] > 8
+			if (ierr == nil) != (rerr == nil && !wide) {
+				t.Fatalf("byte indices: error %v, the reference's %v", ierr, rerr)
+			}
+			if ierr != nil && !errors.Is(ierr, errPage) {
+				t.Fatalf("byte indices: error %v does not wrap errPage", ierr)
+			}
+			for i, v := range idx {
+				if ierr == nil && dict[v] != ref[i] {
+					t.Fatalf("byte index %d is %d (%v), the reference's value %v", i, v, dict[v], ref[i])
+				}
+			}
+		}
 		if (err == nil) != (rerr == nil) {
 			t.Fatalf("error %v, the reference's %v", err, rerr)
 		}
@@ -593,7 +644,8 @@ func FuzzDecodeDictF32(f *testing.F) {
 // half the values zeros in runs and the rest noise, encoded as writers
 // do (RLE runs of 8 or more, bit-packed groups between); checked: the
 // same with a dictionary of 230 values (indices range-checked).
-// packed/wN: bit-packed only at width N.
+// packed/wN: bit-packed only at width N. .../idx8: the fmnist pages
+// decoded to byte indices (decodeDictIdx8).
 func BenchmarkDecodeDictF32(b *testing.B) {
 	const n = 10000
 	r := rand.New(rand.NewPCG(1, 2))
@@ -666,6 +718,19 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 			b.SetBytes(4 * n)
 			for b.Loop() {
 				if err := decode(dst, dict, bc.b); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/value")
+		})
+	}
+	// the byte indices of the same pages (decodeDictIdx8)
+	for _, bc := range benches[:2] {
+		idx := make([]uint8, n)
+		b.Run(bc.name+"/idx8", func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				if err := decodeDictIdx8(idx, bc.dict, bc.b); err != nil {
 					b.Fatal(err)
 				}
 			}

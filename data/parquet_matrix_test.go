@@ -46,7 +46,8 @@ func writeFrameGroupsWith(t *testing.T, path string, f *Frame, groups []int, opt
 }
 
 // readMatrix reads a whole file through a ParquetMatrix: the rows, the
-// missing cells (file rows) and the batch sizes.
+// missing cells (file rows) and the batch sizes. It checks Finite after
+// every batch.
 func readMatrix(t *testing.T, path string, opts MatrixOptions) (x []float32, nulls []NullCell, sizes []int) {
 	t.Helper()
 	m, err := OpenParquetMatrix(path, opts)
@@ -69,6 +70,13 @@ func readMatrix(t *testing.T, path string, opts MatrixOptions) (x []float32, nul
 		}
 		for _, c := range nl {
 			nulls = append(nulls, NullCell{Row: rows + c.Row, Col: c.Col})
+		}
+		finite := true
+		for _, v := range buf[:n*opts.Width] {
+			finite = finite && !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0)
+		}
+		if m.Finite() != finite {
+			t.Fatalf("%s: batch of %d rows after row %d: Finite() %v, want %v", path, n, rows, m.Finite(), finite)
 		}
 		x = append(x, buf[:n*opts.Width]...)
 		sizes = append(sizes, n)

@@ -80,6 +80,19 @@ type pageCursor struct {
 	dictFinite, curDict, tookDict bool
 	dictBuf                       []float32
 	fbuf                          []float32 // values decoded from the dictionary, or moved to be aligned
+	// narrow: the dictionary has at most 256 values, all finite; then a
+	// dictionary page without nulls, of indices of at most 8 bits, is
+	// kept as its indices (idx, with vals nil), which tab (the
+	// dictionary, its first len(dict) entries) turns into values.
+	narrow bool
+	tab    *[256]float32
+	idx    []uint8 // indices of the current page not yet taken
+	ibuf   []byte  // buffer of idx (from pagePool)
+	// skew: the buffers' data start this many bytes (a multiple of 64)
+	// into their pool allocations, which are aligned to their power-of-
+	// two sizes: so that the pages of the sixteen columns a tile
+	// transposes, read in step, do not all map to the same cache sets.
+	skew int
 
 	// Own pages.
 	chunk    []byte         // the chunk's bytes not yet read, in the mapping
@@ -131,8 +144,8 @@ func (c *pageCursor) startReader(pr file.PageReader) {
 }
 
 func (c *pageCursor) reset() {
-	c.page, c.rows, c.vals, c.defs, c.dict, c.peeked, c.vpos = 0, 0, nil, nil, nil, false, 0
-	c.dictFinite, c.curDict, c.tookDict = false, false, false
+	c.page, c.rows, c.vals, c.idx, c.defs, c.dict, c.peeked, c.vpos = 0, 0, nil, nil, nil, nil, false, 0
+	c.dictFinite, c.curDict, c.tookDict, c.narrow = false, false, false, false
 }
 
 // close releases the page reader and the buffers.
@@ -148,6 +161,10 @@ func (c *pageCursor) close() {
 // release gives the page buffers back to the pool.
 func (c *pageCursor) release() {
 	c.releaseFloats()
+	if c.ibuf != nil {
+		pagePool.Free(c.ibuf)
+		c.ibuf = nil
+	}
 	if c.buf != nil {
 		pagePool.Free(c.buf)
 		c.buf = nil
@@ -156,39 +173,46 @@ func (c *pageCursor) release() {
 
 // buffer returns a page buffer of n bytes.
 func (c *pageCursor) buffer(n int) []byte {
-	if cap(c.buf) < n {
+	if cap(c.buf) < n+c.skew {
 		if c.buf != nil {
 			pagePool.Free(c.buf)
 		}
-		c.buf = pagePool.Allocate(n)
+		c.buf = pagePool.Allocate(n + c.skew)
 	}
-	return c.buf[:n]
+	return c.buf[c.skew : c.skew+n]
 }
 
 // take returns the values of the next n rows: a slice of the current
-// page, or scratch (len ≥ n) filled from several pages or with nulls
-// spread out (zeros, their rows r0+i appended to nulls as column col).
-func (c *pageCursor) take(n int, scratch []float32, r0, col int, nulls []NullCell) ([]float32, []NullCell, error) {
+// page's values (vals) or of its dictionary indices (idx, which c.tab
+// turns into values), or scratch (len ≥ n) filled from several pages or
+// with nulls spread out (zeros, their rows r0+i appended to nulls as
+// column col). Like takeInto, it sets tookDict.
+func (c *pageCursor) take(n int, scratch []float32, r0, col int, nulls []NullCell) (vals []float32, idx []uint8, _ []NullCell, err error) {
 	if c.rows == 0 {
 		if c.pr == nil {
 			// A page of fewer rows goes straight to scratch.
 			if err := c.peek(); err != nil {
-				return nil, nulls, err
+				return nil, nil, nulls, err
 			}
 			if int(c.hdr.numValues) < n {
-				return scratch[:n], nulls, c.takeInto(scratch, 0, n, r0, col, &nulls)
+				return scratch[:n], nil, nulls, c.takeInto(scratch, 0, n, r0, col, &nulls)
 			}
 		}
 		if err := c.next(); err != nil {
-			return nil, nulls, err
+			return nil, nil, nulls, err
 		}
 	}
 	if c.rows >= n && c.defs == nil {
-		v := c.vals[:n:n]
-		c.vals, c.rows = c.vals[n:], c.rows-n
-		return v, nulls, nil
+		c.tookDict = c.curDict
+		c.rows -= n
+		if c.idx != nil {
+			idx, c.idx = c.idx[:n:n], c.idx[n:]
+			return nil, idx, nulls, nil
+		}
+		vals, c.vals = c.vals[:n:n], c.vals[n:]
+		return vals, nil, nulls, nil
 	}
-	return scratch[:n], nulls, c.takeInto(scratch, 0, n, r0, col, &nulls)
+	return scratch[:n], nil, nulls, c.takeInto(scratch, 0, n, r0, col, &nulls)
 }
 
 // takeInto writes the values of the next n rows to x[off:off+n], zeros
@@ -223,7 +247,10 @@ func (c *pageCursor) takeInto(x []float32, off, n, r0, col int, nulls *[]NullCel
 		}
 		k := min(c.rows, n-i)
 		c.tookDict = c.tookDict && c.curDict
-		if c.defs == nil {
+		if c.idx != nil {
+			gatherIdx(out[i:i+k], c.tab, c.idx[:k])
+			c.idx = c.idx[k:]
+		} else if c.defs == nil {
 			copy(out[i:i+k], c.vals[:k])
 			c.vals = c.vals[k:]
 		} else {
@@ -327,7 +354,22 @@ func (c *pageCursor) setDict(b []byte, n int, enc parquet.Encoding) error {
 		d[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	c.dict, c.dictFinite = d, kernel.FiniteF32(d)
+	c.narrow = c.dictFinite && n <= 256
+	if c.narrow {
+		if c.tab == nil {
+			c.tab = new([256]float32)
+		}
+		copy(c.tab[:], d)
+	}
 	return nil
+}
+
+// gatherIdx sets dst[i] = tab[idx[i]].
+func gatherIdx(dst []float32, tab *[256]float32, idx []uint8) {
+	dst = dst[:len(idx)]
+	for i, v := range idx {
+		dst[i] = tab[v]
+	}
 }
 
 // setPage makes a decompressed data page of n rows the current one:
@@ -354,7 +396,7 @@ func (c *pageCursor) setPage(enc parquet.Encoding, levels, data []byte, n, nulls
 			}
 		}
 	}
-	c.vals = nil
+	c.vals, c.idx = nil, nil
 	c.curDict = enc == parquet.Encodings.RLEDict || enc == parquet.Encodings.PlainDict
 	switch enc {
 	case parquet.Encodings.Plain:
@@ -372,6 +414,13 @@ func (c *pageCursor) setPage(enc parquet.Encoding, levels, data []byte, n, nulls
 	case parquet.Encodings.RLEDict, parquet.Encodings.PlainDict:
 		if c.dict == nil {
 			return fmt.Errorf("page %d: dictionary indices without a dictionary page: %w", c.page, errPage)
+		}
+		if c.narrow && c.defs == nil && present > 0 && len(data) > 0 && data[0] <= 8 {
+			c.idx = c.bytes(present)
+			if err := decodeDictIdx8(c.idx, len(c.dict), data); err != nil {
+				return fmt.Errorf("page %d: %w", c.page, err)
+			}
+			break
 		}
 		c.vals = c.floats(present)
 		if err := decodeDictF32(c.vals, c.dict, data); err != nil {
@@ -396,12 +445,24 @@ var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
 
 // floats returns the values buffer, of n values (from pagePool).
 func (c *pageCursor) floats(n int) []float32 {
-	if cap(c.fbuf) < n {
+	sk := c.skew / 4
+	if cap(c.fbuf) < n+sk {
 		c.releaseFloats()
-		b := pagePool.Allocate(4 * n)
+		b := pagePool.Allocate(4 * (n + sk))
 		c.fbuf = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), cap(b)/4)
 	}
-	return c.fbuf[:n]
+	return c.fbuf[sk : sk+n]
+}
+
+// bytes returns the indices buffer, of n bytes (from pagePool).
+func (c *pageCursor) bytes(n int) []byte {
+	if cap(c.ibuf) < n+c.skew {
+		if c.ibuf != nil {
+			pagePool.Free(c.ibuf)
+		}
+		c.ibuf = pagePool.Allocate(n + c.skew)
+	}
+	return c.ibuf[c.skew : c.skew+n]
 }
 
 func (c *pageCursor) releaseFloats() {
