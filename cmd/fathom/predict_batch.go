@@ -32,7 +32,7 @@ type batchPredictFlags struct {
 func (b *batchPredictFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&b.keep, "keep", nil, "input columns copied into the outputs, first (e.g. --keep id,date)")
 	cmd.Flags().Int64Var(&b.maxErrors, "max-errors", 1000, "fail once more rows than this could not be read or scored (-1: no bound)")
-	cmd.Flags().IntVar(&b.batchSize, "batch-size", 10000, "rows read and scored at a time (memory is a few batches)")
+	cmd.Flags().IntVar(&b.batchSize, "batch-size", infer.DefaultBatchSize, "rows read and scored at a time (memory is a few batches)")
 	b.dash.register(cmd)
 	cmd.Flags().StringVar(&b.outputLayer, "output-layer", "", "emit this layer's activations (its index, or -2 for the penultimate) as a vector column \"features\"")
 }
