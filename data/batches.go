@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -76,7 +77,7 @@ func (o *BatchOptions) batch() int {
 // fields.
 func OpenBatches(path string, opts BatchOptions) (BatchReader, error) {
 	if IsParquetFile(path) {
-		return openParquetBatches(path, opts)
+		return openParquetBatches(path, opts, nil)
 	}
 	return openCSVBatches(path, opts)
 }
@@ -115,11 +116,15 @@ func arrowColumns(path string, pf *file.Reader, batch int) (*pqarrow.FileReader,
 	return fr, schema, pos, all, nil
 }
 
-func openParquetBatches(path string, opts BatchOptions) (_ *parquetBatches, err error) {
+func openParquetBatches(path string, opts BatchOptions, md *metadata.FileMetaData) (_ *parquetBatches, err error) {
 	props := parquet.NewReaderProperties(memory.DefaultAllocator)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = 1 << 20
-	pf, err := file.OpenParquetFile(path, false, file.WithReadProps(props))
+	popts := []file.ReadOption{file.WithReadProps(props)}
+	if md != nil {
+		popts = append(popts, file.WithMetadata(md)) // parsed already
+	}
+	pf, err := file.OpenParquetFile(path, false, popts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: parquet: %w", path, err)
 	}

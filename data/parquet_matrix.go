@@ -200,6 +200,14 @@ func repLevel(b bool) int16 {
 // Columns names the feature columns read, in order.
 func (m *ParquetMatrix) Columns() []string { return slices.Clone(m.names) }
 
+// OpenBatches reads other columns of the matrix's file (the columns an
+// output keeps beside the predictions) as record batches of the matrix's
+// batch size, so that they come in step with its batches; the file's
+// footer is not parsed again.
+func (m *ParquetMatrix) OpenBatches(columns []string) (BatchReader, error) {
+	return openParquetBatches(m.path, BatchOptions{Columns: columns, BatchSize: m.batch}, m.pf.MetaData())
+}
+
 // Vector reports whether the features are one list column.
 func (m *ParquetMatrix) Vector() bool { return m.vector }
 

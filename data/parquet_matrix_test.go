@@ -92,7 +92,11 @@ func readMatrix(t *testing.T, path string, opts MatrixOptions) (x []float32, nul
 // missing; the id column left out by Except.
 func TestParquetMatrixScalars(t *testing.T) {
 	const w, n = 37, 1500
-	cols := []Column{NewColumn("id", make([]int64, n), nil)}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(3*i + 1)
+	}
+	cols := []Column{NewColumn("id", ids, nil)}
 	want := make([]float32, n*w)
 	var wantNulls []NullCell
 	for j := range w {
@@ -136,6 +140,33 @@ func TestParquetMatrixScalars(t *testing.T) {
 	if !slices.Equal(nulls, wantNulls) {
 		t.Fatalf("%d missing cells, want %d (first %v, want %v)", len(nulls), len(wantNulls), nulls[:1], wantNulls[:1])
 	}
+	// The id column beside the matrix, batch by batch (OpenBatches).
+	m, err := OpenParquetMatrix(path, MatrixOptions{Except: []string{"id"}, Width: w, BatchSize: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, err := m.OpenBatches([]string{"id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]float32, 512*w)
+	for row := 0; ; {
+		k, _, err := m.Next(buf)
+		kf, _, kerr := keep.Next()
+		if err == io.EOF && kerr == io.EOF {
+			break
+		}
+		if err != nil || kerr != nil {
+			t.Fatalf("row %d: %v, %v", row, err, kerr)
+		}
+		got, _ := kf.Int64s("id")
+		if !slices.Equal(got, ids[row:row+k]) {
+			t.Fatalf("ids of the batch at row %d differ", row)
+		}
+		row += k
+	}
+	keep.Close()
+	m.Close()
 	// Named columns, in another order than the file's.
 	x, _, _ = readMatrix(t, path, MatrixOptions{Columns: []string{"c1", "c0"}, Width: 2, BatchSize: 100})
 	if x[0] != want[1] || x[1] != want[0] || x[2*77+1] != want[77*w] {

@@ -439,7 +439,7 @@ func (r *runner) openMatrix(p Partition) *matrixSource {
 		}
 	}
 	if len(keep) > 0 {
-		if s.keep, err = data.OpenBatches(p.Path, data.BatchOptions{Columns: keep, BatchSize: r.opts.BatchSize}); err != nil {
+		if s.keep, err = mx.OpenBatches(keep); err != nil {
 			mx.Close()
 			return nil
 		}
