@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 // writeAllTypesParquet writes three rows of every type a Frame reads, plus
@@ -297,5 +298,64 @@ func TestReadParquetThroughFrame(t *testing.T) {
 	_, err = ReadParquetDir(vparts, ParquetOptions{Label: "y"})
 	if want := filepath.Join(vparts, "part-1.parquet") + `: row 3: column "pix": null value`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
+	}
+}
+
+// TestParquetFrameWriterRowGroupRows: batches of 700, 1 and 900 rows
+// written with RowGroupRows 500 come back whole, in row groups of 500,
+// 500, 500 and 101 rows (a vector, a string and a nullable float column).
+func TestParquetFrameWriterRowGroupRows(t *testing.T) {
+	const n, w = 1601, 3
+	ids := make([]int64, n)
+	names := make([]string, n)
+	vals := make([]float32, n)
+	valid := make([]bool, n)
+	vec := make([]float32, n*w)
+	for i := range n {
+		ids[i], names[i], vals[i], valid[i] = int64(i), string(rune('a'+i%26)), float32(i)/3, i%7 != 0
+		if !valid[i] {
+			vals[i] = 0
+		}
+		for k := range w {
+			vec[i*w+k] = float32(i*w + k)
+		}
+	}
+	f, err := NewFrame(NewColumn("id", ids, nil), NewColumn("name", names, nil), NewColumn("p", vals, valid), NewVectorColumn32("v", w, vec, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "g.parquet")
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := NewParquetFrameWriter(fh, f, ParquetWriteOptions{RowGroupRows: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int{{0, 700}, {700, 701}, {701, n}} {
+		if err := pw.Write(f.Slice(r[0], r[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadParquetFrame(path, ParquetFrameOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	framesEqual(t, got, f)
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	var groups []int64
+	for g := range pf.NumRowGroups() {
+		groups = append(groups, pf.RowGroup(g).NumRows())
+	}
+	if !slices.Equal(groups, []int64{500, 500, 500, 101}) {
+		t.Fatalf("row groups of %v rows, want 500, 500, 500, 101", groups)
 	}
 }

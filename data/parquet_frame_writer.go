@@ -23,6 +23,8 @@ type ParquetFrameWriter struct {
 	kinds  []Kind
 	widths []int
 	fw     *pqarrow.FileWriter
+	group  int // RowGroupRows
+	rows   int // rows in the current buffered row group
 }
 
 // ParquetFrameSchema returns the Arrow schema a Frame's columns are
@@ -69,6 +71,12 @@ type ParquetWriteOptions struct {
 	// limit). Off, only strings are dictionary-encoded: hashing every
 	// float of the probabilities costs more than it saves.
 	Dictionary bool
+	// RowGroupRows, when above 0, gathers the batches written into row
+	// groups of that many rows (the last one of the file fewer), rather
+	// than one row group per Write: a writer of small batches then makes
+	// the row groups readers want, and sets up its column writers once
+	// per row group, not once per batch.
+	RowGroupRows int
 
 	// props are appended to the writer properties (tests: page versions,
 	// page sizes, codecs).
@@ -100,7 +108,7 @@ func NewParquetFrameWriter(w io.Writer, first *Frame, opts ParquetWriteOptions) 
 	if err != nil {
 		return nil, err
 	}
-	pw := &ParquetFrameWriter{schema: schema, fw: fw}
+	pw := &ParquetFrameWriter{schema: schema, fw: fw, group: opts.RowGroupRows}
 	for _, c := range first.cols {
 		pw.kinds = append(pw.kinds, c.Kind())
 		w := 0
@@ -112,8 +120,29 @@ func NewParquetFrameWriter(w io.Writer, first *Frame, opts ParquetWriteOptions) 
 	return pw, nil
 }
 
-// Write appends f's rows as one row group.
+// Write appends f's rows as one row group, or to the current row group
+// of RowGroupRows rows (splitting f where a row group fills up).
 func (pw *ParquetFrameWriter) Write(f *Frame) error {
+	if pw.group <= 0 {
+		return pw.write(f, false)
+	}
+	for f.Len() > 0 {
+		if pw.rows == pw.group {
+			pw.fw.NewBufferedRowGroup()
+			pw.rows = 0
+		}
+		k := min(f.Len(), pw.group-pw.rows)
+		if err := pw.write(f.Slice(0, k), true); err != nil {
+			return err
+		}
+		pw.rows += k
+		f = f.Slice(k, f.Len())
+	}
+	return nil
+}
+
+// write appends f as a row group of its own, or to the buffered one.
+func (pw *ParquetFrameWriter) write(f *Frame, buffered bool) error {
 	if f.NumCols() != len(pw.kinds) {
 		return fmt.Errorf("parquet writer: a batch of %d columns, the file has %d", f.NumCols(), len(pw.kinds))
 	}
@@ -153,6 +182,9 @@ func (pw *ParquetFrameWriter) Write(f *Frame) error {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
+	if buffered {
+		return pw.fw.WriteBuffered(rec)
+	}
 	return pw.fw.Write(rec)
 }
 

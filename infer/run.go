@@ -114,6 +114,11 @@ func (s *Summary) setRate() {
 	}
 }
 
+// outputRowGroup is the rows of an output file's row groups: batches are
+// gathered into them (a row group per batch of 2,048 rows would be small
+// for readers, and costly to set up).
+const outputRowGroup = 65536
+
 // DefaultBatchSize is the rows of a batch when Options.BatchSize is 0:
 // a batch of 784 float32 features is then 6.4 MB, which the decoding
 // writes and the first layer's GEMM reads straight after. Measured with
@@ -552,7 +557,7 @@ func (r *runner) partition(ctx context.Context, p Partition, matrix bool) (rows,
 				continue
 			}
 			if pw == nil {
-				if pw, err = data.NewParquetFrameWriter(w, res.out, data.ParquetWriteOptions{}); err != nil {
+				if pw, err = data.NewParquetFrameWriter(w, res.out, data.ParquetWriteOptions{RowGroupRows: outputRowGroup}); err != nil {
 					return fmt.Errorf("%s: %w", outPath, err)
 				}
 			}
