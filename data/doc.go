@@ -60,10 +60,15 @@
 // PLAIN_DICTIONARY after a PLAIN dictionary page, as PyArrow and Spark
 // write by default, a chunk falling back to PLAIN midway read page by
 // page), data pages v1 or v2, definition levels in the RLE/bit-packed
-// hybrid (Parquet format specification, "Encodings"). Files not mapped go
-// through arrow-go's page reader with the same decoding; encrypted chunks,
-// other encodings and the list layout through arrow-go's column readers.
-// A bad page is an error naming the file, column, row group and page.
+// hybrid (Parquet format specification, "Encodings"). The one list column
+// of the list layout is read from its pages too: its repetition and
+// definition levels are checked run by run (a row start every Width
+// values, nothing null or empty), and its values, which are then the
+// row-major batch itself, go straight into the caller's buffer; any other
+// list is ErrNotMatrix. Files not mapped go through arrow-go's page reader
+// with the same decoding (scalar columns) or its column readers; encrypted
+// chunks and other encodings through the column readers. A bad page is an
+// error naming the file, column, row group and page.
 //
 // # Readers
 //
