@@ -160,40 +160,23 @@ func TestParquetMatrixCorruptPages(t *testing.T) {
 		files = append(files, p)
 	}
 	for f, path := range files {
-		orig, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		footer := len(orig) - 8 - int(uint32(orig[len(orig)-8])|uint32(orig[len(orig)-7])<<8|uint32(orig[len(orig)-6])<<16|uint32(orig[len(orig)-5])<<24)
-		rng := rand.New(rand.NewPCG(1, uint64(2+f)))
-		errs := 0
-		for trial := range 120 {
-			b := slices.Clone(orig)
-			for range 1 + trial%4 {
-				b[4+rng.IntN(footer-4)] ^= byte(1 + rng.IntN(255))
-			}
-			bad := filepath.Join(dir, fmt.Sprintf("bad%d.parquet", trial))
-			if err := os.WriteFile(bad, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		flipPages(t, path, uint64(2+f), 120, func(bad string) int {
+			errs := 0
 			for _, cols := range []bool{false, true} {
 				err := readAll(bad, MatrixOptions{Width: w, BatchSize: 256}, cols)
 				if err != nil {
 					errs++
 					if !strings.Contains(err.Error(), bad) {
-						t.Fatalf("file %d, trial %d: %v does not name the file", f, trial, err)
+						t.Fatalf("file %d: %v does not name the file", f, err)
 					}
 					if errors.Is(err, errPage) && strings.Contains(err.Error(), "page ") &&
 						(!strings.Contains(err.Error(), `column "f`) || !strings.Contains(err.Error(), "row group ")) {
-						t.Fatalf("file %d, trial %d: %v does not name the column and row group", f, trial, err)
+						t.Fatalf("file %d: %v does not name the column and row group", f, err)
 					}
 				}
 			}
-			os.Remove(bad)
-		}
-		if errs == 0 {
-			t.Fatalf("file %d: no corrupted file gave an error", f)
-		}
+			return errs
+		})
 	}
 	// A cursor whose chunk ends early.
 	m, err := OpenParquetMatrix(path, MatrixOptions{Width: w, BatchSize: 256})
@@ -237,5 +220,35 @@ func readAll(path string, opts MatrixOptions, cols bool) (err error) {
 		} else if err != nil {
 			return err
 		}
+	}
+}
+
+// flipPages writes trials copies of the Parquet file path with one to four
+// bytes flipped before its footer (a seeded choice) and calls read on
+// each (which returns how many reads of it failed); it fails the test if
+// none of them failed at all.
+func flipPages(t *testing.T, path string, seed uint64, trials int, read func(bad string) int) {
+	t.Helper()
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	footer := len(orig) - 8 - int(uint32(orig[len(orig)-8])|uint32(orig[len(orig)-7])<<8|uint32(orig[len(orig)-6])<<16|uint32(orig[len(orig)-5])<<24)
+	rng := rand.New(rand.NewPCG(1, seed))
+	errs := 0
+	for trial := range trials {
+		b := slices.Clone(orig)
+		for range 1 + trial%4 {
+			b[4+rng.IntN(footer-4)] ^= byte(1 + rng.IntN(255))
+		}
+		bad := filepath.Join(t.TempDir(), fmt.Sprintf("bad%d.parquet", trial))
+		if err := os.WriteFile(bad, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		errs += read(bad)
+		os.Remove(bad)
+	}
+	if errs == 0 {
+		t.Fatalf("%s: no corrupted copy gave an error", path)
 	}
 }

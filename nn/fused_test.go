@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/fathom-ml/fathom/nn"
@@ -77,7 +78,7 @@ func TestSequentialRecyclesInference(t *testing.T) {
 	for pass := range 2 {
 		var got []float32
 		b := allocatedBytes(func() { got = seq.Forward(x.NoGrad()).Float32s() })
-		if !equal32(got, want) {
+		if !slices.Equal(got, want) {
 			t.Fatalf("pass %d differs from the layers run one by one", pass)
 		}
 		// The activations are 4096×(256+128+10) float32 = 6.2 MiB.
@@ -102,7 +103,7 @@ func TestSequentialRecyclesInference(t *testing.T) {
 	}
 	got, exp := run(seq.Forward), run(byHand)
 	for i := range exp {
-		if !equal32(got[i], exp[i]) {
+		if !slices.Equal(got[i], exp[i]) {
 			t.Fatalf("gradient %d with a frozen first layer differs from the layers run one by one", i)
 		}
 	}
@@ -114,16 +115,4 @@ func allocatedBytes(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&b)
 	return b.TotalAlloc - a.TotalAlloc
-}
-
-func equal32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
