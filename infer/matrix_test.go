@@ -225,3 +225,18 @@ func readCSV(t *testing.T, path string) [][]string {
 	}
 	return recs
 }
+
+// TestOutputGroupRows: output row groups of up to 65,536 rows, fewer for
+// wide feature vectors (about 32 MB of values), never below a batch.
+func TestOutputGroupRows(t *testing.T) {
+	narrow, _ := data.NewFrame(data.NewColumn("prediction", []string{"a"}, nil), data.NewColumn("prob_a", []float32{1}, nil))
+	wide, _ := data.NewFrame(data.NewVectorColumn32(FeaturesCol, 2048, make([]float32, 2048), nil, nil))
+	for _, c := range []struct {
+		f           *data.Frame
+		batch, want int
+	}{{narrow, 2048, 65536}, {wide, 1024, 2048}, {wide, 4096, 4096}} {
+		if got := outputGroupRows(c.f, c.batch); got != c.want {
+			t.Errorf("%v columns, batch %d: %d rows a row group, want %d", c.f.Names(), c.batch, got, c.want)
+		}
+	}
+}

@@ -114,10 +114,29 @@ func (s *Summary) setRate() {
 	}
 }
 
-// outputRowGroup is the rows of an output file's row groups: batches are
-// gathered into them (a row group per batch of 2,048 rows would be small
-// for readers, and costly to set up).
-const outputRowGroup = 65536
+// outputRowGroup is the most rows of an output file's row groups:
+// batches are gathered into them (a row group per batch of 2,048 rows
+// would be small for readers, and costly to set up), up to about
+// outputRowGroupBytes of values (a row group is held until it is
+// written: wide feature vectors make fewer rows).
+const (
+	outputRowGroup      = 65536
+	outputRowGroupBytes = 32 << 20
+)
+
+// outputGroupRows returns the rows of the row groups of an output whose
+// batches look like f, at least batch.
+func outputGroupRows(f *data.Frame, batch int) int {
+	row := 0
+	for _, c := range f.Columns() {
+		if v, ok := c.(*data.VectorColumn); ok {
+			row += 8 * v.Width()
+		} else {
+			row += 16
+		}
+	}
+	return max(batch, min(outputRowGroup, outputRowGroupBytes/max(row, 1)))
+}
 
 // DefaultBatchSize is the rows of a batch when Options.BatchSize is 0:
 // a batch of 784 float32 features is then 6.4 MB, which the decoding
@@ -557,7 +576,7 @@ func (r *runner) partition(ctx context.Context, p Partition, matrix bool) (rows,
 				continue
 			}
 			if pw == nil {
-				if pw, err = data.NewParquetFrameWriter(w, res.out, data.ParquetWriteOptions{RowGroupRows: outputRowGroup}); err != nil {
+				if pw, err = data.NewParquetFrameWriter(w, res.out, data.ParquetWriteOptions{RowGroupRows: outputGroupRows(res.out, r.opts.BatchSize)}); err != nil {
 					return fmt.Errorf("%s: %w", outPath, err)
 				}
 			}
