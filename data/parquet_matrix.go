@@ -277,9 +277,7 @@ func (m *ParquetMatrix) RowsFromIndices() (ok bool) {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer func() {
 			if r := recover(); r != nil {
-				if f, ok := r.(interface{ Addr() uintptr }); !ok || !m.mapped.contains(f.Addr()) {
-					panic(r)
-				}
+				m.mappingFault(r)
 				ok = false
 			}
 		}()
@@ -316,7 +314,7 @@ func dictDataOnly(stats []metadata.PageEncodingStats) bool {
 		if int(s.PageType) != pageData && int(s.PageType) != pageDataV2 {
 			continue
 		}
-		if s.Encoding != parquet.Encodings.RLEDict && s.Encoding != parquet.Encodings.PlainDict {
+		if !dictEncoded(s.Encoding) {
 			return false
 		}
 		data = true
@@ -331,10 +329,16 @@ func (m *ParquetMatrix) fault(n *int, err *error) {
 	if r == nil {
 		return
 	}
+	m.mappingFault(r)
+	*n, *err = 0, fmt.Errorf("%s: reading row group %d: the file changed while mapped (%v)", m.path, m.rg-1, r)
+}
+
+// mappingFault panics again with r, a recovered panic, unless it is a
+// fault reading the mapping.
+func (m *ParquetMatrix) mappingFault(r any) {
 	if f, ok := r.(interface{ Addr() uintptr }); !ok || !m.mapped.contains(f.Addr()) {
 		panic(r)
 	}
-	*n, *err = 0, fmt.Errorf("%s: reading row group %d: the file changed while mapped (%v)", m.path, m.rg-1, r)
 }
 
 // next reads a batch: row-major if ld is 0, else column-major with
@@ -457,58 +461,36 @@ func (m *ParquetMatrix) openRowGroup() error {
 		}
 	}
 	for j, leaf := range m.leaves {
-		if m.vector {
-			// The list column's pages, when walked in the mapping.
-			cc, err := rg.MetaData().ColumnChunk(leaf)
-			if err != nil {
-				return fmt.Errorf("%s: parquet: row group %d: %w", m.path, m.rg, err)
-			}
-			if pageChunk(cc) && m.ownPages(cc) {
-				c := m.pages[j]
-				if c == nil {
-					c = &pageCursor{maxDef: m.maxDef[j], maxRep: 1}
-					m.pages[j] = c
+		cc, err := rg.MetaData().ColumnChunk(leaf)
+		if err != nil {
+			return fmt.Errorf("%s: parquet: row group %d: %w", m.path, m.rg, err)
+		}
+		// Page by page where the decoding allows: walked in the mapping,
+		// else (scalar columns) through arrow-go's page reader; the
+		// column reader otherwise.
+		own := m.ownPages(cc)
+		if pageChunk(cc) && (own || !m.vector) {
+			c := m.cursor(j)
+			if own {
+				values := rg.NumRows() // a list column's cursor counts values
+				if m.vector {
+					values *= int64(m.width)
 				}
 				chunk, err := m.chunkBytes(cc)
 				if err == nil {
-					err = c.startPages(chunk, cc.Compression(), rg.NumRows()*int64(m.width))
+					err = c.startPages(chunk, cc.Compression(), values)
 				}
 				if err != nil {
 					return fmt.Errorf("%s: parquet: column %q, row group %d: %w", m.path, m.names[j], m.rg, err)
 				}
 				continue
 			}
-		} else {
-			cc, err := rg.MetaData().ColumnChunk(leaf)
+			pr, err := rg.GetColumnPageReader(leaf)
 			if err != nil {
-				return fmt.Errorf("%s: parquet: row group %d: %w", m.path, m.rg, err)
+				return fmt.Errorf("%s: parquet: column %q, row group %d: %w", m.path, m.names[j], m.rg, err)
 			}
-			if pageChunk(cc) {
-				c := m.pages[j]
-				if c == nil {
-					if m.groupTabs == nil {
-						m.groupTabs = make([]([matrixGroup][256]float32), (m.width+matrixGroup-1)/matrixGroup)
-					}
-					c = &pageCursor{maxDef: m.maxDef[j], skew: 64 * (j % matrixGroup), tab: &m.groupTabs[j/matrixGroup][j%matrixGroup]}
-					m.pages[j] = c
-				}
-				if m.ownPages(cc) {
-					chunk, err := m.chunkBytes(cc)
-					if err == nil {
-						err = c.startPages(chunk, cc.Compression(), rg.NumRows())
-					}
-					if err != nil {
-						return fmt.Errorf("%s: parquet: column %q, row group %d: %w", m.path, m.names[j], m.rg, err)
-					}
-					continue
-				}
-				pr, err := rg.GetColumnPageReader(leaf)
-				if err != nil {
-					return fmt.Errorf("%s: parquet: column %q, row group %d: %w", m.path, m.names[j], m.rg, err)
-				}
-				c.startReader(pr)
-				continue
-			}
+			c.startReader(pr)
+			continue
 		}
 		cr, err := rg.Column(leaf)
 		if err != nil {
@@ -523,6 +505,25 @@ func (m *ParquetMatrix) openRowGroup() error {
 	m.rgLeft = rg.NumRows()
 	m.rg++
 	return nil
+}
+
+// cursor returns the page cursor of feature column j (of the list
+// column when Vector), made on first use.
+func (m *ParquetMatrix) cursor(j int) *pageCursor {
+	if c := m.pages[j]; c != nil {
+		return c
+	}
+	c := &pageCursor{maxDef: m.maxDef[j]}
+	if m.vector {
+		c.maxRep = 1
+	} else {
+		if m.groupTabs == nil {
+			m.groupTabs = make([]([matrixGroup][256]float32), (m.width+matrixGroup-1)/matrixGroup)
+		}
+		c.skew, c.tab = 64*(j%matrixGroup), &m.groupTabs[j/matrixGroup][j%matrixGroup]
+	}
+	m.pages[j] = c
+	return c
 }
 
 // readScalars reads rows rows of every feature column into x from row

@@ -50,6 +50,12 @@ func pageChunk(cc *metadata.ColumnChunkMetaData) bool {
 	return true
 }
 
+// dictEncoded reports whether values of encoding e are dictionary
+// indices.
+func dictEncoded(e parquet.Encoding) bool {
+	return e == parquet.Encodings.RLEDict || e == parquet.Encodings.PlainDict
+}
+
 // pageCursor reads the float32 values of one column chunk page by page,
 // the pages coming from arrow-go's page reader (pr) or, in a mapped file,
 // walked by the cursor itself (chunk): Thrift headers decoded here and
@@ -72,7 +78,7 @@ type pageCursor struct {
 	// value.
 	maxRep int16
 	vpos   int
-	spill  *[16 << 10]byte // what a v1 page's levels overwrite in front of its values
+	spill  *[32 << 10]byte // valuesBefore's buffer for a v1 page's levels
 	// dictFinite: every value of dict is finite. curDict: the current
 	// page's values come from dict. tookDict: every value the last
 	// takeInto wrote came from dict (or is a null's zero), so they are
@@ -172,14 +178,18 @@ func (c *pageCursor) release() {
 }
 
 // buffer returns a page buffer of n bytes.
-func (c *pageCursor) buffer(n int) []byte {
-	if cap(c.buf) < n+c.skew {
-		if c.buf != nil {
-			pagePool.Free(c.buf)
+func (c *pageCursor) buffer(n int) []byte { return c.pooled(&c.buf, n) }
+
+// pooled returns n bytes of *buf, skewed, first replaced by a bigger
+// buffer from pagePool if it is too small.
+func (c *pageCursor) pooled(buf *[]byte, n int) []byte {
+	if cap(*buf) < n+c.skew {
+		if *buf != nil {
+			pagePool.Free(*buf)
 		}
-		c.buf = pagePool.Allocate(n + c.skew)
+		*buf = pagePool.Allocate(n + c.skew)
 	}
-	return c.buf[c.skew : c.skew+n]
+	return (*buf)[c.skew : c.skew+n]
 }
 
 // take returns the values of the next n rows: a slice of the current
@@ -239,8 +249,7 @@ func (c *pageCursor) takeInto(x []float32, off, n, r0, col int, nulls *[]NullCel
 				return err
 			}
 			if done {
-				e := parquet.Encoding(c.hdr.encoding)
-				c.tookDict = c.tookDict && (e == parquet.Encodings.RLEDict || e == parquet.Encodings.PlainDict)
+				c.tookDict = c.tookDict && dictEncoded(parquet.Encoding(c.hdr.encoding))
 				i += nv
 			}
 			continue
@@ -397,7 +406,7 @@ func (c *pageCursor) setPage(enc parquet.Encoding, levels, data []byte, n, nulls
 		}
 	}
 	c.vals, c.idx = nil, nil
-	c.curDict = enc == parquet.Encodings.RLEDict || enc == parquet.Encodings.PlainDict
+	c.curDict = dictEncoded(enc)
 	switch enc {
 	case parquet.Encodings.Plain:
 		if len(data) < 4*present {
@@ -455,15 +464,7 @@ func (c *pageCursor) floats(n int) []float32 {
 }
 
 // bytes returns the indices buffer, of n bytes (from pagePool).
-func (c *pageCursor) bytes(n int) []byte {
-	if cap(c.ibuf) < n+c.skew {
-		if c.ibuf != nil {
-			pagePool.Free(c.ibuf)
-		}
-		c.ibuf = pagePool.Allocate(n + c.skew)
-	}
-	return c.ibuf[c.skew : c.skew+n]
-}
+func (c *pageCursor) bytes(n int) []byte { return c.pooled(&c.ibuf, n) }
 
 func (c *pageCursor) releaseFloats() {
 	if c.fbuf != nil {
@@ -560,6 +561,9 @@ func (c *pageCursor) direct() bool {
 	return c.hdr.numNulls == 0
 }
 
+// compressed reports whether the chunk's pages are compressed.
+func (c *pageCursor) compressed() bool { return c.codec != nil || c.snappy || c.zstd }
+
 // body returns the peeked page's bytes and moves past it.
 func (c *pageCursor) body() []byte {
 	b := c.chunk[c.hdrLen : c.hdrLen+int(c.hdr.compressed)]
@@ -578,7 +582,7 @@ func (c *pageCursor) body() []byte {
 func (c *pageCursor) values(dst []byte) (levels, vals []byte, err error) {
 	h := c.hdr
 	b := c.body()
-	compressed := c.codec != nil || c.snappy || c.zstd
+	compressed := c.compressed()
 	size := int(h.uncompressed)
 	if h.typ == pageDataV2 {
 		levels, b = b[:h.repLen+h.defLen], b[h.repLen+h.defLen:]
@@ -740,12 +744,8 @@ func (c *pageCursor) loadBefore(x []float32, at, p int) (bool, error) {
 	h := c.hdr
 	nv := int(h.numValues)
 	xb := asBytes(x)
-	s := 4*at - p
-	var saved, front [maxLevelBytes]byte
-	copy(saved[:p], xb[s:4*at])
-	_, page, err := c.values(xb[s : 4*(at+nv)])
-	copy(front[:p], page[:min(p, len(page))])
-	copy(xb[s:4*at], saved[:p])
+	var buf [2 * maxLevelBytes]byte
+	front, err := c.valuesBefore(x, at, p, buf[:])
 	if err != nil {
 		return false, err
 	}
@@ -761,6 +761,21 @@ func (c *pageCursor) loadBefore(x []float32, at, p int) (bool, error) {
 		return false, err
 	}
 	return false, c.setPage(parquet.Encodings.Plain, levels, vals, nv, -1)
+}
+
+// valuesBefore decompresses the peeked page, p bytes of levels then its
+// values, into x so that the values start at x[at]: the levels land over
+// the bytes before, which are saved in buf and put back. It returns the
+// levels, copied into buf (which holds 2p bytes at least).
+func (c *pageCursor) valuesBefore(x []float32, at, p int, buf []byte) ([]byte, error) {
+	xb := asBytes(x)
+	s := 4*at - p
+	saved, front := buf[:p], buf[p:2*p]
+	copy(saved, xb[s:4*at])
+	_, page, err := c.values(xb[s : 4*(at+int(c.hdr.numValues))])
+	copy(front, page[:min(p, len(page))])
+	copy(xb[s:4*at], saved)
+	return front, err
 }
 
 // readDict reads the peeked dictionary page.

@@ -230,12 +230,7 @@ func (r *thriftReader) i32Field(t byte, name string) int32 {
 func parsePageHeader(b []byte) (pageHeader, int, error) {
 	r := thriftReader{b: b}
 	h := pageHeader{typ: -1, uncompressed: -1, compressed: -1, valuesCompressed: true}
-	var last int16
-	for r.err == nil {
-		id, t := r.field(&last)
-		if t == tcStop {
-			break
-		}
+	r.fields(0, func(id int16, t byte) bool {
 		switch {
 		case id == 1:
 			h.typ = r.i32Field(t, "type")
@@ -253,9 +248,10 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 			h.v2 = true
 			r.dataPageHeaderV2(&h)
 		default:
-			r.skip(t, 0)
+			return false
 		}
-	}
+		return true
+	})
 	if r.err != nil {
 		return h, 0, r.err
 	}
@@ -265,51 +261,57 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 	return h, r.n, nil
 }
 
-func (r *thriftReader) dataPageHeader(h *pageHeader) {
+// fields reads the fields of a struct to its stop, passing each to read,
+// which decodes it and returns true, or returns false to have it skipped
+// (depth: the struct's nesting).
+func (r *thriftReader) fields(depth int, read func(id int16, t byte) bool) {
 	var last int16
 	for r.err == nil {
 		id, t := r.field(&last)
-		switch {
-		case t == tcStop:
+		if t == tcStop {
 			return
-		case id == 1:
-			h.numValues = r.i32Field(t, "num_values")
-		case id == 2:
-			h.encoding = r.i32Field(t, "encoding")
-		case id == 3:
-			h.defEncoding = r.i32Field(t, "definition_level_encoding")
-		case id == 4:
-			h.repEncoding = r.i32Field(t, "repetition_level_encoding")
-		default:
-			r.skip(t, 1)
+		}
+		if !read(id, t) {
+			r.skip(t, depth)
 		}
 	}
+}
+
+func (r *thriftReader) dataPageHeader(h *pageHeader) {
+	r.fields(1, func(id int16, t byte) bool {
+		switch id {
+		case 1:
+			h.numValues = r.i32Field(t, "num_values")
+		case 2:
+			h.encoding = r.i32Field(t, "encoding")
+		case 3:
+			h.defEncoding = r.i32Field(t, "definition_level_encoding")
+		case 4:
+			h.repEncoding = r.i32Field(t, "repetition_level_encoding")
+		default:
+			return false
+		}
+		return true
+	})
 }
 
 func (r *thriftReader) dictPageHeader(h *pageHeader) {
-	var last int16
-	for r.err == nil {
-		id, t := r.field(&last)
-		switch {
-		case t == tcStop:
-			return
-		case id == 1:
+	r.fields(1, func(id int16, t byte) bool {
+		switch id {
+		case 1:
 			h.numValues = r.i32Field(t, "num_values")
-		case id == 2:
+		case 2:
 			h.encoding = r.i32Field(t, "encoding")
 		default:
-			r.skip(t, 1)
+			return false
 		}
-	}
+		return true
+	})
 }
 
 func (r *thriftReader) dataPageHeaderV2(h *pageHeader) {
-	var last int16
-	for r.err == nil {
-		id, t := r.field(&last)
+	r.fields(1, func(id int16, t byte) bool {
 		switch {
-		case t == tcStop:
-			return
 		case id == 1:
 			h.numValues = r.i32Field(t, "num_values")
 		case id == 2:
@@ -323,7 +325,8 @@ func (r *thriftReader) dataPageHeaderV2(h *pageHeader) {
 		case id == 7 && (t == tcTrue || t == tcFalse):
 			h.valuesCompressed = t == tcTrue
 		default:
-			r.skip(t, 1)
+			return false
 		}
-	}
+		return true
+	})
 }

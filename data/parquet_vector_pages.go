@@ -98,22 +98,20 @@ func (c *pageCursor) loadVector(x []float32, at, width int) (done bool, err erro
 		// Decompressed straight into x, the levels spilling over the
 		// values before at, which are put back once the levels are
 		// checked.
-		xb := asBytes(x)
-		s := 4*at - p
 		if c.spill == nil {
-			c.spill = new([16 << 10]byte)
+			c.spill = new([32 << 10]byte)
 		}
-		saved := c.spill[:p]
-		copy(saved, xb[s:4*at])
-		_, page, err := c.values(xb[s : 4*(at+nv)])
-		if err == nil {
-			var rest []byte
-			if rest, err = c.vectorLevels(page, nv, width); err == nil && len(rest) != 4*nv {
-				err = fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page, len(rest), nv, errPage)
+		levels, err := c.valuesBefore(x, at, p, c.spill[:])
+		if err != nil {
+			return false, err
+		}
+		if rest, err := c.vectorLevels(levels, nv, width); err != nil || len(rest) != 0 {
+			if err == nil {
+				err = fmt.Errorf("page %d: %d bytes of levels, %d more than they hold: %w", c.page, p, len(rest), errPage)
 			}
+			return false, err
 		}
-		copy(xb[s:4*at], saved)
-		return err == nil, err
+		return true, nil
 	}
 	_, b, err := c.values(nil)
 	if err != nil {
@@ -125,13 +123,10 @@ func (c *pageCursor) loadVector(x []float32, at, width int) (done bool, err erro
 	return c.placeVector(out, b, enc, nv, fits)
 }
 
-// compressed reports whether the chunk's pages are compressed.
-func (c *pageCursor) compressed() bool { return c.codec != nil || c.snappy || c.zstd }
-
 // maxVectorLevelBytes bounds the levels in front of a v1 page's values
 // that loadVector decompresses into the caller's batch (about 4 bytes a
 // row: a few hundred rows of a 1 MB page).
-const maxVectorLevelBytes = len(pageCursor{}.spill)
+const maxVectorLevelBytes = len(pageCursor{}.spill) / 2
 
 // vectorLevels checks the levels of a decompressed v1 page of nv values
 // (see checkVectorLevels) and returns the bytes after them.
@@ -159,16 +154,8 @@ func (c *pageCursor) placeVector(out []float32, vals []byte, enc parquet.Encodin
 		dst = c.floats(nv)
 	}
 	dst = dst[:nv]
-	switch enc {
-	case parquet.Encodings.Plain:
-		if len(vals) < 4*nv {
-			return false, fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page, len(vals), nv, errPage)
-		}
-		copy(asBytes(dst), vals)
-	default: // a dictionary encoding (checkData)
-		if err := decodeDictF32(dst, c.dict, vals); err != nil {
-			return false, fmt.Errorf("page %d: %w", c.page, err)
-		}
+	if err := c.placeValues(dst, enc, vals); err != nil {
+		return false, err
 	}
 	if fits {
 		return true, nil
