@@ -593,7 +593,7 @@ func (m *ParquetMatrix) readTile(x []float32, j0, r0, tn int, nulls []NullCell) 
 	for k := range g {
 		if s[k] == nil {
 			s[k] = m.scratch[k][:tn]
-			gatherIdx(s[k], m.tabs[k], m.idx[k])
+			kernel.GatherF32U8(s[k], m.tabs[k], m.idx[k])
 		}
 	}
 	if g == matrixGroup {

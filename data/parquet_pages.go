@@ -257,7 +257,7 @@ func (c *pageCursor) takeInto(x []float32, off, n, r0, col int, nulls *[]NullCel
 		k := min(c.rows, n-i)
 		c.tookDict = c.tookDict && c.curDict
 		if c.idx != nil {
-			gatherIdx(out[i:i+k], c.tab, c.idx[:k])
+			kernel.GatherF32U8(out[i:i+k], c.tab, c.idx[:k])
 			c.idx = c.idx[k:]
 		} else if c.defs == nil {
 			copy(out[i:i+k], c.vals[:k])
@@ -371,14 +371,6 @@ func (c *pageCursor) setDict(b []byte, n int, enc parquet.Encoding) error {
 		copy(c.tab[:], d)
 	}
 	return nil
-}
-
-// gatherIdx sets dst[i] = tab[idx[i]].
-func gatherIdx(dst []float32, tab *[256]float32, idx []uint8) {
-	dst = dst[:len(idx)]
-	for i, v := range idx {
-		dst[i] = tab[v]
-	}
 }
 
 // setPage makes a decompressed data page of n rows the current one:

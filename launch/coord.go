@@ -69,6 +69,18 @@ func (l *launcher) openCoordinator(ctx context.Context) (*coordinator, error) {
 	return l.newCoordinator(ctx, cfg.NodeRank, cfg.NNodes, addr, ln, shape)
 }
 
+// hostStore serves the job's store of a single node on MASTER_ADDR:port
+// for the job's whole life; the workers' keys live under their restart
+// generation's prefix, so no attempt meets an earlier one's.
+func (l *launcher) hostStore() (*store.Server, error) {
+	addr := net.JoinHostPort(l.cfg.MasterAddr, strconv.Itoa(l.port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("launch: cannot host the job's store on %s: %w", addr, err)
+	}
+	return store.Serve(ln, []byte(l.token), slog.New(slog.NewTextHandler(l.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))), nil
+}
+
 // newCoordinator connects node of nnodes to the store at addr, serving it
 // first on ln when ln is not nil (node 0; the coordinator then owns ln), and
 // checks that every node was started with the same shape.

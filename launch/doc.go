@@ -94,6 +94,11 @@
 //     processes that escaped the group. Run never waits forever on a dead
 //     child and leaves no goroutine behind.
 //
+// On one node the launcher hosts the job's rendezvous store on
+// MASTER_ADDR:MASTER_PORT for the job's whole life (the workers get
+// FATHOM_STORE_HOSTED=1): rank 0, busy computing, would answer the other
+// workers' requests only between its own computations.
+//
 // # Several nodes
 //
 // As with torchrun, a multi-node job runs one launcher per node, all with

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/store"
 	"github.com/fathom-ml/fathom/internal/distenv"
 )
 
@@ -112,6 +114,32 @@ func helperMain(args []string) {
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 		fmt.Println("ready")
 		time.Sleep(helperTimeout)
+	case "store": // store: meet in the job's store, which rank 0 does not host (the launcher does); rank 0 never answers
+		if os.Getenv(distenv.StoreHosted) != "1" {
+			fmt.Fprintln(os.Stderr, "store: FATHOM_STORE_HOSTED is not 1")
+			os.Exit(3)
+		}
+		world, _ := strconv.Atoi(os.Getenv(distenv.WorldSize))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		addr := net.JoinHostPort(os.Getenv(distenv.MasterAddr), os.Getenv(distenv.MasterPort))
+		st, err := store.Dial(ctx, addr, []byte(os.Getenv(distenv.JobToken)), rank)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "store:", err)
+			os.Exit(4)
+		}
+		defer st.Close()
+		if n, err := st.Add(ctx, "arrived", 1); err != nil {
+			fmt.Fprintln(os.Stderr, "store:", err)
+			os.Exit(5)
+		} else if n == int64(world) {
+			st.Set(ctx, "all", []byte("here"))
+		}
+		if _, err := st.Get(ctx, "all"); err != nil {
+			fmt.Fprintln(os.Stderr, "store:", err)
+			os.Exit(6)
+		}
+		fmt.Println("met")
 	case "collective": // collective R: a real group; rank R kills itself (SIGKILL) in attempt 0 after the first all-reduce
 		count, _ := strconv.Atoi(os.Getenv(distenv.RestartCount))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -244,7 +244,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	l := &launcher{cfg: cfg, token: token, port: port, stdout: stdout, stderr: stderr}
 	res.MasterAddr, res.MasterPort, res.TokenGenerated = cfg.MasterAddr, port, generated
 	if ip := net.ParseIP(cfg.MasterAddr); ip != nil && ip.IsUnspecified() {
-		l.notef("fathom run: --master-addr %s: rank 0's rendezvous store listens on port %d of every interface of its host; "+
+		l.notef("fathom run: --master-addr %s: the job's rendezvous store listens on port %d of every interface of its host; "+
 			"anyone who can reach it may try to connect (each connection must prove the job token; refusals are logged)\n",
 			cfg.MasterAddr, port)
 	}
@@ -255,6 +255,18 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			return res, err
 		}
 		defer co.close()
+		l.hosted = true
+	} else {
+		// The launcher hosts the job's store rather than rank 0: a busy
+		// worker's scheduler answers the others' requests (a prediction's
+		// work queue, say) only between its own computations, tens of
+		// milliseconds late, while the launcher is idle; and the store
+		// outlives a rank 0 that fails.
+		srv, err := l.hostStore()
+		if err != nil {
+			return res, err
+		}
+		defer srv.Close()
 		l.hosted = true
 	}
 	for restart := 0; ; restart++ {
@@ -323,7 +335,7 @@ type launcher struct {
 	port   int
 	stdout *lockedWriter
 	stderr *lockedWriter
-	hosted bool // node 0's launcher hosts the store (several nodes)
+	hosted bool // the launcher (node 0's) hosts the store
 }
 
 // cause describes what ended group g: its local failure (as the other

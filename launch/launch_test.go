@@ -684,3 +684,17 @@ func TestRunKeepGoing(t *testing.T) {
 		t.Errorf("keep-going with restarts: %v", err)
 	}
 }
+
+// TestSingleNodeHostsStore: on one node the launcher, not rank 0, hosts
+// the job's store (FATHOM_STORE_HOSTED=1): the workers meet there
+// although rank 0 serves nothing.
+func TestSingleNodeHostsStore(t *testing.T) {
+	cfg, out := helperConfig(t, 3, "store")
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if got := strings.Count(out.String(), "met\n"); got != 3 || len(res.Workers) != 3 {
+		t.Fatalf("%d of 3 workers met in the launcher's store:\n%s", got, out.String())
+	}
+}

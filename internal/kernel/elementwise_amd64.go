@@ -126,6 +126,22 @@ func tailReluBackward(w int, asm func(dst, grad, x []float32)) func(dst, grad, x
 	}
 }
 
+// tailGather wraps a table lookup whose kernel stops at the last whole
+// vector of indices; the reference does the rest.
+func tailGather(w int, asm func(dst []float32, tab *[256]float32, idx []uint8)) func(dst []float32, tab *[256]float32, idx []uint8) {
+	return func(dst []float32, tab *[256]float32, idx []uint8) {
+		n := len(idx)
+		dst = dst[:n]
+		k := n &^ (w - 1)
+		if k > 0 {
+			asm(dst[:k], tab, idx[:k])
+		}
+		if k < n {
+			gatherF32U8Ref(dst[k:], tab, idx[k:])
+		}
+	}
+}
+
 func tailSum[T float](w int, asm func(x []T) float64) func(x []T) float64 {
 	return func(x []T) float64 {
 		k := len(x) &^ (w - 1)
@@ -235,6 +251,7 @@ func asmElemVariants() []*elemKernels {
 			tanhF32:         paddedUnary(w32, tanhF32AVX2),
 			reluBackwardF32: tailReluBackward(w32, reluBackwardF32AVX2),
 			expShiftSumF32:  paddedExpShiftSum(w32, expShiftSumF32AVX2),
+			gatherF32U8:     tailGather(w32, gatherF32U8AVX2),
 		})
 	}
 	if cpufeat.Has(cpufeat.AVX512) {
@@ -270,6 +287,7 @@ func asmElemVariants() []*elemKernels {
 			tanhF32:         paddedUnary(w32, tanhF32AVX512),
 			reluBackwardF32: tailReluBackward(w32, reluBackwardF32AVX512),
 			expShiftSumF32:  paddedExpShiftSum(w32, expShiftSumF32AVX512),
+			gatherF32U8:     tailGather(w32, gatherF32U8AVX512),
 		})
 	}
 	return vs

@@ -3213,6 +3213,59 @@ gemv4F32AVX512_done:
 	VZEROUPPER
 	RET
 
+// func gatherF32U8AVX512(dst []float32, tab *[256]float32, idx []uint8)
+// Requires: AVX, AVX2, AVX512F
+TEXT ·gatherF32U8AVX512(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ tab+24(FP), CX
+	MOVQ idx_base+32(FP), DX
+	MOVQ idx_len+40(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-64, DI
+	ANDQ $-16, BX
+
+gather_blocks:
+	CMPQ       SI, DI
+	JAE        gather_singles
+	VPMOVZXBD  (DX)(SI*1), Z0
+	VPXOR      Y1, Y1, Y1
+	KXNORW     K1, K1, K1
+	VGATHERDPS (CX)(Z0*4), K1, Z1
+	VMOVUPS    Z1, (AX)(SI*4)
+	VPMOVZXBD  16(DX)(SI*1), Z0
+	VPXOR      Y2, Y2, Y2
+	KXNORW     K2, K2, K2
+	VGATHERDPS (CX)(Z0*4), K2, Z2
+	VMOVUPS    Z2, 64(AX)(SI*4)
+	VPMOVZXBD  32(DX)(SI*1), Z0
+	VPXOR      Y3, Y3, Y3
+	KXNORW     K3, K3, K3
+	VGATHERDPS (CX)(Z0*4), K3, Z3
+	VMOVUPS    Z3, 128(AX)(SI*4)
+	VPMOVZXBD  48(DX)(SI*1), Z0
+	VPXOR      Y4, Y4, Y4
+	KXNORW     K4, K4, K4
+	VGATHERDPS (CX)(Z0*4), K4, Z4
+	VMOVUPS    Z4, 192(AX)(SI*4)
+	ADDQ       $0x00000040, SI
+	JMP        gather_blocks
+
+gather_singles:
+	CMPQ       SI, BX
+	JAE        gather_done
+	VPMOVZXBD  (DX)(SI*1), Z0
+	VPXOR      Y5, Y5, Y5
+	KXNORW     K5, K5, K5
+	VGATHERDPS (CX)(Z0*4), K5, Z5
+	VMOVUPS    Z5, (AX)(SI*4)
+	ADDQ       $0x00000010, SI
+	JMP        gather_singles
+
+gather_done:
+	VZEROUPPER
+	RET
+
 // func addF32AVX2(dst []float32, a []float32, b []float32)
 // Requires: AVX
 TEXT ·addF32AVX2(SB), NOSPLIT, $0-72
@@ -5703,5 +5756,58 @@ gemv4F32AVX2_done:
 	VPERMILPS    $0x01, X0, X1
 	VADDPS       X1, X0, X0
 	VMOVSS       X0, 12(SI)
+	VZEROUPPER
+	RET
+
+// func gatherF32U8AVX2(dst []float32, tab *[256]float32, idx []uint8)
+// Requires: AVX, AVX2
+TEXT ·gatherF32U8AVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), AX
+	MOVQ tab+24(FP), CX
+	MOVQ idx_base+32(FP), DX
+	MOVQ idx_len+40(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+	ANDQ $-8, BX
+
+gather_blocks:
+	CMPQ       SI, DI
+	JAE        gather_singles
+	VPMOVZXBD  (DX)(SI*1), Y0
+	VPXOR      Y1, Y1, Y1
+	VPCMPEQD   Y2, Y2, Y2
+	VGATHERDPS Y2, (CX)(Y0*4), Y1
+	VMOVUPS    Y1, (AX)(SI*4)
+	VPMOVZXBD  8(DX)(SI*1), Y0
+	VPXOR      Y1, Y1, Y1
+	VPCMPEQD   Y2, Y2, Y2
+	VGATHERDPS Y2, (CX)(Y0*4), Y1
+	VMOVUPS    Y1, 32(AX)(SI*4)
+	VPMOVZXBD  16(DX)(SI*1), Y0
+	VPXOR      Y1, Y1, Y1
+	VPCMPEQD   Y2, Y2, Y2
+	VGATHERDPS Y2, (CX)(Y0*4), Y1
+	VMOVUPS    Y1, 64(AX)(SI*4)
+	VPMOVZXBD  24(DX)(SI*1), Y0
+	VPXOR      Y1, Y1, Y1
+	VPCMPEQD   Y2, Y2, Y2
+	VGATHERDPS Y2, (CX)(Y0*4), Y1
+	VMOVUPS    Y1, 96(AX)(SI*4)
+	ADDQ       $0x00000020, SI
+	JMP        gather_blocks
+
+gather_singles:
+	CMPQ       SI, BX
+	JAE        gather_done
+	VPMOVZXBD  (DX)(SI*1), Y0
+	VPXOR      Y1, Y1, Y1
+	VPCMPEQD   Y2, Y2, Y2
+	VGATHERDPS Y2, (CX)(Y0*4), Y1
+	VMOVUPS    Y1, (AX)(SI*4)
+	ADDQ       $0x00000008, SI
+	JMP        gather_singles
+
+gather_done:
 	VZEROUPPER
 	RET

@@ -186,6 +186,7 @@ type elemKernels struct {
 	reluF32, expF32, logF32, sigmoidF32, tanhF32 func(dst, x []float32)
 	reluBackwardF32                              func(dst, grad, x []float32)
 	expShiftSumF32                               func(dst, x []float32, shift float32) float64
+	gatherF32U8                                  func(dst []float32, tab *[256]float32, idx []uint8)
 }
 
 var elemRef = &elemKernels{
@@ -204,6 +205,15 @@ var elemRef = &elemKernels{
 	reluF32: reluRef, expF32: expRef, logF32: logRef, sigmoidF32: sigmoidRef, tanhF32: tanhRef,
 	reluBackwardF32: reluBackwardRef,
 	expShiftSumF32:  expShiftSumRef,
+	gatherF32U8:     gatherF32U8Ref,
+}
+
+// gatherF32U8Ref sets dst[i] = tab[idx[i]] for every i of idx.
+func gatherF32U8Ref(dst []float32, tab *[256]float32, idx []uint8) {
+	dst = dst[:len(idx)]
+	for i, v := range idx {
+		dst[i] = tab[v]
+	}
 }
 
 // elemVariants lists every implementation usable on this CPU, the reference

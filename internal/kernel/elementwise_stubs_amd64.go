@@ -150,6 +150,9 @@ func expShiftSumF32AVX512(dst []float32, x []float32, shift float32) float64
 //go:noescape
 func gemv4F32AVX512(w []float32, ld int, x []float32, y []float32)
 
+//go:noescape
+func gatherF32U8AVX512(dst []float32, tab *[256]float32, idx []uint8)
+
 // addF32AVX2 sets dst[i] = a[i] + b[i] over the whole vectors of dst.
 //
 //go:noescape
@@ -295,3 +298,6 @@ func expShiftSumF32AVX2(dst []float32, x []float32, shift float32) float64
 
 //go:noescape
 func gemv4F32AVX2(w []float32, ld int, x []float32, y []float32)
+
+//go:noescape
+func gatherF32U8AVX2(dst []float32, tab *[256]float32, idx []uint8)

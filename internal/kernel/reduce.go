@@ -50,6 +50,14 @@ func FiniteF32(x []float32) bool {
 	return !math.IsNaN(s) && !math.IsInf(s, 0)
 }
 
+// GatherF32U8 sets dst[i] = tab[idx[i]] for every index of idx (the
+// values of a dictionary-encoded column from its byte indices); dst must
+// be at least as long as idx.
+func GatherF32U8(dst []float32, tab *[256]float32, idx []uint8) {
+	checkLen("GatherF32U8", "dst", len(dst), len(idx))
+	elem.gatherF32U8(dst, tab, idx)
+}
+
 // SumF64 returns the sum of x.
 func SumF64(x []float64) float64 {
 	return reduce1(elem.sumF64, x)

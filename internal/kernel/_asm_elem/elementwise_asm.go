@@ -866,6 +866,41 @@ func genExpShiftSum(s isa) {
 	RET()
 }
 
+// gatherU8: dst[i] = tab[idx[i]], a lookup of byte indices (a Parquet
+// dictionary page's) in a 256-entry table: the indices widened to dwords,
+// then one masked gather per vector. AVX2: 8 lanes, the mask a vector of
+// ones; AVX-512: 16 lanes, the mask an opmask register.
+func genGatherU8(s isa) {
+	text("gatherF32U8"+s.name, "func(dst []float32, tab *[256]float32, idx []uint8)")
+	dst, tab, idx, n := GP64(), GP64(), GP64(), GP64()
+	Load(Param("dst").Base(), dst)
+	Load(Param("tab"), tab)
+	Load(Param("idx").Base(), idx)
+	Load(Param("idx").Len(), n)
+	i := GP64()
+	XORQ(i, i)
+	lanes := s.lanes(f32)
+	loop("gather", i, n, lanes, 4, func(u int) {
+		for j := range u {
+			v, r := s.vec(), s.vec()
+			VPMOVZXBD(Mem{Base: idx, Index: i, Scale: 1, Disp: j * lanes}, v)
+			VPXOR(r.AsY(), r.AsY(), r.AsY()) // no dependence on r's old value
+			if s.bytes == 64 {
+				k := K()
+				KXNORW(k, k, k)
+				VGATHERDPS(Mem{Base: tab, Index: v, Scale: 4}, k, r)
+			} else {
+				m := YMM()
+				VPCMPEQD(m, m, m)
+				VGATHERDPS(m, Mem{Base: tab, Index: v, Scale: 4}, r)
+			}
+			VMOVUPS(r, elem(dst, i, f32, s, j))
+		}
+	})
+	vzeroupper()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("!purego")
 	defineConstants()
@@ -899,6 +934,7 @@ func main() {
 		genUnary(s, "tanhF32"+s.name, u, func() func(v reg.VecVirtual) { return tanhSetup(s) })
 		genExpShiftSum(s)
 		genGemv4(s)
+		genGatherU8(s)
 	}
 	Generate()
 }
