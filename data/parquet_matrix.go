@@ -68,7 +68,7 @@ type ParquetMatrix struct {
 	idx     [matrixGroup][]uint8       // sources that are dictionary indices (src nil)
 	tabs    [matrixGroup]*[256]float32 // their dictionaries
 	// The narrow dictionaries of the columns, sixteen to a group (the
-	// pageCursors' tabs), so that gatherTranspose16 reaches a group's
+	// pageCursors' tabs), so that kernel.GatherRows16 reaches a group's
 	// tables through one pointer.
 	groupTabs []([matrixGroup][256]float32)
 	row       int     // file rows read so far
@@ -258,11 +258,13 @@ func (m *ParquetMatrix) NextColumns(x []float32, ld int) (n int, nulls []NullCel
 // file. Next then keeps the pages' byte indices and writes each row's
 // values straight from the dictionaries, sixteen columns a cache line,
 // with no float32 column in between (but for a dictionary holding a NaN
-// or an infinity, seen only once read). That is still about twice the
-// cost of NextColumns, which writes each column's values in order
-// (BenchmarkParquetMatrix, dict: 20,000 rows in 28-31 ms by Next, 15 ms
-// by NextColumns, one core, 2026-11-24): a caller should read rows then
-// only if its consumer saves more than the difference by taking rows.
+// or an infinity, seen only once read). That costs about a third more
+// than NextColumns, which writes each column's values in order
+// (BenchmarkParquetMatrix, dict: 20,000 rows in 20-21 ms by Next, 15 ms
+// by NextColumns, one core, 2026-11-24, AVX-512): a caller should read
+// rows then if its consumer saves more than the difference by taking
+// rows, as a GEMM does that reads row-major A in place instead of packing
+// a column-major one.
 // It is false for a list column (which NextColumns does not read) and
 // whenever the metadata leaves a doubt (no encoding statistics, no null
 // count). It reads the column chunks' dictionary page headers, not their
@@ -552,7 +554,7 @@ func (m *ParquetMatrix) readScalars(x []float32, r0, rows int, nulls []NullCell)
 // A column's values come as a slice of its page, as scratch filled by
 // its cursor or column reader, or as the byte indices of a page of a
 // narrow dictionary (see pageCursor.narrow). Sixteen columns of indices
-// are looked up and transposed in one pass (gatherTranspose16); in a
+// are looked up and transposed in one pass (kernel.GatherRows16); in a
 // group with other sources, indices are looked up into scratch first.
 // The values of a column that all came from a finite dictionary are not
 // summed for Finite.
@@ -587,7 +589,7 @@ func (m *ParquetMatrix) readTile(x []float32, j0, r0, tn int, nulls []NullCell) 
 		m.sum += kernel.SumF32Wide(s[k])
 	}
 	if allIdx {
-		gatherTranspose16(x[r0*w:], w, j0, tn, &m.idx, &m.groupTabs[j0/matrixGroup])
+		kernel.GatherRows16(x[r0*w+j0:], w, tn, &m.idx, &m.groupTabs[j0/matrixGroup])
 		return nulls, nil
 	}
 	for k := range g {
@@ -622,24 +624,6 @@ func transpose16(x []float32, w, j0, tn int, s *[matrixGroup][]float32) {
 		r[4], r[5], r[6], r[7] = s4[i], s5[i], s6[i], s7[i]
 		r[8], r[9], r[10], r[11] = s8[i], s9[i], s10[i], s11[i]
 		r[12], r[13], r[14], r[15] = s12[i], s13[i], s14[i], s15[i]
-	}
-}
-
-// gatherTranspose16 writes tab[k][idx[k][i]] to x[i*w+j0+k], for i < tn
-// and k < 16: the dictionary lookup and the transpose in one pass, each
-// row of x getting its sixteen values as one cache line.
-func gatherTranspose16(x []float32, w, j0, tn int, idx *[matrixGroup][]uint8, tab *[matrixGroup][256]float32) {
-	i0, i1, i2, i3 := idx[0][:tn], idx[1][:tn], idx[2][:tn], idx[3][:tn]
-	i4, i5, i6, i7 := idx[4][:tn], idx[5][:tn], idx[6][:tn], idx[7][:tn]
-	i8, i9, i10, i11 := idx[8][:tn], idx[9][:tn], idx[10][:tn], idx[11][:tn]
-	i12, i13, i14, i15 := idx[12][:tn], idx[13][:tn], idx[14][:tn], idx[15][:tn]
-	for i := range tn {
-		o := i*w + j0
-		r := x[o : o+16 : o+16]
-		r[0], r[1], r[2], r[3] = tab[0][i0[i]], tab[1][i1[i]], tab[2][i2[i]], tab[3][i3[i]]
-		r[4], r[5], r[6], r[7] = tab[4][i4[i]], tab[5][i5[i]], tab[6][i6[i]], tab[7][i7[i]]
-		r[8], r[9], r[10], r[11] = tab[8][i8[i]], tab[9][i9[i]], tab[10][i10[i]], tab[11][i11[i]]
-		r[12], r[13], r[14], r[15] = tab[12][i12[i]], tab[13][i13[i]], tab[14][i14[i]], tab[15][i15[i]]
 	}
 }
 

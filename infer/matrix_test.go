@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/cpufeat"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
@@ -78,6 +79,26 @@ func matrixFrame(n, w int, vector, nullElem, clean bool) *data.Frame {
 	return mustFrame(cols...)
 }
 
+// gridFrame rounds f's float32 columns to multiples of 0.05, so that
+// each holds at most 121 values (a narrow dictionary).
+func gridFrame(t *testing.T, f *data.Frame) *data.Frame {
+	t.Helper()
+	var cols []data.Column
+	for _, name := range f.Names() {
+		v, err := f.Float32s(name)
+		if err != nil {
+			cols = append(cols, f.Col(name))
+			continue
+		}
+		g := make([]float32, len(v))
+		for i, x := range v {
+			g[i] = float32(math.Round(float64(x)*20) / 20)
+		}
+		cols = append(cols, data.NewColumn(name, g, nil))
+	}
+	return mustFrame(cols...)
+}
+
 func mustFrame(cols ...data.Column) *data.Frame {
 	f, err := data.NewFrame(cols...)
 	if err != nil {
@@ -105,23 +126,28 @@ func TestMatrixPath(t *testing.T) {
 		vector, nullElem bool
 		clean            bool // no nulls or NaN: no batch leaves the column-major path
 		matrix           bool
+		dict             bool // values on a grid of 121, written dictionary-encoded
 	}{
-		{"named", names, false, false, false, true},
-		{"unnamed", nil, false, false, false, true},
-		{"named, clean", names, false, false, true, true},
-		{"vector", vnames, true, false, false, true},
-		{"vector with a null element", vnames, true, true, false, true},
+		{"named", names, false, false, false, true, false},
+		{"unnamed", nil, false, false, false, true, false},
+		{"named, clean", names, false, false, true, true, false},
+		{"vector", vnames, true, false, false, true, false},
+		{"vector with a null element", vnames, true, true, false, true, false},
+		{"narrow dictionaries", names, false, false, true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			f := matrixFrame(n, w, tc.vector, tc.nullElem, tc.clean)
+			if tc.dict {
+				f = gridFrame(t, f)
+			}
 			path := filepath.Join(dir, "in", "k=3", "part.parquet")
 			os.MkdirAll(filepath.Dir(path), 0o755)
 			fh, err := os.Create(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pw, _ := data.NewParquetFrameWriter(fh, f, data.ParquetWriteOptions{})
+			pw, _ := data.NewParquetFrameWriter(fh, f, data.ParquetWriteOptions{Dictionary: tc.dict})
 			for _, r := range [][2]int{{0, 250}, {250, 500}, {500, n}} {
 				if err := pw.Write(f.Slice(r[0], r[1])); err != nil {
 					t.Fatal(err)
@@ -144,9 +170,12 @@ func TestMatrixPath(t *testing.T) {
 			if ms := r.openMatrix(parts[0]); (ms != nil) != tc.matrix {
 				t.Fatalf("matrix reader used: %v, want %v", ms != nil, tc.matrix)
 			} else if ms != nil {
-				// A Linear first layer reads scalar columns column-major.
-				if colMajor := ms.ld > 0; colMajor == tc.vector {
-					t.Fatalf("column-major batches: %v, want %v", colMajor, !tc.vector)
+				// A Linear first layer reads scalar columns column-major,
+				// or rows when they are narrow dictionaries and the
+				// vector gather makes rows cheap.
+				want := !tc.vector && !(tc.dict && cpufeat.Has(cpufeat.AVX512))
+				if colMajor := ms.ld > 0; colMajor != want {
+					t.Fatalf("column-major batches: %v, want %v", colMajor, want)
 				}
 				ms.close()
 			}

@@ -126,6 +126,26 @@ func tailReluBackward(w int, asm func(dst, grad, x []float32)) func(dst, grad, x
 	}
 }
 
+// gatherRows16Vec runs the assembly on the rows in fours (it reads four
+// index bytes of each column at a time) and the reference on the rest.
+func gatherRows16Vec(x []float32, ldx, n int, idx *[16][]uint8, tab *[16][256]float32) {
+	k := n &^ 3
+	if k > 0 {
+		var ptrs [16]*uint8
+		for c := range ptrs {
+			ptrs[c] = &idx[c][:k][0]
+		}
+		gatherRows16AVX512(x[:(k-1)*ldx+16], ldx, &ptrs, tab, k)
+	}
+	if k < n {
+		var rest [16][]uint8
+		for c := range rest {
+			rest[c] = idx[c][k:n]
+		}
+		gatherRows16Ref(x[k*ldx:], ldx, n-k, &rest, tab)
+	}
+}
+
 // tailGather wraps a table lookup whose kernel stops at the last whole
 // vector of indices; the reference does the rest.
 func tailGather(w int, asm func(dst []float32, tab *[256]float32, idx []uint8)) func(dst []float32, tab *[256]float32, idx []uint8) {
@@ -252,6 +272,7 @@ func asmElemVariants() []*elemKernels {
 			reluBackwardF32: tailReluBackward(w32, reluBackwardF32AVX2),
 			expShiftSumF32:  paddedExpShiftSum(w32, expShiftSumF32AVX2),
 			gatherF32U8:     tailGather(w32, gatherF32U8AVX2),
+			gatherRows16:    gatherRows16Ref,
 		})
 	}
 	if cpufeat.Has(cpufeat.AVX512) {
@@ -288,6 +309,7 @@ func asmElemVariants() []*elemKernels {
 			reluBackwardF32: tailReluBackward(w32, reluBackwardF32AVX512),
 			expShiftSumF32:  paddedExpShiftSum(w32, expShiftSumF32AVX512),
 			gatherF32U8:     tailGather(w32, gatherF32U8AVX512),
+			gatherRows16:    gatherRows16Vec,
 		})
 	}
 	return vs

@@ -742,6 +742,52 @@ DATA elemconst_bias127<>+56(SB)/4, $0x0000007f
 DATA elemconst_bias127<>+60(SB)/4, $0x0000007f
 GLOBL elemconst_bias127<>(SB), RODATA|NOPTR, $64
 
+DATA elemconst_byte32<>+0(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+4(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+8(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+12(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+16(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+20(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+24(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+28(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+32(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+36(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+40(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+44(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+48(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+52(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+56(SB)/4, $0x000000ff
+DATA elemconst_byte32<>+60(SB)/4, $0x000000ff
+GLOBL elemconst_byte32<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_col256<>+0(SB)/4, $0x00000000
+DATA elemconst_col256<>+4(SB)/4, $0x00000100
+DATA elemconst_col256<>+8(SB)/4, $0x00000200
+DATA elemconst_col256<>+12(SB)/4, $0x00000300
+DATA elemconst_col256<>+16(SB)/4, $0x00000400
+DATA elemconst_col256<>+20(SB)/4, $0x00000500
+DATA elemconst_col256<>+24(SB)/4, $0x00000600
+DATA elemconst_col256<>+28(SB)/4, $0x00000700
+DATA elemconst_col256<>+32(SB)/4, $0x00000800
+DATA elemconst_col256<>+36(SB)/4, $0x00000900
+DATA elemconst_col256<>+40(SB)/4, $0x00000a00
+DATA elemconst_col256<>+44(SB)/4, $0x00000b00
+DATA elemconst_col256<>+48(SB)/4, $0x00000c00
+DATA elemconst_col256<>+52(SB)/4, $0x00000d00
+DATA elemconst_col256<>+56(SB)/4, $0x00000e00
+DATA elemconst_col256<>+60(SB)/4, $0x00000f00
+GLOBL elemconst_col256<>(SB), RODATA|NOPTR, $64
+
+DATA elemconst_four64<>+0(SB)/8, $0x0000000000000004
+DATA elemconst_four64<>+8(SB)/8, $0x0000000000000004
+DATA elemconst_four64<>+16(SB)/8, $0x0000000000000004
+DATA elemconst_four64<>+24(SB)/8, $0x0000000000000004
+DATA elemconst_four64<>+32(SB)/8, $0x0000000000000004
+DATA elemconst_four64<>+40(SB)/8, $0x0000000000000004
+DATA elemconst_four64<>+48(SB)/8, $0x0000000000000004
+DATA elemconst_four64<>+56(SB)/8, $0x0000000000000004
+GLOBL elemconst_four64<>(SB), RODATA|NOPTR, $64
+
 // func addF32AVX512(dst []float32, a []float32, b []float32)
 // Requires: AVX, AVX512F
 TEXT ·addF32AVX512(SB), NOSPLIT, $0-72
@@ -5809,5 +5855,73 @@ gather_singles:
 	JMP        gather_singles
 
 gather_done:
+	VZEROUPPER
+	RET
+
+// func gatherRows16AVX512(x []float32, ldx int, ptrs *[16]*uint8, tab *[16][256]float32, n int)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F
+TEXT ·gatherRows16AVX512(SB), NOSPLIT, $0-56
+	MOVQ      x_base+0(FP), AX
+	MOVQ      ldx+24(FP), CX
+	MOVQ      ptrs+32(FP), DX
+	MOVQ      tab+40(FP), BX
+	MOVQ      n+48(FP), SI
+	SHLQ      $0x02, CX
+	VMOVDQU64 (DX), Z0
+	VMOVDQU64 64(DX), Z1
+	VMOVDQU64 elemconst_four64<>+0(SB), Z2
+	VMOVDQU32 elemconst_col256<>+0(SB), Z3
+	VMOVDQU32 elemconst_byte32<>+0(SB), Z4
+	XORQ      DX, DX
+	ANDQ      $-4, SI
+	XORQ      DI, DI
+
+rows16_loop:
+	CMPQ         DI, SI
+	JAE          rows16_done
+	KXNORB       K1, K1, K1
+	KXNORB       K2, K2, K2
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VPGATHERQD   (DX)(Z0*1), K1, Y5
+	VPGATHERQD   (DX)(Z1*1), K2, Y6
+	VINSERTI64X4 $0x01, Y6, Z5, Z6
+	VPANDD       Z4, Z6, Z11
+	VPADDD       Z3, Z11, Z11
+	KXNORW       K3, K3, K3
+	VPXORD       Z7, Z7, Z7
+	VGATHERDPS   (BX)(Z11*4), K3, Z7
+	VMOVUPS      Z7, (AX)
+	ADDQ         CX, AX
+	VPSRLD       $0x08, Z6, Z11
+	VPANDD       Z4, Z11, Z11
+	VPADDD       Z3, Z11, Z11
+	KXNORW       K4, K4, K4
+	VPXORD       Z8, Z8, Z8
+	VGATHERDPS   (BX)(Z11*4), K4, Z8
+	VMOVUPS      Z8, (AX)
+	ADDQ         CX, AX
+	VPSRLD       $0x10, Z6, Z11
+	VPANDD       Z4, Z11, Z11
+	VPADDD       Z3, Z11, Z11
+	KXNORW       K5, K5, K5
+	VPXORD       Z9, Z9, Z9
+	VGATHERDPS   (BX)(Z11*4), K5, Z9
+	VMOVUPS      Z9, (AX)
+	ADDQ         CX, AX
+	VPSRLD       $0x18, Z6, Z6
+	VPANDD       Z4, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	KXNORW       K6, K6, K6
+	VPXORD       Z10, Z10, Z10
+	VGATHERDPS   (BX)(Z6*4), K6, Z10
+	VMOVUPS      Z10, (AX)
+	ADDQ         CX, AX
+	VPADDQ       Z2, Z0, Z0
+	VPADDQ       Z2, Z1, Z1
+	ADDQ         $0x00000004, DI
+	JMP          rows16_loop
+
+rows16_done:
 	VZEROUPPER
 	RET

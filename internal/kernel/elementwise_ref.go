@@ -187,6 +187,7 @@ type elemKernels struct {
 	reluBackwardF32                              func(dst, grad, x []float32)
 	expShiftSumF32                               func(dst, x []float32, shift float32) float64
 	gatherF32U8                                  func(dst []float32, tab *[256]float32, idx []uint8)
+	gatherRows16                                 func(x []float32, ldx, n int, idx *[16][]uint8, tab *[16][256]float32)
 }
 
 var elemRef = &elemKernels{
@@ -206,6 +207,24 @@ var elemRef = &elemKernels{
 	reluBackwardF32: reluBackwardRef,
 	expShiftSumF32:  expShiftSumRef,
 	gatherF32U8:     gatherF32U8Ref,
+	gatherRows16:    gatherRows16Ref,
+}
+
+// gatherRows16Ref sets x[i*ldx+k] = tab[k][idx[k][i]] for i < n and the
+// sixteen columns k, each row's sixteen values written together.
+func gatherRows16Ref(x []float32, ldx, n int, idx *[16][]uint8, tab *[16][256]float32) {
+	i0, i1, i2, i3 := idx[0][:n], idx[1][:n], idx[2][:n], idx[3][:n]
+	i4, i5, i6, i7 := idx[4][:n], idx[5][:n], idx[6][:n], idx[7][:n]
+	i8, i9, i10, i11 := idx[8][:n], idx[9][:n], idx[10][:n], idx[11][:n]
+	i12, i13, i14, i15 := idx[12][:n], idx[13][:n], idx[14][:n], idx[15][:n]
+	for i := range n {
+		o := i * ldx
+		r := x[o : o+16 : o+16]
+		r[0], r[1], r[2], r[3] = tab[0][i0[i]], tab[1][i1[i]], tab[2][i2[i]], tab[3][i3[i]]
+		r[4], r[5], r[6], r[7] = tab[4][i4[i]], tab[5][i5[i]], tab[6][i6[i]], tab[7][i7[i]]
+		r[8], r[9], r[10], r[11] = tab[8][i8[i]], tab[9][i9[i]], tab[10][i10[i]], tab[11][i11[i]]
+		r[12], r[13], r[14], r[15] = tab[12][i12[i]], tab[13][i13[i]], tab[14][i14[i]], tab[15][i15[i]]
+	}
 }
 
 // gatherF32U8Ref sets dst[i] = tab[idx[i]] for every i of idx.

@@ -301,3 +301,6 @@ func gemv4F32AVX2(w []float32, ld int, x []float32, y []float32)
 
 //go:noescape
 func gatherF32U8AVX2(dst []float32, tab *[256]float32, idx []uint8)
+
+//go:noescape
+func gatherRows16AVX512(x []float32, ldx int, ptrs *[16]*uint8, tab *[16][256]float32, n int)

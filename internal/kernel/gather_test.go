@@ -84,3 +84,82 @@ func BenchmarkGatherF32U8(b *testing.B) {
 		}
 	}
 }
+
+// TestGatherRows16: every variant writes the same bits as the reference
+// for every row count around the four-row step, at a row stride wider
+// than sixteen, and nothing outside each row's sixteen values.
+func TestGatherRows16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var tab [16][256]float32
+	for k := range tab {
+		for v := range tab[k] {
+			tab[k][v] = math.Float32frombits(rng.Uint32())
+		}
+	}
+	const guard = 0x7f812345
+	forVariants(t, func(t *testing.T, kv *elemKernels) {
+		for _, ldx := range []int{16, 21, 784} {
+			for n := range 23 {
+				var idx [16][]uint8
+				for k := range idx {
+					// Each column its own allocation, exactly n long:
+					// reading past it would be caught by the race
+					// detector's and the sanitizers' bounds.
+					idx[k] = make([]uint8, n)
+					for i := range idx[k] {
+						idx[k][i] = uint8(rng.UintN(256))
+					}
+				}
+				x := make([]float32, n*ldx+3)
+				for i := range x {
+					x[i] = math.Float32frombits(guard)
+				}
+				kv.gatherRows16(x, ldx, n, &idx, &tab)
+				for i := range n {
+					for k := range 16 {
+						if got, want := math.Float32bits(x[i*ldx+k]), math.Float32bits(tab[k][idx[k][i]]); got != want {
+							t.Fatalf("ldx=%d n=%d: x[%d][%d] = %#x, want %#x", ldx, n, i, k, got, want)
+						}
+					}
+				}
+				for i := range x {
+					if r, k := i/ldx, i%ldx; (r >= n || k >= 16) && math.Float32bits(x[i]) != guard {
+						t.Fatalf("ldx=%d n=%d: wrote x[%d], outside the rows' sixteen values", ldx, n, i)
+					}
+				}
+			}
+		}
+	})
+}
+
+func BenchmarkGatherRows16(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var tab [16][256]float32
+	const n, ldx = 2048, 784
+	var idx [16][]uint8
+	for k := range idx {
+		idx[k] = make([]uint8, n)
+		for i := range idx[k] {
+			idx[k][i] = uint8(rng.UintN(256))
+		}
+	}
+	x := make([]float32, n*ldx)
+	for _, k := range elemVariants {
+		b.Run(k.name, func(b *testing.B) {
+			b.SetBytes(int64(16 * n * 5))
+			for b.Loop() {
+				for j0 := 0; j0+16 <= ldx; j0 += 16 {
+					k.gatherRows16(x[j0:], ldx, n, &idx, &tab)
+				}
+			}
+		})
+	}
+	b.Run("columns", func(b *testing.B) {
+		b.SetBytes(int64(16 * n * 5))
+		for b.Loop() {
+			for j := 0; j < ldx; j++ {
+				elem.gatherF32U8(x[j*n:(j+1)*n], &tab[j%16], idx[j%16])
+			}
+		}
+	})
+}

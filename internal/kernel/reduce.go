@@ -58,6 +58,24 @@ func GatherF32U8(dst []float32, tab *[256]float32, idx []uint8) {
 	elem.gatherF32U8(dst, tab, idx)
 }
 
+// GatherRows16 sets x[i*ldx+k] = tab[k][idx[k][i]] for i < n and the
+// sixteen columns k: sixteen dictionary-encoded columns looked up and
+// transposed into rows in one pass. Every idx[k] must hold n indices and
+// x (n-1)·ldx+16 values.
+func GatherRows16(x []float32, ldx, n int, idx *[16][]uint8, tab *[16][256]float32) {
+	if n <= 0 {
+		return
+	}
+	for k := range idx {
+		checkLen("GatherRows16", fmt.Sprintf("idx[%d]", k), len(idx[k]), n)
+	}
+	if ldx < 16 {
+		panic(fmt.Sprintf("kernel.GatherRows16: ldx = %d, less than 16", ldx))
+	}
+	checkLen("GatherRows16", "x", len(x), (n-1)*ldx+16)
+	elem.gatherRows16(x, ldx, n, idx, tab)
+}
+
 // SumF64 returns the sum of x.
 func SumF64(x []float64) float64 {
 	return reduce1(elem.sumF64, x)

@@ -133,6 +133,19 @@ func defineConstants() {
 	defConst("absmask", 0x7fffffff)
 	defConst("signmask", 0x80000000)
 	defConst("bias127", 127)
+	defConst("byte32", 0xff)
+	// 256·k in dword k: the offset of column k's table among sixteen.
+	m := GLOBL("elemconst_col256", RODATA|NOPTR)
+	for k := range 16 {
+		DATA(4*k, U32(256*k))
+	}
+	consts["col256"] = m
+	// 4 in every qword: four rows on for sixteen byte pointers.
+	m = GLOBL("elemconst_four64", RODATA|NOPTR)
+	for k := range 8 {
+		DATA(8*k, U64(4))
+	}
+	consts["four64"] = m
 }
 
 // ------------------------------------------------------------------ helpers
@@ -901,6 +914,72 @@ func genGatherU8(s isa) {
 	RET()
 }
 
+// gatherRows16: for rows i < n&^3, x[i*ldx+k] = tab[k][idx[k][i]] for the
+// sixteen columns k: a dictionary lookup and a transpose in one pass.
+// Four rows at a time, two qword-indexed gathers fetch four index bytes
+// of each column (from the sixteen pointers ptrs, advanced by four), each
+// byte lane is then widened, offset by 256·k into the sixteen tables and
+// gathered, and the row's sixteen values stored as one vector.
+func genGatherRows16() {
+	text("gatherRows16AVX512", "func(x []float32, ldx int, ptrs *[16]*uint8, tab *[16][256]float32, n int)")
+	x, ldx, ptrs, tab, n := GP64(), GP64(), GP64(), GP64(), GP64()
+	Load(Param("x").Base(), x)
+	Load(Param("ldx"), ldx)
+	Load(Param("ptrs"), ptrs)
+	Load(Param("tab"), tab)
+	Load(Param("n"), n)
+	SHLQ(U8(2), ldx) // bytes per row
+	lo, hi := ZMM(), ZMM()
+	VMOVDQU64(Mem{Base: ptrs}, lo)
+	VMOVDQU64(Mem{Base: ptrs, Disp: 64}, hi)
+	four, offs, mask := ZMM(), ZMM(), ZMM()
+	VMOVDQU64(c("four64"), four)
+	VMOVDQU32(c("col256"), offs)
+	VMOVDQU32(c("byte32"), mask)
+	zero := GP64()
+	XORQ(zero, zero)
+	ANDQ(I32(-4), n)
+	i := GP64()
+	XORQ(i, i)
+	Label("rows16_loop")
+	CMPQ(i, n)
+	JAE(LabelRef("rows16_done"))
+	ka, kb := K(), K()
+	KXNORB(ka, ka, ka)
+	KXNORB(kb, kb, kb)
+	ya, yb := YMM(), YMM()
+	VPXOR(ya, ya, ya)
+	VPXOR(yb, yb, yb)
+	VPGATHERQD(Mem{Base: zero, Index: lo, Scale: 1}, ka, ya)
+	VPGATHERQD(Mem{Base: zero, Index: hi, Scale: 1}, kb, yb)
+	all := ZMM()
+	VINSERTI64X4(U8(1), yb, ya.AsZ(), all)
+	for b := range 4 {
+		v := ZMM()
+		if b == 0 {
+			VPANDD(mask, all, v)
+		} else {
+			VPSRLD(U8(8*b), all, v)
+			VPANDD(mask, v, v)
+		}
+		VPADDD(offs, v, v)
+		k := K()
+		KXNORW(k, k, k)
+		r := ZMM()
+		VPXORD(r, r, r)
+		VGATHERDPS(Mem{Base: tab, Index: v, Scale: 4}, k, r)
+		VMOVUPS(r, Mem{Base: x})
+		ADDQ(ldx, x)
+	}
+	VPADDQ(four, lo, lo)
+	VPADDQ(four, hi, hi)
+	ADDQ(U32(4), i)
+	JMP(LabelRef("rows16_loop"))
+	Label("rows16_done")
+	vzeroupper()
+	RET()
+}
+
 func main() {
 	ConstraintExpr("!purego")
 	defineConstants()
@@ -936,5 +1015,6 @@ func main() {
 		genGemv4(s)
 		genGatherU8(s)
 	}
+	genGatherRows16()
 	Generate()
 }
