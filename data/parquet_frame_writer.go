@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -146,30 +147,54 @@ func (pw *ParquetFrameWriter) write(f *Frame, buffered bool) error {
 	if f.NumCols() != len(pw.kinds) {
 		return fmt.Errorf("parquet writer: a batch of %d columns, the file has %d", f.NumCols(), len(pw.kinds))
 	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, pw.schema)
-	defer b.Release()
 	n := f.Len()
+	cols := make([]arrow.Array, len(f.cols))
+	defer func() {
+		for _, a := range cols {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
 	for j, c := range f.cols {
 		if c.Kind() != pw.kinds[j] || c.Name() != pw.schema.Field(j).Name {
 			return fmt.Errorf("parquet writer: column %d is %q (%s), the file's is %q (%s)", j, c.Name(), c.Kind(), pw.schema.Field(j).Name, pw.kinds[j])
 		}
+		typ := pw.schema.Field(j).Type
 		valid := c.Valid()
+		if valid == nil {
+			// A numeric column without nulls is handed over in place:
+			// the writer encodes it before write returns.
+			switch c := c.(type) {
+			case *ScalarColumn[float64]:
+				cols[j] = inPlaceArray(typ, c.Values())
+			case *ScalarColumn[float32]:
+				cols[j] = inPlaceArray(typ, c.Values())
+			case *ScalarColumn[int64]:
+				cols[j] = inPlaceArray(typ, c.Values())
+			}
+			if cols[j] != nil {
+				continue
+			}
+		}
+		b := array.NewBuilder(memory.DefaultAllocator, typ)
 		switch c := c.(type) {
 		case *ScalarColumn[float64]:
-			b.Field(j).(*array.Float64Builder).AppendValues(c.Values(), valid)
+			b.(*array.Float64Builder).AppendValues(c.Values(), valid)
 		case *ScalarColumn[float32]:
-			b.Field(j).(*array.Float32Builder).AppendValues(c.Values(), valid)
+			b.(*array.Float32Builder).AppendValues(c.Values(), valid)
 		case *ScalarColumn[int64]:
-			b.Field(j).(*array.Int64Builder).AppendValues(c.Values(), valid)
+			b.(*array.Int64Builder).AppendValues(c.Values(), valid)
 		case *ScalarColumn[bool]:
-			b.Field(j).(*array.BooleanBuilder).AppendValues(c.Values(), valid)
+			b.(*array.BooleanBuilder).AppendValues(c.Values(), valid)
 		case *ScalarColumn[string]:
-			b.Field(j).(*array.StringBuilder).AppendValues(c.Values(), valid)
+			b.(*array.StringBuilder).AppendValues(c.Values(), valid)
 		case *VectorColumn:
 			if c.Width() != pw.widths[j] {
+				b.Release()
 				return fmt.Errorf("parquet writer: vector column %q has width %d, the file's %d", c.Name(), c.Width(), pw.widths[j])
 			}
-			lb := b.Field(j).(*array.FixedSizeListBuilder)
+			lb := b.(*array.FixedSizeListBuilder)
 			lb.AppendValues(validOrAll(valid, n))
 			if c.Elem() == Float32 {
 				lb.ValueBuilder().(*array.Float32Builder).AppendValues(c.Float32s(), c.ElemValid())
@@ -177,15 +202,32 @@ func (pw *ParquetFrameWriter) write(f *Frame, buffered bool) error {
 				lb.ValueBuilder().(*array.Float64Builder).AppendValues(c.Float64s(), c.ElemValid())
 			}
 		default:
+			b.Release()
 			return fmt.Errorf("parquet writer: column %q: cannot write kind %s", c.Name(), c.Kind())
 		}
+		cols[j] = b.NewArray()
+		b.Release()
 	}
-	rec := b.NewRecordBatch()
+	rec := array.NewRecordBatch(pw.schema, cols, int64(n))
 	defer rec.Release()
 	if buffered {
 		return pw.fw.WriteBuffered(rec)
 	}
 	return pw.fw.Write(rec)
+}
+
+// inPlaceArray returns an arrow array of type typ over the values of v,
+// without a copy and without nulls.
+func inPlaceArray[T float32 | float64 | int64](typ arrow.DataType, v []T) arrow.Array {
+	var buf *memory.Buffer
+	if len(v) > 0 {
+		buf = memory.NewBufferBytes(unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(v[0]))))
+	} else {
+		buf = memory.NewBufferBytes(nil)
+	}
+	d := array.NewData(typ, len(v), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // Close finishes the stream (the footer) and closes the writer under it
