@@ -67,7 +67,9 @@ func GatherRows16(x []float32, ldx, n int, idx *[16][]uint8, tab *[16][256]float
 		return
 	}
 	for k := range idx {
-		checkLen("GatherRows16", fmt.Sprintf("idx[%d]", k), len(idx[k]), n)
+		if len(idx[k]) < n {
+			panic(fmt.Sprintf("kernel.GatherRows16: len(idx[%d]) = %d, shorter than %d", k, len(idx[k]), n))
+		}
 	}
 	if ldx < 16 {
 		panic(fmt.Sprintf("kernel.GatherRows16: ldx = %d, less than 16", ldx))
