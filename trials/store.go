@@ -129,6 +129,13 @@ type storeRungs struct {
 
 func (s *storeRungs) Record(ctx context.Context, rung int, value float64) ([]float64, error) {
 	base := s.q.prefix + "rung/" + strconv.Itoa(rung) + "/"
+	// One record at a time in this process, from its count to its reads:
+	// the cache then grows in order, and no read here waits (holding the
+	// store connection, which the trials of a process share) for a
+	// record that another trial of this process has counted but not yet
+	// written, which would wait for the connection in turn.
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	n, err := s.q.st.Add(ctx, base+"n", 1)
 	if err != nil {
 		return nil, err
@@ -136,9 +143,6 @@ func (s *storeRungs) Record(ctx context.Context, rung int, value float64) ([]flo
 	if err := s.q.st.Set(ctx, base+strconv.FormatInt(n-1, 10), binary.LittleEndian.AppendUint64(nil, math.Float64bits(value))); err != nil {
 		return nil, err
 	}
-	// One reader at a time in this process, so the cache grows in order.
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for j := int64(len(s.seen[rung])); j < n; j++ {
 		b, err := s.q.st.Get(ctx, base+strconv.FormatInt(j, 10))
 		if err != nil {
