@@ -16,14 +16,29 @@ import (
 
 // Client is a connection to a Server. It is safe for concurrent use; requests
 // are served one at a time (a blocking Get holds the connection, so use a
-// second Client to wait on one key while using the store for others).
+// second Client to wait on one key while using the store for others). A
+// request whose context ends first returns at once; the server's answer
+// to it, due by that request's deadline, is read and dropped by the next
+// request, and a request abandoned without a deadline (the server may
+// answer much later) leaves the Client unusable: later requests say so.
 type Client struct {
 	addr string
 	mu   sync.Mutex
 	conn net.Conn
 	r    *bufio.Reader
 	w    *bufio.Writer
+	// A request whose context ended before its answer came leaves the
+	// answer on the connection: owed is the time by which the server
+	// sends it (the next request reads it first), broken says the
+	// connection cannot be read in step any more (a request half sent,
+	// an answer half read, or one the server may hold indefinitely).
+	owed   time.Time
+	broken error
 }
+
+// drainGrace is how long past its promised time an owed answer may take
+// to arrive before the connection is given up.
+const drainGrace = 2 * time.Second
 
 // Dial connects to the store at addr and authenticates with token, claiming
 // rank. It retries refused connections (the server may not be up yet) until
@@ -62,8 +77,20 @@ func (c *Client) do(ctx context.Context, op byte, key string, val []byte) (byte,
 	if len(key) > maxKey || len(val) > maxValue {
 		return 0, nil, fmt.Errorf("store: key %q or value (%d bytes) too large", key, len(val))
 	}
+	if err := ctx.Err(); err != nil {
+		return 0, nil, fmt.Errorf("store %s: %w", c.addr, err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.broken != nil {
+		return 0, nil, c.broken
+	}
+	if !c.owed.IsZero() {
+		if err := c.drain(); err != nil {
+			return 0, nil, err
+		}
+	}
+	start := time.Now()
 	wait := int64(-1)
 	if dl, ok := ctx.Deadline(); ok {
 		wait = max(int64(time.Until(dl)/time.Millisecond), 0)
@@ -73,6 +100,22 @@ func (c *Client) do(ctx context.Context, op byte, key string, val []byte) (byte,
 	}
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
 	defer stop()
+	sent, got := false, 0
+	defer func() {
+		if ctx.Err() == nil || c.broken != nil || !c.owed.IsZero() {
+			return
+		}
+		// The context ended mid-request: what is left on the connection
+		// decides whether it can still be used.
+		switch {
+		case !sent || got > 0:
+			c.broken = fmt.Errorf("store %s: the connection is out of step after an abandoned request (%v)", c.addr, ctx.Err())
+		case wait < 0 || start.Add(time.Duration(wait)*time.Millisecond).After(time.Now().Add(drainGrace)):
+			c.broken = fmt.Errorf("store %s: the connection is held by an abandoned request the server may answer much later (%v)", c.addr, ctx.Err())
+		default:
+			c.owed = start.Add(time.Duration(wait) * time.Millisecond)
+		}
+	}()
 	c.w.WriteByte(op)
 	c.w.Write(binary.LittleEndian.AppendUint16(nil, uint16(len(key))))
 	c.w.WriteString(key)
@@ -82,19 +125,43 @@ func (c *Client) do(ctx context.Context, op byte, key string, val []byte) (byte,
 	if err := c.w.Flush(); err != nil {
 		return 0, nil, c.wrap(ctx, err)
 	}
+	sent = true
 	var hdr [5]byte
-	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+	k, err := io.ReadFull(c.r, hdr[:])
+	got += k
+	if err != nil {
 		return 0, nil, c.wrap(ctx, err)
 	}
 	n := binary.LittleEndian.Uint32(hdr[1:])
 	if n > maxValue {
-		return 0, nil, fmt.Errorf("store %s: response of %d bytes", c.addr, n)
+		c.broken = fmt.Errorf("store %s: response of %d bytes", c.addr, n)
+		return 0, nil, c.broken
 	}
 	data := make([]byte, n)
 	if _, err := io.ReadFull(c.r, data); err != nil {
 		return 0, nil, c.wrap(ctx, err)
 	}
 	return hdr[0], data, nil
+}
+
+// drain reads and drops the answer an abandoned request left owed.
+func (c *Client) drain() error {
+	c.conn.SetDeadline(c.owed.Add(drainGrace))
+	c.owed = time.Time{}
+	var hdr [5]byte
+	_, err := io.ReadFull(c.r, hdr[:])
+	if err == nil {
+		if n := binary.LittleEndian.Uint32(hdr[1:]); n > maxValue {
+			err = fmt.Errorf("response of %d bytes", n)
+		} else {
+			_, err = c.r.Discard(int(n))
+		}
+	}
+	if err != nil {
+		c.broken = fmt.Errorf("store %s: the answer to an abandoned request did not come: %w", c.addr, err)
+		return c.broken
+	}
+	return nil
 }
 
 func (c *Client) wrap(ctx context.Context, err error) error {

@@ -207,3 +207,60 @@ func TestWithPrefixSeparatesNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAbandonedRequest: a Get whose context ends before the server's
+// answer leaves that answer on the connection. The next request reads
+// it first and gets its own answer, never the abandoned one; a Get the
+// server may hold indefinitely (no deadline) leaves the connection
+// unusable, and later requests say so instead of reading out of step.
+func TestAbandonedRequest(t *testing.T) {
+	s := newServer(t, "tok", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, s.Addr().String(), []byte("tok"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Set(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	// The server holds the Get for 300 ms; the caller gives up after 30.
+	for range 3 {
+		short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+		time.AfterFunc(30*time.Millisecond, stop)
+		if _, err := c.Get(short, "missing"); !errors.Is(err, context.Canceled) {
+			t.Fatalf("abandoned Get: %v, want context.Canceled", err)
+		}
+		stop()
+		if v, err := c.Get(ctx, "k"); err != nil || string(v) != "v" {
+			t.Fatalf("Get after an abandoned one: %q, %v; want \"v\"", v, err)
+		}
+		if n, err := c.Add(ctx, "n", 1); err != nil || n < 1 {
+			t.Fatalf("Add after an abandoned Get: %d, %v", n, err)
+		}
+	}
+	// A Get without deadline, abandoned: the server might answer any time.
+	open, stop := context.WithCancel(ctx)
+	time.AfterFunc(30*time.Millisecond, stop)
+	if _, err := c.Get(open, "never"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned Get: %v, want context.Canceled", err)
+	}
+	if v, err := c.Get(ctx, "k"); err == nil || !strings.Contains(err.Error(), "abandoned") {
+		t.Fatalf("Get on a connection held by an abandoned Get: %q, %v; want an error saying so", v, err)
+	}
+	// An expired context costs nothing on a sound connection.
+	c2, err := Dial(ctx, s.Addr().String(), []byte("tok"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	done, stop2 := context.WithCancel(ctx)
+	stop2()
+	if _, err := c2.Get(done, "k"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Get with an ended context: %v", err)
+	}
+	if v, err := c2.Get(ctx, "k"); err != nil || string(v) != "v" {
+		t.Fatalf("Get after an ended context: %q, %v", v, err)
+	}
+}
