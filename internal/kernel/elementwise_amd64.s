@@ -5925,3 +5925,72 @@ rows16_loop:
 rows16_done:
 	VZEROUPPER
 	RET
+
+// func gatherRows16NTAVX512(x []float32, ldx int, ptrs *[16]*uint8, tab *[16][256]float32, n int)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, MMX+
+TEXT ·gatherRows16NTAVX512(SB), NOSPLIT, $0-56
+	MOVQ      x_base+0(FP), AX
+	MOVQ      ldx+24(FP), CX
+	MOVQ      ptrs+32(FP), DX
+	MOVQ      tab+40(FP), BX
+	MOVQ      n+48(FP), SI
+	SHLQ      $0x02, CX
+	VMOVDQU64 (DX), Z0
+	VMOVDQU64 64(DX), Z1
+	VMOVDQU64 elemconst_four64<>+0(SB), Z2
+	VMOVDQU32 elemconst_col256<>+0(SB), Z3
+	VMOVDQU32 elemconst_byte32<>+0(SB), Z4
+	XORQ      DX, DX
+	ANDQ      $-4, SI
+	XORQ      DI, DI
+
+rows16_loop:
+	CMPQ         DI, SI
+	JAE          rows16_done
+	KXNORB       K1, K1, K1
+	KXNORB       K2, K2, K2
+	VPXOR        Y5, Y5, Y5
+	VPXOR        Y6, Y6, Y6
+	VPGATHERQD   (DX)(Z0*1), K1, Y5
+	VPGATHERQD   (DX)(Z1*1), K2, Y6
+	VINSERTI64X4 $0x01, Y6, Z5, Z6
+	VPANDD       Z4, Z6, Z11
+	VPADDD       Z3, Z11, Z11
+	KXNORW       K3, K3, K3
+	VPXORD       Z7, Z7, Z7
+	VGATHERDPS   (BX)(Z11*4), K3, Z7
+	VMOVNTPS     Z7, (AX)
+	ADDQ         CX, AX
+	VPSRLD       $0x08, Z6, Z11
+	VPANDD       Z4, Z11, Z11
+	VPADDD       Z3, Z11, Z11
+	KXNORW       K4, K4, K4
+	VPXORD       Z8, Z8, Z8
+	VGATHERDPS   (BX)(Z11*4), K4, Z8
+	VMOVNTPS     Z8, (AX)
+	ADDQ         CX, AX
+	VPSRLD       $0x10, Z6, Z11
+	VPANDD       Z4, Z11, Z11
+	VPADDD       Z3, Z11, Z11
+	KXNORW       K5, K5, K5
+	VPXORD       Z9, Z9, Z9
+	VGATHERDPS   (BX)(Z11*4), K5, Z9
+	VMOVNTPS     Z9, (AX)
+	ADDQ         CX, AX
+	VPSRLD       $0x18, Z6, Z6
+	VPANDD       Z4, Z6, Z6
+	VPADDD       Z3, Z6, Z6
+	KXNORW       K6, K6, K6
+	VPXORD       Z10, Z10, Z10
+	VGATHERDPS   (BX)(Z6*4), K6, Z10
+	VMOVNTPS     Z10, (AX)
+	ADDQ         CX, AX
+	VPADDQ       Z2, Z0, Z0
+	VPADDQ       Z2, Z1, Z1
+	ADDQ         $0x00000004, DI
+	JMP          rows16_loop
+
+rows16_done:
+	SFENCE
+	VZEROUPPER
+	RET

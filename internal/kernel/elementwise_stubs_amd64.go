@@ -304,3 +304,6 @@ func gatherF32U8AVX2(dst []float32, tab *[256]float32, idx []uint8)
 
 //go:noescape
 func gatherRows16AVX512(x []float32, ldx int, ptrs *[16]*uint8, tab *[16][256]float32, n int)
+
+//go:noescape
+func gatherRows16NTAVX512(x []float32, ldx int, ptrs *[16]*uint8, tab *[16][256]float32, n int)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestGatherF32U8: every variant looks up the same bits as the reference
@@ -97,6 +98,16 @@ func TestGatherRows16(t *testing.T) {
 		}
 	}
 	const guard = 0x7f812345
+	// Every span with non-temporal stores where they apply (an aligned
+	// row start, a row stride of whole cache lines), then none.
+	defer func(s int) { gatherNTSpan = s }(gatherNTSpan)
+	for _, span := range []int{0, math.MaxInt} {
+		gatherNTSpan = span
+		testGatherRows16(t, rng, &tab, guard)
+	}
+}
+
+func testGatherRows16(t *testing.T, rng *rand.Rand, tab *[16][256]float32, guard uint32) {
 	forVariants(t, func(t *testing.T, kv *elemKernels) {
 		for _, ldx := range []int{16, 21, 784} {
 			for n := range 23 {
@@ -110,11 +121,20 @@ func TestGatherRows16(t *testing.T) {
 						idx[k][i] = uint8(rng.UintN(256))
 					}
 				}
-				x := make([]float32, n*ldx+3)
-				for i := range x {
-					x[i] = math.Float32frombits(guard)
+				// x starts on a cache line (the non-temporal stores need
+				// it), guards before it included.
+				buf := make([]float32, n*ldx+3+32)
+				for i := range buf {
+					buf[i] = math.Float32frombits(guard)
 				}
-				kv.gatherRows16(x, ldx, n, &idx, &tab)
+				off := 16 + int(64-uintptr(unsafe.Pointer(&buf[16]))%64)%64/4
+				x := buf[off : off+n*ldx+3]
+				kv.gatherRows16(x, ldx, n, &idx, tab)
+				for i := range off {
+					if math.Float32bits(buf[i]) != guard {
+						t.Fatalf("ldx=%d n=%d: wrote before x", ldx, n)
+					}
+				}
 				for i := range n {
 					for k := range 16 {
 						if got, want := math.Float32bits(x[i*ldx+k]), math.Float32bits(tab[k][idx[k][i]]); got != want {

@@ -919,9 +919,15 @@ func genGatherU8(s isa) {
 // Four rows at a time, two qword-indexed gathers fetch four index bytes
 // of each column (from the sixteen pointers ptrs, advanced by four), each
 // byte lane is then widened, offset by 256·k into the sixteen tables and
-// gathered, and the row's sixteen values stored as one vector.
-func genGatherRows16() {
-	text("gatherRows16AVX512", "func(x []float32, ldx int, ptrs *[16]*uint8, tab *[16][256]float32, n int)")
+// gathered, and the row's sixteen values stored as one vector. With nt
+// the stores are non-temporal (each row's values must then be one aligned
+// cache line), followed by an SFENCE.
+func genGatherRows16(nt bool) {
+	name := "gatherRows16AVX512"
+	if nt {
+		name = "gatherRows16NTAVX512"
+	}
+	text(name, "func(x []float32, ldx int, ptrs *[16]*uint8, tab *[16][256]float32, n int)")
 	x, ldx, ptrs, tab, n := GP64(), GP64(), GP64(), GP64(), GP64()
 	Load(Param("x").Base(), x)
 	Load(Param("ldx"), ldx)
@@ -968,7 +974,11 @@ func genGatherRows16() {
 		r := ZMM()
 		VPXORD(r, r, r)
 		VGATHERDPS(Mem{Base: tab, Index: v, Scale: 4}, k, r)
-		VMOVUPS(r, Mem{Base: x})
+		if nt {
+			VMOVNTPS(r, Mem{Base: x})
+		} else {
+			VMOVUPS(r, Mem{Base: x})
+		}
 		ADDQ(ldx, x)
 	}
 	VPADDQ(four, lo, lo)
@@ -976,6 +986,9 @@ func genGatherRows16() {
 	ADDQ(U32(4), i)
 	JMP(LabelRef("rows16_loop"))
 	Label("rows16_done")
+	if nt {
+		SFENCE()
+	}
 	vzeroupper()
 	RET()
 }
@@ -1015,6 +1028,7 @@ func main() {
 		genGemv4(s)
 		genGatherU8(s)
 	}
-	genGatherRows16()
+	genGatherRows16(false)
+	genGatherRows16(true)
 	Generate()
 }
