@@ -28,7 +28,7 @@ func softmaxRef64(x []float32) (sm, lsm []float64) {
 func TestSoftmaxRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, tc := range []struct{ rows, cols int }{
-		{0, 5}, {3, 0}, {1, 1}, {2, 7}, {5, 16}, {3, 17}, {4, 33}, {7, 1000}, {300, 100}, {64, 4097},
+		{0, 5}, {3, 0}, {1, 1}, {2, 7}, {100, 10}, {33, 15}, {5, 16}, {3, 17}, {4, 33}, {7, 1000}, {300, 100}, {64, 4097},
 	} {
 		n := tc.rows * tc.cols
 		x := randF32(rng, n, -30, 30)
@@ -76,15 +76,25 @@ func TestSoftmaxRows(t *testing.T) {
 }
 
 func TestSoftmaxNaNRow(t *testing.T) {
-	x := []float32{1, float32(math.NaN()), 2, 0, 0, 0}
-	dst := make([]float32, 6)
-	SoftmaxRowsF32(dst, x, 2, 3)
-	for j := range 3 {
-		if dst[j] == dst[j] {
-			t.Fatalf("row with NaN: dst[%d] = %v, want NaN", j, dst[j])
+	inf := float32(math.Inf(-1))
+	for _, cols := range []int{3, 20} { // short rows and long ones
+		x := make([]float32, 3*cols)
+		x[0], x[1], x[2] = 1, float32(math.NaN()), 2
+		for j := range cols {
+			x[2*cols+j] = inf
 		}
-		if math.Abs(float64(dst[3+j])-1.0/3) > 1e-7 {
-			t.Fatalf("uniform row: %v", dst[3:])
+		dst := make([]float32, 3*cols)
+		SoftmaxRowsF32(dst, x, 3, cols)
+		for j := range cols {
+			if dst[j] == dst[j] {
+				t.Fatalf("%d columns: row with NaN: dst[%d] = %v, want NaN", cols, j, dst[j])
+			}
+			if math.Abs(float64(dst[cols+j])-1/float64(cols)) > 1e-7 {
+				t.Fatalf("%d columns: uniform row: %v", cols, dst[cols:2*cols])
+			}
+			if v := dst[2*cols+j]; v == v {
+				t.Fatalf("%d columns: row of -Inf: dst[%d] = %v, want NaN", cols, j, v)
+			}
 		}
 	}
 }
