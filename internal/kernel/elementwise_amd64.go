@@ -126,14 +126,6 @@ func tailReluBackward(w int, asm func(dst, grad, x []float32)) func(dst, grad, x
 	}
 }
 
-// gatherNTSpan is the span of rows (bytes from the first to the last)
-// from which gatherRows16Vec writes them with non-temporal stores, when
-// every row's sixteen values are one aligned cache line: rows spread that
-// far are not read back from L2 anyway (2 MB a core here), and skipping
-// the read for ownership and the cache made batch prediction's 784-column
-// rows about 2.5% faster end to end. Tests lower it.
-var gatherNTSpan = 4 << 20
-
 // gatherRows16Vec runs the assembly on the rows in fours (it reads four
 // index bytes of each column at a time) and the reference on the rest.
 func gatherRows16Vec(x []float32, ldx, n int, idx *[16][]uint8, tab *[16][256]float32) {
