@@ -100,9 +100,9 @@ func (c *Client) do(ctx context.Context, op byte, key string, val []byte) (byte,
 	}
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
 	defer stop()
-	sent, got := false, 0
+	sent, got, complete := false, 0, false
 	defer func() {
-		if ctx.Err() == nil || c.broken != nil || !c.owed.IsZero() {
+		if complete || ctx.Err() == nil || c.broken != nil || !c.owed.IsZero() {
 			return
 		}
 		// The context ended mid-request: what is left on the connection
@@ -141,6 +141,7 @@ func (c *Client) do(ctx context.Context, op byte, key string, val []byte) (byte,
 	if _, err := io.ReadFull(c.r, data); err != nil {
 		return 0, nil, c.wrap(ctx, err)
 	}
+	complete = true // the context may end now: the connection is in step
 	return hdr[0], data, nil
 }
 

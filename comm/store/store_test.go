@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -262,5 +263,38 @@ func TestAbandonedRequest(t *testing.T) {
 	}
 	if v, err := c2.Get(ctx, "k"); err != nil || string(v) != "v" {
 		t.Fatalf("Get after an ended context: %q, %v", v, err)
+	}
+}
+
+// endingCtx reports no error when first asked, then that it was
+// cancelled: a context ending just as its request completes.
+type endingCtx struct {
+	context.Context
+	asked atomic.Int32
+}
+
+func (c *endingCtx) Err() error {
+	if c.asked.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
+
+// TestRequestCompletedAsContextEnds: a request whose answer came in full
+// leaves the connection in step even if its context ends right after.
+func TestRequestCompletedAsContextEnds(t *testing.T) {
+	s := newServer(t, "tok", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, s.Addr().String(), []byte("tok"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Set(&endingCtx{Context: context.Background()}, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.Get(ctx, "k"); err != nil || string(v) != "v" {
+		t.Fatalf("Get after a request whose context ended as it completed: %q, %v", v, err)
 	}
 }
