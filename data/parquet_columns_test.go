@@ -15,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pqgo "github.com/parquet-go/parquet-go"
 )
 
@@ -55,21 +54,8 @@ func writeFloatSpec(t testing.TB, path string, s floatSpec) (want []float32, wan
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	props := append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(s.rg)), parquet.WithBatchSize(64)}, s.props...)
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(props...), pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeArrowRecord(t, path, rec, parquet.NewWriterProperties(props...))
 	return want, wantNulls
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // hybridEncoder writes the value section of a dictionary-encoded data page:
@@ -389,22 +388,9 @@ func writeDictColumn(tb testing.TB, path string, col []float32, v parquet.DataPa
 	b.Field(0).(*array.Float32Builder).AppendValues(col, nil)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(true), parquet.WithDataPageVersion(v),
 		parquet.WithDataPageSize(pageBytes), parquet.WithBatchSize(1000))
-	fw, err := pqarrow.NewFileWriter(sc, f, props, pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		tb.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		tb.Fatal(err)
-	}
+	writeArrowRecord(tb, path, rec, props)
 }
 
 // arrowDictPage is the value section of a dictionary-encoded data page and

@@ -17,7 +17,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // writePagedFloats writes w float32 columns of n rows (every third
@@ -43,22 +42,9 @@ func writePagedFloats(t *testing.T, path string, n, w, rg, pageBytes int, v parq
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	props := parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(int64(rg)), parquet.WithDataPageSize(int64(pageBytes)),
 		parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(v), parquet.WithCompression(codec), parquet.WithBatchSize(64))
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, props, pqarrow.NewArrowWriterProperties())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeArrowRecord(t, path, rec, props)
 }
 
 // TestParquetMatrixPages: PLAIN pages of data page versions 1 and 2,

@@ -105,19 +105,26 @@ func writeRecord(t *testing.T, path string, b *array.RecordBuilder, rowGroup int
 	t.Helper()
 	rec := b.NewRecordBatch()
 	defer rec.Release()
+	writeArrowRecord(t, path, rec, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)), pqarrow.WithStoreSchema())
+}
+
+// writeArrowRecord writes rec to a new Parquet file at path through
+// arrow-go's writer with props.
+func writeArrowRecord(tb testing.TB, path string, rec arrow.RecordBatch, props *parquet.WriterProperties, opts ...pqarrow.WriterOption) {
+	tb.Helper()
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rowGroup)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, props, pqarrow.NewArrowWriterProperties(opts...))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := fw.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 
