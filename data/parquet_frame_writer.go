@@ -160,53 +160,10 @@ func (pw *ParquetFrameWriter) write(f *Frame, buffered bool) error {
 		if c.Kind() != pw.kinds[j] || c.Name() != pw.schema.Field(j).Name {
 			return fmt.Errorf("parquet writer: column %d is %q (%s), the file's is %q (%s)", j, c.Name(), c.Kind(), pw.schema.Field(j).Name, pw.kinds[j])
 		}
-		typ := pw.schema.Field(j).Type
-		valid := c.Valid()
-		if valid == nil {
-			// A numeric column without nulls is handed over in place:
-			// the writer encodes it before write returns.
-			switch c := c.(type) {
-			case *ScalarColumn[float64]:
-				cols[j] = inPlaceArray(typ, c.Values())
-			case *ScalarColumn[float32]:
-				cols[j] = inPlaceArray(typ, c.Values())
-			case *ScalarColumn[int64]:
-				cols[j] = inPlaceArray(typ, c.Values())
-			}
-			if cols[j] != nil {
-				continue
-			}
+		var err error
+		if cols[j], err = pw.array(j, c, n); err != nil {
+			return err
 		}
-		b := array.NewBuilder(memory.DefaultAllocator, typ)
-		switch c := c.(type) {
-		case *ScalarColumn[float64]:
-			b.(*array.Float64Builder).AppendValues(c.Values(), valid)
-		case *ScalarColumn[float32]:
-			b.(*array.Float32Builder).AppendValues(c.Values(), valid)
-		case *ScalarColumn[int64]:
-			b.(*array.Int64Builder).AppendValues(c.Values(), valid)
-		case *ScalarColumn[bool]:
-			b.(*array.BooleanBuilder).AppendValues(c.Values(), valid)
-		case *ScalarColumn[string]:
-			b.(*array.StringBuilder).AppendValues(c.Values(), valid)
-		case *VectorColumn:
-			if c.Width() != pw.widths[j] {
-				b.Release()
-				return fmt.Errorf("parquet writer: vector column %q has width %d, the file's %d", c.Name(), c.Width(), pw.widths[j])
-			}
-			lb := b.(*array.FixedSizeListBuilder)
-			lb.AppendValues(validOrAll(valid, n))
-			if c.Elem() == Float32 {
-				lb.ValueBuilder().(*array.Float32Builder).AppendValues(c.Float32s(), c.ElemValid())
-			} else {
-				lb.ValueBuilder().(*array.Float64Builder).AppendValues(c.Float64s(), c.ElemValid())
-			}
-		default:
-			b.Release()
-			return fmt.Errorf("parquet writer: column %q: cannot write kind %s", c.Name(), c.Kind())
-		}
-		cols[j] = b.NewArray()
-		b.Release()
 	}
 	rec := array.NewRecordBatch(pw.schema, cols, int64(n))
 	defer rec.Release()
@@ -214,6 +171,61 @@ func (pw *ParquetFrameWriter) write(f *Frame, buffered bool) error {
 		return pw.fw.WriteBuffered(rec)
 	}
 	return pw.fw.Write(rec)
+}
+
+// array returns column c, the file's column j, as an arrow array of n
+// rows.
+func (pw *ParquetFrameWriter) array(j int, c Column, n int) (arrow.Array, error) {
+	typ := pw.schema.Field(j).Type
+	valid := c.Valid()
+	switch c := c.(type) {
+	case *ScalarColumn[float64]:
+		return numericArray[float64, *array.Float64Builder](typ, c.Values(), valid), nil
+	case *ScalarColumn[float32]:
+		return numericArray[float32, *array.Float32Builder](typ, c.Values(), valid), nil
+	case *ScalarColumn[int64]:
+		return numericArray[int64, *array.Int64Builder](typ, c.Values(), valid), nil
+	case *ScalarColumn[bool]:
+		b := array.NewBooleanBuilder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(c.Values(), valid)
+		return b.NewArray(), nil
+	case *ScalarColumn[string]:
+		b := array.NewStringBuilder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(c.Values(), valid)
+		return b.NewArray(), nil
+	case *VectorColumn:
+		if c.Width() != pw.widths[j] {
+			return nil, fmt.Errorf("parquet writer: vector column %q has width %d, the file's %d", c.Name(), c.Width(), pw.widths[j])
+		}
+		lb := array.NewBuilder(memory.DefaultAllocator, typ).(*array.FixedSizeListBuilder)
+		defer lb.Release()
+		lb.AppendValues(validOrAll(valid, n))
+		if c.Elem() == Float32 {
+			lb.ValueBuilder().(*array.Float32Builder).AppendValues(c.Float32s(), c.ElemValid())
+		} else {
+			lb.ValueBuilder().(*array.Float64Builder).AppendValues(c.Float64s(), c.ElemValid())
+		}
+		return lb.NewArray(), nil
+	}
+	return nil, fmt.Errorf("parquet writer: column %q: cannot write kind %s", c.Name(), c.Kind())
+}
+
+// numericArray returns the values v (nulls where valid says so) as an
+// arrow array of type typ: without nulls in place, since the writer
+// encodes them before write returns; else copied by a builder.
+func numericArray[T float32 | float64 | int64, B interface {
+	array.Builder
+	AppendValues([]T, []bool)
+}](typ arrow.DataType, v []T, valid []bool) arrow.Array {
+	if valid == nil {
+		return inPlaceArray(typ, v)
+	}
+	b := array.NewBuilder(memory.DefaultAllocator, typ).(B)
+	defer b.Release()
+	b.AppendValues(v, valid)
+	return b.NewArray()
 }
 
 // inPlaceArray returns an arrow array of type typ over the values of v,
