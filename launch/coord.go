@@ -57,7 +57,7 @@ func launcherRank(node int) int { return -1 - node }
 // that every node was started with the same restart budget and shape.
 func (l *launcher) openCoordinator(ctx context.Context) (*coordinator, error) {
 	cfg := l.cfg
-	addr := net.JoinHostPort(cfg.MasterAddr, strconv.Itoa(l.port))
+	addr := l.storeAddr()
 	var ln net.Listener
 	if cfg.NodeRank == 0 {
 		var err error
@@ -73,12 +73,23 @@ func (l *launcher) openCoordinator(ctx context.Context) (*coordinator, error) {
 // for the job's whole life; the workers' keys live under their restart
 // generation's prefix, so no attempt meets an earlier one's.
 func (l *launcher) hostStore() (*store.Server, error) {
-	addr := net.JoinHostPort(l.cfg.MasterAddr, strconv.Itoa(l.port))
+	addr := l.storeAddr()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("launch: cannot host the job's store on %s: %w", addr, err)
 	}
-	return store.Serve(ln, []byte(l.token), slog.New(slog.NewTextHandler(l.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))), nil
+	return l.serveStore(ln), nil
+}
+
+// storeAddr is MASTER_ADDR:MASTER_PORT, where the job's store listens.
+func (l *launcher) storeAddr() string {
+	return net.JoinHostPort(l.cfg.MasterAddr, strconv.Itoa(l.port))
+}
+
+// serveStore serves the job's store on ln; refused connections are
+// logged to the launcher's stderr.
+func (l *launcher) serveStore(ln net.Listener) *store.Server {
+	return store.Serve(ln, []byte(l.token), slog.New(slog.NewTextHandler(l.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // newCoordinator connects node of nnodes to the store at addr, serving it
@@ -92,7 +103,7 @@ func (l *launcher) newCoordinator(ctx context.Context, node, nnodes int, addr st
 		}
 	}()
 	if ln != nil {
-		c.server = store.Serve(ln, c.token, slog.New(slog.NewTextHandler(l.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		c.server = l.serveStore(ln)
 	}
 	dctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
