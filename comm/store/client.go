@@ -100,7 +100,7 @@ func (c *Client) do(ctx context.Context, op byte, key string, val []byte) (byte,
 	}
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
 	defer stop()
-	sent, got, complete := false, 0, false
+	sent, answered, complete := false, false, false
 	defer func() {
 		if complete || ctx.Err() == nil || c.broken != nil || !c.owed.IsZero() {
 			return
@@ -108,7 +108,7 @@ func (c *Client) do(ctx context.Context, op byte, key string, val []byte) (byte,
 		// The context ended mid-request: what is left on the connection
 		// decides whether it can still be used.
 		switch {
-		case !sent || got > 0:
+		case !sent || answered:
 			c.broken = fmt.Errorf("store %s: the connection is out of step after an abandoned request (%v)", c.addr, ctx.Err())
 		case wait < 0 || start.Add(time.Duration(wait)*time.Millisecond).After(time.Now().Add(drainGrace)):
 			c.broken = fmt.Errorf("store %s: the connection is held by an abandoned request the server may answer much later (%v)", c.addr, ctx.Err())
@@ -128,7 +128,7 @@ func (c *Client) do(ctx context.Context, op byte, key string, val []byte) (byte,
 	sent = true
 	var hdr [5]byte
 	k, err := io.ReadFull(c.r, hdr[:])
-	got += k
+	answered = k > 0 // from here on, part of the answer has been read
 	if err != nil {
 		return 0, nil, c.wrap(ctx, err)
 	}

@@ -211,11 +211,12 @@ var elemRef = &elemKernels{
 }
 
 // gatherNTSpan is the span of rows (bytes from the first to the last)
-// from which the AVX-512 GatherRows16 writes them with non-temporal stores, when
-// every row's sixteen values are one aligned cache line: rows spread that
-// far are not read back from L2 anyway (2 MB a core here), and skipping
-// the read for ownership and the cache made batch prediction's 784-column
-// rows about 2.5% faster end to end. Tests lower it.
+// from which the AVX-512 GatherRows16 writes them with non-temporal
+// stores, when every row's sixteen values are one aligned cache line:
+// rows spread that far are not read back from L2 anyway (2 MB a core
+// here), and skipping the read for ownership and the cache made batch
+// prediction's 784-column rows about 2.5% faster end to end. Tests lower
+// it.
 var gatherNTSpan = 4 << 20
 
 // gatherRows16Ref sets x[i*ldx+k] = tab[k][idx[k][i]] for i < n and the
