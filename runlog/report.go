@@ -3,8 +3,6 @@ package runlog
 import (
 	"bytes"
 	"fmt"
-	"image/png"
-	"io"
 	"math"
 	"strconv"
 
@@ -46,27 +44,4 @@ func WriteMetricsCSVSplit(path string, task metrics.Task, hist []Epoch, split st
 			num(r.LR), num(r.Seconds), num(r.EvalSeconds))
 	}
 	return atomicfile.WriteBytes(path, b.Bytes())
-}
-
-// PlotCurves draws the learning curves as a PNG of 960×400 pixels: the
-// loss per epoch on the left and the task's metric on the right, training
-// and evaluation data as separate lines ("train" and "eval"), title (if
-// not empty) above the loss. Values that are NaN or infinite are left
-// out. The file is written to a temporary name and renamed.
-func PlotCurves(path string, task metrics.Task, hist []Epoch, title string) error {
-	return PlotCurvesSplit(path, task, hist, title, "eval")
-}
-
-// PlotCurvesSplit is PlotCurves with the evaluation curves named after
-// the split they hold, as WriteMetricsCSVSplit names its columns: "val"
-// (or "validation") is drawn as "validation", any other name as it is.
-func PlotCurvesSplit(path string, task metrics.Task, hist []Epoch, title, split string) error {
-	name := split
-	if split == "val" {
-		name = "validation"
-	}
-	c := drawCurves(task, hist, title, name)
-	return atomicfile.Write(path, func(w io.Writer) error {
-		return png.Encode(w, c.img)
-	})
 }

@@ -38,6 +38,6 @@
 //
 // WriteCSV and WriteJSONL write the table (trial, params, metric, epochs,
 // status, seconds, rank, extra figures, error); WritePlot draws the metric
-// by trial and against each numeric key (package runlog's raster plots);
+// by trial and against each numeric key (package runlog/plot);
 // Best picks the best completed trial.
 package trials

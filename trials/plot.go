@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/fathom-ml/fathom/runlog"
+	"github.com/fathom-ml/fathom/runlog/plot"
 )
 
 // WritePlot draws the results into a PNG: the metric of every trial
@@ -14,10 +14,10 @@ import (
 // whole numbers) — a scatter
 // per key, the readable form of parallel coordinates for a few keys.
 func WritePlot(path string, rs []Result, metricName string) error {
-	byStatus := func(x func(Result) (float64, bool)) []runlog.ScatterSeries {
-		var out []runlog.ScatterSeries
+	byStatus := func(x func(Result) (float64, bool)) []plot.ScatterSeries {
+		var out []plot.ScatterSeries
 		for _, st := range []Status{Done, Stopped} {
-			s := runlog.ScatterSeries{Name: string(st)}
+			s := plot.ScatterSeries{Name: string(st)}
 			for _, r := range rs {
 				if r.Status != st {
 					continue
@@ -32,7 +32,7 @@ func WritePlot(path string, rs []Result, metricName string) error {
 		}
 		return out
 	}
-	panels := []runlog.ScatterPanel{{Title: metricName + " by trial", XLabel: "trial", YLabel: metricName,
+	panels := []plot.ScatterPanel{{Title: metricName + " by trial", XLabel: "trial", YLabel: metricName,
 		Series: byStatus(func(r Result) (float64, bool) { return float64(r.ID), true })}}
 	for _, key := range paramKeys(rs) {
 		vals := map[int]float64{}
@@ -60,7 +60,7 @@ func WritePlot(path string, rs []Result, metricName string) error {
 		if log {
 			label = "log10 " + key
 		}
-		panels = append(panels, runlog.ScatterPanel{Title: metricName + " by " + key, XLabel: label, YLabel: metricName,
+		panels = append(panels, plot.ScatterPanel{Title: metricName + " by " + key, XLabel: label, YLabel: metricName,
 			Series: byStatus(func(r Result) (float64, bool) {
 				v, ok := vals[r.ID]
 				if log {
@@ -69,5 +69,5 @@ func WritePlot(path string, rs []Result, metricName string) error {
 				return v, ok
 			})})
 	}
-	return runlog.WriteScatterPNG(path, panels)
+	return plot.Scatter(path, panels)
 }

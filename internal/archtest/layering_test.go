@@ -6,6 +6,7 @@ package archtest
 import (
 	"fmt"
 	"go/build"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,17 +23,19 @@ const module = "github.com/fathom-ml/fathom"
 // the test: place every new package on a floor when adding it. Prefixes
 // ending in "/" cover a whole subtree.
 var floors = map[string]int{
-	"internal/": 0, "safetensors": 0, "metrics": 0, "comm/auth": 0, "comm/sched": 0, "comm/env": 0,
+	"internal/": 0, "safetensors": 0, "metrics": 0, "comm/auth": 0, "comm/sched": 0,
 	"internal/kernel": 1, // on internal/parallel and internal/cpu*
 	"tensor":          2, "comm/store": 1, "launch": 2,
 	"launch/rdzv": 1, "launch/rdzv/rdzvtest": 0, // the etcd rendezvous and its test server
 	"tensor/gradcheck": 3, "comm": 3, "nn": 3, "optim": 3, "data": 3,
-	"comm/tensorcomm": 4, "comm/commtest": 4, "modelfile": 4, "runlog": 4,
-	"ddp":       4, // on tensor, nn and comm; train builds its Strategy on it
-	"ps":        4, // parameter servers: on comm/auth, optim, tensor; train builds its Strategy on it
-	"pipe":      4, // pipeline stages: on comm, nn, tensor
-	"ml":        4, // on data, comm, optim, safetensors, metrics, internal/kernel
-	"ml/mltest": 5, "ml/feature": 5, "ml/linear": 5, "ml/bayes": 5, "ml/glm": 5, "ml/mlp": 5, "ml/eval": 5, "ml/tune": 5, "ml/recommend": 5,
+	"runlog":          3, // the run directory's files and records: on metrics and internal/atomicfile
+	"comm/tensorcomm": 4, "comm/commtest": 4, "modelfile": 4,
+	"runlog/plot": 4, // the binary's only plotting code (curves, timelines, scatters): standard library only
+	"ddp":         4, // on tensor, nn and comm; train builds its Strategy on it
+	"ps":          4, // parameter servers: on comm/auth, optim, tensor; train builds its Strategy on it
+	"pipe":        4, // pipeline stages: on comm, nn, tensor
+	"ml":          4, // on data, comm, optim, safetensors, metrics, internal/kernel
+	"ml/mltest":   5, "ml/feature": 5, "ml/linear": 5, "ml/bayes": 5, "ml/glm": 5, "ml/mlp": 5, "ml/eval": 5, "ml/tune": 5, "ml/recommend": 5,
 	"ml/cluster": 5, "ml/decomp": 5,
 	"ml/mljob":  6, // the YAML config behind `fathom ml`: every stage type
 	"serve":     5, // the inference server: on modelfile, never the training job
@@ -64,6 +67,9 @@ var forbidden = []struct {
 	{"comm", []string{"comm/tensorcomm", "comm/commtest"}, true, []string{"tensor", "nn"}, "the collective core runs on plain slices"},
 	{"serve", nil, true, []string{"train", "train/job", "runlog"}, "serving never imports the training job"},
 	{"infer", nil, true, []string{"train", "train/job", "runlog"}, "batch inference never imports the training job"},
+	{"cmd/fathom", nil, true, []string{"gonum.org/v1/plot"},
+		"the binary draws with runlog/plot alone (the stand-alone tools under internal/tools are modules of their own)"},
+	{"runlog/plot", nil, true, []string{"gonum.org/v1/plot"}, "the figures are drawn with the standard library"},
 }
 
 type graph map[string][]string // module-relative package → its imports (module-relative or external paths)
@@ -159,6 +165,29 @@ func TestFloors(t *testing.T) {
 			if fi > fp || (fi == fp && fp > 0) {
 				t.Errorf("%s (floor %d) imports %s (floor %d): layers point down", p, fp, imp, fi)
 			}
+		}
+	}
+}
+
+// TestFloorsNamePackages: every entry of the floor table names a package
+// that exists (an entry ending in "/" at least one package under it), so
+// the table cannot keep floors for packages moved or removed.
+func TestFloorsNamePackages(t *testing.T) {
+	g := loadGraph(t)
+	keys := make([]string, 0, len(floors))
+	for k := range floors {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if prefix, ok := strings.CutSuffix(k, "/"); ok {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(g)), func(p string) bool { return strings.HasPrefix(p, prefix+"/") }) {
+				t.Errorf("floor table entry %q: no package under %s/", k, prefix)
+			}
+			continue
+		}
+		if _, ok := g[k]; !ok {
+			t.Errorf("floor table entry %q: no such package", k)
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
-	"github.com/fathom-ml/fathom/runlog"
+	"github.com/fathom-ml/fathom/runlog/plot"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 )
@@ -211,12 +211,12 @@ func (d *distributed) reportOverlap(res *Result, timeline string) error {
 	last := steps[max(0, len(steps)-3):]
 	t0 := last[0].Begin
 	ms := func(t time.Time) float64 { return float64(t.Sub(t0)) / 1e6 }
-	rows := []runlog.TimelineRow{{Label: "backward"}}
+	rows := []plot.TimelineRow{{Label: "backward"}}
 	for _, st := range last {
 		rows[0].Spans = append(rows[0].Spans, [2]float64{ms(st.Begin), ms(st.BackwardEnd)})
 		for i, b := range st.Buckets {
 			if len(rows) <= i+1 {
-				rows = append(rows, runlog.TimelineRow{Label: fmt.Sprintf("bucket %d (%.0f KiB)", i, float64(b.Bytes)/1024), Comm: true})
+				rows = append(rows, plot.TimelineRow{Label: fmt.Sprintf("bucket %d (%.0f KiB)", i, float64(b.Bytes)/1024), Comm: true})
 			}
 			if !b.Start.IsZero() {
 				rows[i+1].Spans = append(rows[i+1].Spans, [2]float64{ms(b.Start), ms(b.End)})
@@ -224,7 +224,7 @@ func (d *distributed) reportOverlap(res *Result, timeline string) error {
 		}
 	}
 	title := fmt.Sprintf("rank 0 of %d, last %d steps: all-reduce %.0f%% hidden behind backward", d.g.Size(), len(last), 100*res.AllreduceHidden)
-	if err := runlog.WriteTimelinePNG(timeline, title, rows); err != nil {
+	if err := plot.Timeline(timeline, title, rows); err != nil {
 		return fmt.Errorf("distributed.timeline: %w", err)
 	}
 	res.TimelinePath = timeline

@@ -7,7 +7,7 @@
 // test split and writes model.safetensors (modelfile.Model, which records
 // the data and split it was trained on: UseTrainedSplit and
 // CheckTrainedOn score it again on the same held-out rows), metrics.csv
-// and curves.png (runlog).
+// and curves.png (runlog, runlog/plot).
 //
 //	data:                       # iris | fashion-mnist | mnist | csv | parquet | idx
 //	  source: csv

@@ -18,6 +18,7 @@ import (
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/prune"
 	"github.com/fathom-ml/fathom/runlog"
+	"github.com/fathom-ml/fathom/runlog/plot"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 )
@@ -441,7 +442,7 @@ func (c *Config) finish(dist *distributed, res *Result, splits *Splits, net *nn.
 		return res, err
 	}
 	if writePlot {
-		if err := runlog.PlotCurvesSplit(res.PlotPath, task, hist, "", c.EvalSplit()); err != nil {
+		if err := plot.CurvesSplit(res.PlotPath, task, hist, "", c.EvalSplit()); err != nil {
 			return res, err
 		}
 	}

@@ -1,4 +1,4 @@
-package runlog
+package plot
 
 import (
 	"image"
@@ -49,7 +49,7 @@ func TestScatter(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "s.png")
-	if err := WriteScatterPNG(path, panels); err != nil {
+	if err := Scatter(path, panels); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {

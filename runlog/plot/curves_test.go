@@ -1,4 +1,4 @@
-package runlog
+package plot
 
 import (
 	"image"
@@ -12,15 +12,16 @@ import (
 	"testing"
 
 	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/runlog"
 )
 
 // curvesHistory returns n epochs of a classification run whose loss
 // falls and accuracy rises, with evaluation data from eval on.
-func curvesHistory(n int, eval bool) []Epoch {
-	var h []Epoch
+func curvesHistory(n int, eval bool) []runlog.Epoch {
+	var h []runlog.Epoch
 	for e := 1; e <= n; e++ {
 		x := float64(e)
-		r := Epoch{Epoch: e, Train: metrics.Metrics{Loss: 2.3*math.Exp(-x/5) + 0.1, Accuracy: 0.95 - 0.6*math.Exp(-x/4), RMSE: math.NaN()}}
+		r := runlog.Epoch{Epoch: e, Train: metrics.Metrics{Loss: 2.3*math.Exp(-x/5) + 0.1, Accuracy: 0.95 - 0.6*math.Exp(-x/4), RMSE: math.NaN()}}
 		if eval {
 			r.Eval = &metrics.Metrics{Loss: 2.2*math.Exp(-x/6) + 0.2 + 0.004*x, Accuracy: 0.9 - 0.6*math.Exp(-x/4), RMSE: math.NaN()}
 		}
@@ -54,9 +55,9 @@ func darkPixels(img image.Image, r image.Rectangle) int {
 	return n
 }
 
-func TestPlotCurves(t *testing.T) {
+func TestCurves(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "curves.png")
-	if err := PlotCurves(path, metrics.Classification, curvesHistory(20, true), "mnist mlp"); err != nil {
+	if err := Curves(path, metrics.Classification, curvesHistory(20, true), "mnist mlp"); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
@@ -98,9 +99,9 @@ func TestPlotCurves(t *testing.T) {
 	}
 }
 
-// TestPlotCurvesDegenerate draws histories that have little or nothing
+// TestCurvesDegenerate draws histories that have little or nothing
 // to draw: each must give a whole image without panicking.
-func TestPlotCurvesDegenerate(t *testing.T) {
+func TestCurvesDegenerate(t *testing.T) {
 	nan := math.NaN()
 	constant := curvesHistory(5, true)
 	for i := range constant {
@@ -125,11 +126,11 @@ func TestPlotCurvesDegenerate(t *testing.T) {
 	for i := range negative {
 		negative[i].Train.Loss = -float64(i) - 0.5
 	}
-	regression := []Epoch{{Epoch: 1, Train: metrics.Metrics{Loss: 9, Accuracy: nan, RMSE: 3}, Eval: &metrics.Metrics{Loss: nan, Accuracy: nan, RMSE: nan}}}
+	regression := []runlog.Epoch{{Epoch: 1, Train: metrics.Metrics{Loss: 9, Accuracy: nan, RMSE: 3}, Eval: &metrics.Metrics{Loss: nan, Accuracy: nan, RMSE: nan}}}
 	for _, test := range []struct {
 		name  string
 		task  metrics.Task
-		hist  []Epoch
+		hist  []runlog.Epoch
 		title string
 	}{
 		{"empty", metrics.Classification, nil, ""},
@@ -146,7 +147,7 @@ func TestPlotCurvesDegenerate(t *testing.T) {
 		{"long title", metrics.Classification, curvesHistory(3, true), strings.Repeat("wide résumé ", 20)},
 	} {
 		path := filepath.Join(t.TempDir(), "curves.png")
-		if err := PlotCurves(path, test.task, test.hist, test.title); err != nil {
+		if err := Curves(path, test.task, test.hist, test.title); err != nil {
 			t.Errorf("%s: %v", test.name, err)
 			continue
 		}
@@ -162,12 +163,12 @@ func TestPlotCurvesDegenerate(t *testing.T) {
 	}
 }
 
-func TestPlotCurvesSplit(t *testing.T) {
+func TestCurvesSplit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "curves.png")
-	if err := PlotCurvesSplit(path, metrics.Regression, nil, "", "val"); err != nil {
+	if err := CurvesSplit(path, metrics.Regression, nil, "", "val"); err != nil {
 		t.Fatal(err)
 	}
-	if err := PlotCurvesSplit(filepath.Join(t.TempDir(), "no", "curves.png"), metrics.Regression, nil, "", "val"); err == nil {
+	if err := CurvesSplit(filepath.Join(t.TempDir(), "no", "curves.png"), metrics.Regression, nil, "", "val"); err == nil {
 		t.Error("writing into a missing directory: no error")
 	}
 }

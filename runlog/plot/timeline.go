@@ -1,4 +1,4 @@
-package runlog
+package plot
 
 import (
 	"image"
@@ -26,11 +26,11 @@ const (
 	timelineBar = 16 // a bar's height
 )
 
-// WriteTimelinePNG draws rows as horizontal bars over a common time axis
+// Timeline draws rows as horizontal bars over a common time axis
 // in milliseconds, with title above, and writes the PNG atomically: what
 // docs show of how a data-parallel step's all-reduces overlap its
 // backward pass.
-func WriteTimelinePNG(path, title string, rows []TimelineRow) error {
+func Timeline(path, title string, rows []TimelineRow) error {
 	img := drawTimeline(title, rows)
 	return atomicfile.Write(path, func(w io.Writer) error { return png.Encode(w, img) })
 }

@@ -1,12 +1,40 @@
-package runlog
+package plot
 
 import (
 	"image"
 	"image/color"
+	"image/png"
+	"io"
 	"math"
 
+	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/runlog"
 )
+
+// Curves draws the learning curves of hist as a PNG of 960×400 pixels at
+// path: the loss per epoch on the left and the task's metric on the
+// right, training and evaluation data as separate lines ("train" and
+// "eval"), title (if not empty) above the loss. Values that are NaN or
+// infinite are left out. The file is written to a temporary name and
+// renamed.
+func Curves(path string, task metrics.Task, hist []runlog.Epoch, title string) error {
+	return CurvesSplit(path, task, hist, title, "eval")
+}
+
+// CurvesSplit is Curves with the evaluation curves named after the split
+// they hold, as runlog.WriteMetricsCSVSplit names its columns: "val" is
+// drawn as "validation", any other name as it is.
+func CurvesSplit(path string, task metrics.Task, hist []runlog.Epoch, title, split string) error {
+	name := split
+	if split == "val" {
+		name = "validation"
+	}
+	c := drawCurves(task, hist, title, name)
+	return atomicfile.Write(path, func(w io.Writer) error {
+		return png.Encode(w, c.img)
+	})
+}
 
 // The learning curves are drawn with the standard library only: a white
 // image of curvesW×curvesH pixels holding two panels side by side.
@@ -57,7 +85,7 @@ type curvesImage struct {
 
 // drawCurves draws the loss (left) and the task's headline metric (right)
 // of hist, the evaluation curves named evalName in the legends.
-func drawCurves(task metrics.Task, hist []Epoch, title, evalName string) curvesImage {
+func drawCurves(task metrics.Task, hist []runlog.Epoch, title, evalName string) curvesImage {
 	m := task.Headline()
 	mk := func(name string, get func(metrics.Metrics) float64) panel {
 		tr := series{name: "train", color: trainColor}
@@ -165,26 +193,7 @@ func drawPanel(img *image.RGBA, area image.Rectangle, p panel, xlo, xhi float64)
 		return float64(plot.Max.Y) - (y/2-ylo/2)/(yhi/2-ylo/2)*float64(plot.Dy())
 	}
 
-	// The x axis: whole epochs (any step when xreal), labels apart by at
-	// least two letters.
-	xstep, _ := niceTicks(xlo, xhi, 6)
-	if !p.xreal {
-		xstep = max(xstep, 1)
-	}
-	var xticks []float64
-	var xlabels []string
-	for {
-		xticks = ticksAt(xlo, xhi, xstep)
-		xlabels = tickLabels(xticks, xstep)
-		w := 0
-		for _, l := range xlabels {
-			w = max(w, textWidth(l))
-		}
-		if len(xticks) < 2 || px(xlo+xstep)-px(xlo) >= float64(w+2*charAdvance) {
-			break
-		}
-		xstep = nextStep(xstep)
-	}
+	xticks, xlabels := xAxisTicks(xlo, xhi, p.xreal, px)
 
 	// Grid, curves, axes.
 	for _, t := range xticks {
@@ -195,28 +204,7 @@ func drawPanel(img *image.RGBA, area image.Rectangle, p panel, xlo, xhi float64)
 		y := int(py(t))
 		fillRect(img, image.Rect(plot.Min.X, y, plot.Max.X, y+1), gridColor)
 	}
-	ink := newMask(plot) // all curves, to place the legend
-	var shown []series
-	for _, s := range p.series {
-		if len(s.x) == 0 {
-			continue
-		}
-		shown = append(shown, s)
-		m := newMask(plot)
-		for i := range s.x {
-			x, y := px(s.x[i]), py(s.y[i])
-			if i > 0 && !s.dots {
-				m.capsule(px(s.x[i-1]), py(s.y[i-1]), x, y, lineR)
-			}
-			if len(s.x) <= maxMarkers || s.dots {
-				m.capsule(x, y, x, y, markerR)
-			}
-		}
-		m.paint(img, s.color)
-		for k, c := range m.cov {
-			ink.cov[k] = max(ink.cov[k], c)
-		}
-	}
+	ink, shown := drawSeries(img, plot, p.series, px, py)
 	fillRect(img, image.Rect(plot.Min.X-1, plot.Min.Y, plot.Min.X, plot.Max.Y+1), axisColor)
 	fillRect(img, image.Rect(plot.Min.X-1, plot.Max.Y, plot.Max.X, plot.Max.Y+1), axisColor)
 
@@ -251,6 +239,57 @@ func drawPanel(img *image.RGBA, area image.Rectangle, p panel, xlo, xhi float64)
 	}
 	drawLegend(img, plot, ink, shown)
 	return plot
+}
+
+// xAxisTicks returns the ticks of the x axis over [xlo, xhi] and their
+// labels: whole epochs (any step when real), labels apart by at least two
+// letters at the pixel positions px gives.
+func xAxisTicks(xlo, xhi float64, real bool, px func(float64) float64) ([]float64, []string) {
+	xstep, _ := niceTicks(xlo, xhi, 6)
+	if !real {
+		xstep = max(xstep, 1)
+	}
+	for {
+		xticks := ticksAt(xlo, xhi, xstep)
+		xlabels := tickLabels(xticks, xstep)
+		w := 0
+		for _, l := range xlabels {
+			w = max(w, textWidth(l))
+		}
+		if len(xticks) < 2 || px(xlo+xstep)-px(xlo) >= float64(w+2*charAdvance) {
+			return xticks, xlabels
+		}
+		xstep = nextStep(xstep)
+	}
+}
+
+// drawSeries draws the series that have points into the plot area (data
+// to pixels by px and py) and returns the coverage of all their ink, to
+// place the legend, and the series drawn.
+func drawSeries(img *image.RGBA, plot image.Rectangle, ss []series, px, py func(float64) float64) (*mask, []series) {
+	ink := newMask(plot)
+	var shown []series
+	for _, s := range ss {
+		if len(s.x) == 0 {
+			continue
+		}
+		shown = append(shown, s)
+		m := newMask(plot)
+		for i := range s.x {
+			x, y := px(s.x[i]), py(s.y[i])
+			if i > 0 && !s.dots {
+				m.capsule(px(s.x[i-1]), py(s.y[i-1]), x, y, lineR)
+			}
+			if len(s.x) <= maxMarkers || s.dots {
+				m.capsule(x, y, x, y, markerR)
+			}
+		}
+		m.paint(img, s.color)
+		for k, c := range m.cov {
+			ink.cov[k] = max(ink.cov[k], c)
+		}
+	}
+	return ink, shown
 }
 
 // drawLegend draws a box naming the curves in the corner of the plot area

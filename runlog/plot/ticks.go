@@ -1,4 +1,4 @@
-package runlog
+package plot
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package runlog
+package plot
 
 import (
 	"image"
@@ -30,9 +30,9 @@ var scatterColors = []color.RGBA{trainColor, evalColor, {213, 94, 0, 255}, {0, 1
 // row.
 const scatterW, scatterH, scatterCols = 480, 360, 2
 
-// WriteScatterPNG draws panels (two per row) into a PNG file at path;
+// Scatter draws panels (two per row) into a PNG file at path;
 // points that are not finite are left out.
-func WriteScatterPNG(path string, panels []ScatterPanel) error {
+func Scatter(path string, panels []ScatterPanel) error {
 	img := drawScatter(panels)
 	return atomicfile.Write(path, func(w io.Writer) error { return png.Encode(w, img) })
 }

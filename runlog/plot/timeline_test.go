@@ -1,4 +1,4 @@
-package runlog
+package plot
 
 import (
 	"image/png"
@@ -36,7 +36,7 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("gap at (%d, %d): %v", x, y, img.RGBAAt(x, y))
 	}
 	path := filepath.Join(t.TempDir(), "t.png")
-	if err := WriteTimelinePNG(path, "step", rows); err != nil {
+	if err := Timeline(path, "step", rows); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(path)
