@@ -30,6 +30,11 @@
 // from every request (Authorization: Bearer, or ?token= once, which sets
 // a cookie), compared in constant time and never logged.
 //
+// A finished run replays from its directory: WriteState saves a board's
+// State (runlog.DashboardFile), LoadRun reads a run back through
+// runlog.ReadRun (the state, else the epochs of its metrics.csv:
+// MetricsState) and RunsHandler serves one run or several to compare.
+//
 // The package knows nothing of the trainer: train/job turns the trainer's
 // hooks into these plain events.
 package dashboard

@@ -1,36 +1,14 @@
 package dashboard
 
 import (
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/fathom-ml/fathom/internal/atomicfile"
+	"github.com/fathom-ml/fathom/metrics"
+	"github.com/fathom-ml/fathom/runlog"
 )
-
-// StateFile is the name of the file a job writes into its output
-// directory with everything its board held (WriteState): what `fathom
-// dashboard RUN_DIR` replays, steps included.
-const StateFile = "dashboard.json"
-
-// MetricsFile is the per-epoch metrics file of a training run; a run
-// directory without a StateFile is replayed from it (epochs only).
-const MetricsFile = "metrics.csv"
-
-// maxReplayBytes bounds the files LoadRun reads: a StateFile holds at
-// most DefaultMaxSteps points and a metrics file one line an epoch, so
-// anything larger is not one of them.
-const maxReplayBytes = 256 << 20
 
 // UnmarshalJSON reads a state as MarshalJSON writes it (steps as columns).
 func (s *State) UnmarshalJSON(b []byte) error {
@@ -121,201 +99,79 @@ func WriteState(path string, s State) error {
 	return atomicfile.WriteBytes(path, append(data, '\n'))
 }
 
-// LoadRun reads a finished (or interrupted) run for replay: path is a run
-// directory (its StateFile, else its MetricsFile), or one of those files.
-// The board's title is the run's directory unless its state names one.
+// LoadRun reads a finished (or interrupted) run for replay
+// (runlog.ReadRun): path is a run directory or one of its files. The
+// board holds the run's dashboard state when it has one, else the epochs
+// of its metrics file. Its title is the run's directory unless its state
+// names one.
 func LoadRun(path string) (*Board, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	file := path
-	if st.IsDir() {
-		file = filepath.Join(path, StateFile)
-		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
-			file = filepath.Join(path, MetricsFile)
-			if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("%s: no %s or %s: not a run directory", path, StateFile, MetricsFile)
-			}
-		}
-	}
-	data, err := readBounded(file)
+	run, err := runlog.ReadRun(path)
 	if err != nil {
 		return nil, err
 	}
 	var s State
-	if strings.HasSuffix(file, ".json") {
-		if err := json.Unmarshal(data, &s); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+	if run.Dashboard != nil {
+		if err := json.Unmarshal(run.Dashboard, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", run.DashboardPath, err)
 		}
 	} else {
-		s, err = ReadMetricsCSV(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		s.Status = Status{Done: true}
-		if n := len(s.Epochs); n > 0 {
-			s.Status.T = s.Epochs[n-1].T // the epochs' seconds, summed
-		}
+		s = MetricsState(run.Metrics)
 	}
 	if s.Info.Title == "" {
-		s.Info.Title = RunName(path)
+		s.Info.Title = run.Name
 	}
 	return Restore(s, 0), nil
 }
 
-// RunName names a run after its directory: path's base name, or that of
-// the directory holding the file path.
-func RunName(path string) string {
-	if st, err := os.Stat(path); err == nil && !st.IsDir() {
-		path = filepath.Dir(path)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return path
-	}
-	return filepath.Base(abs)
-}
-
-func readBounded(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxReplayBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if len(data) > maxReplayBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB: not a run's file", file, maxReplayBytes>>20)
-	}
-	return data, nil
-}
-
-// ReadMetricsCSV reads a training run's metrics.csv into a state of
-// epochs: columns epoch, train_<metric>, <split>_<metric> (the
-// evaluation split: val, test, ...), lr, seconds and eval_seconds; other
-// columns are ignored, empty cells are missing values. The file has no
-// step counts, so each epoch stands at its number of steps when
-// the steps per epoch are unknown: the page's step axis counts epochs.
-func ReadMetricsCSV(r io.Reader) (State, error) {
+// MetricsState returns the state of a finished run that only its metrics
+// file tells: its epochs, and the run done when the last ended. Without
+// step counts in the file, each epoch stands at its number of steps: the
+// page's step axis counts epochs.
+func MetricsState(l runlog.MetricsLog) State {
 	var s State
-	cr := csv.NewReader(r)
-	cr.ReuseRecord = true
-	head, err := cr.Read()
-	if err != nil {
-		return s, fmt.Errorf("header: %w", err)
-	}
-	head = slices.Clone(head) // the reader reuses its record
-	type col struct {
-		split, metric string // "train"/"eval", "loss"
-		field         string // "epoch", "lr", "seconds", "eval_seconds"
-	}
-	cols := make([]col, len(head))
-	evalSplit, headline := "", ""
-	seen := map[string]int{}
-	for i, h := range head {
-		h = strings.TrimSpace(h)
-		if j, dup := seen[h]; dup {
-			return s, fmt.Errorf("header: column %q appears twice (columns %d and %d)", h, j+1, i+1)
-		}
-		seen[h] = i
-		switch h {
-		case "epoch", "lr", "seconds", "eval_seconds", "steps":
-			cols[i].field = h
-			continue
-		}
-		split, metric, ok := strings.Cut(h, "_")
-		if !ok || metric == "" {
-			continue
-		}
-		if split == "train" {
-			cols[i] = col{split: "train", metric: metric}
-		} else {
-			if evalSplit != "" && split != evalSplit {
-				continue // one evaluation split; a second is ignored
-			}
-			evalSplit = split
-			cols[i] = col{split: "eval", metric: metric}
-		}
-		if metric != "loss" && headline == "" {
-			headline = metric
-		}
-	}
-	if _, ok := seen["epoch"]; !ok {
-		return s, errors.New("header: no epoch column")
-	}
-	_, hasSteps := seen["steps"]
-	for row := 2; ; row++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return s, err
-		}
-		e := Epoch{Train: map[string]float64{}}
-		for i, v := range rec {
-			v = strings.TrimSpace(v)
-			if v == "" || (cols[i].field == "" && cols[i].split == "") {
-				continue
-			}
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return s, fmt.Errorf("row %d, column %d (%s): %q is not a number", row, i+1, head[i], v)
-			}
-			switch c := cols[i]; {
-			case c.field == "epoch":
-				if x != math.Trunc(x) || x < 1 || x > 1e9 {
-					return s, fmt.Errorf("row %d, column %d (epoch): %q is not an epoch number", row, i+1, v)
-				}
-				e.Epoch = int(x)
-			case c.field == "steps":
-				e.Steps = int(x)
-			case c.field == "lr":
-				e.LR = x
-			case c.field == "seconds":
-				e.Seconds = x
-			case c.field == "eval_seconds":
-				e.EvalSeconds = x
-			case math.IsNaN(x) || math.IsInf(x, 0):
-			case c.split == "train":
-				e.Train[c.metric] = x
-			default:
-				if e.Eval == nil {
-					e.Eval = map[string]float64{}
-				}
-				e.Eval[c.metric] = x
-			}
-		}
-		if e.Epoch == 0 {
-			return s, fmt.Errorf("row %d: no epoch number", row)
-		}
-		if n := len(s.Epochs); n > 0 && e.Epoch <= s.Epochs[n-1].Epoch {
-			return s, fmt.Errorf("row %d: epoch %d does not follow epoch %d", row, e.Epoch, s.Epochs[n-1].Epoch)
-		}
-		if !hasSteps {
+	for _, r := range l.Epochs {
+		e := EpochFrom(r)
+		if !l.HasSteps {
 			e.Steps = e.Epoch
 		}
-		t := e.Seconds + e.EvalSeconds
+		e.T = e.Seconds + e.EvalSeconds
 		if n := len(s.Epochs); n > 0 {
-			t += s.Epochs[n-1].T
+			e.T += s.Epochs[n-1].T
 		}
-		e.T = t
 		s.Epochs = append(s.Epochs, e)
 	}
-	if headline == "" {
-		headline = "loss"
-	}
-	s.Info = RunInfo{Kind: "train", Headline: headline, EvalSplit: evalSplit, Epochs: len(s.Epochs)}
-	if !hasSteps {
+	s.Info = RunInfo{Kind: "train", Headline: l.Headline, EvalSplit: l.EvalSplit, Epochs: len(s.Epochs)}
+	if !l.HasSteps {
 		s.Info.StepsPerEpoch = 1
 	}
-	if headline == "accuracy" {
-		s.Info.Task = "classification"
-	} else if headline == "rmse" {
-		s.Info.Task = "regression"
+	if task, ok := l.Task(); ok {
+		s.Info.Task = task.String()
 	}
-	return s, nil
+	s.Status = Status{Done: true}
+	if n := len(s.Epochs); n > 0 {
+		s.Status.T = s.Epochs[n-1].T // the epochs' seconds, summed
+	}
+	return s
+}
+
+// EpochFrom returns the board's record of a run's epoch: its finite
+// metrics by name.
+func EpochFrom(r runlog.Epoch) Epoch {
+	e := Epoch{Epoch: r.Epoch, Steps: r.Steps, Train: metricMap(r.Train), LR: r.LR,
+		Seconds: r.Seconds, EvalSeconds: r.EvalSeconds}
+	if r.Eval != nil {
+		e.Eval = metricMap(*r.Eval)
+	}
+	return e
+}
+
+// metricMap returns the finite metrics of m by name.
+func metricMap(m metrics.Metrics) map[string]float64 {
+	out := map[string]float64{}
+	for _, name := range []string{"loss", "accuracy", "rmse"} {
+		if v, ok := m.Get(name); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out[name] = v
+		}
+	}
+	return out
 }

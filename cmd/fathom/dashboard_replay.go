@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fathom-ml/fathom/dashboard"
+	"github.com/fathom-ml/fathom/runlog"
 )
 
 func init() {
@@ -84,9 +85,9 @@ func listenRuns(dirs []string, addr, tokenFile string) (*dashboard.Server, error
 // runLabel names a run after its directory's base name, or its path when
 // two runs share a base name.
 func runLabel(dir string, all []string) string {
-	b := dashboard.RunName(dir)
+	b := runlog.RunName(dir)
 	for _, o := range all {
-		if o != dir && dashboard.RunName(o) == b {
+		if o != dir && runlog.RunName(o) == b {
 			return filepath.Clean(dir)
 		}
 	}

@@ -643,7 +643,7 @@ func writeTuneResults(rs []trials.Result, model []byte, f tuneFlags, target *tun
 	trials.SortByID(rs)
 	sum := tuneSummary{Kind: kind, Metric: target.metric, Mode: target.mode(),
 		Trials: len(rs), Interrupted: len(rs) < planned, Processes: procs, Parallel: par, Seconds: time.Since(start).Seconds(),
-		CSV: filepath.Join(f.out, "trials.csv"), JSONL: filepath.Join(f.out, "trials.jsonl"), Plot: filepath.Join(f.out, "trials.png")}
+		CSV: filepath.Join(f.out, runlog.TrialsTableFile), JSONL: filepath.Join(f.out, runlog.TrialsLogFile), Plot: filepath.Join(f.out, runlog.TrialsPlotFile)}
 	for _, r := range rs {
 		switch r.Status {
 		case trials.Done:

@@ -21,6 +21,7 @@ import (
 	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/tune"
+	"github.com/fathom-ml/fathom/runlog"
 )
 
 // Result is what a fit reports: the final `--json` line of `fathom ml
@@ -248,7 +249,7 @@ func Run(c *Config, o Options) (*Result, error) {
 	if o.Dashboard != nil && cm.Rank() == 0 {
 		o.Dashboard.Finish(err)
 		if !o.NoSave && err == nil {
-			if werr := dashboard.WriteState(filepath.Join(c.Output.Dir, dashboard.StateFile), o.Dashboard.Snapshot()); werr != nil && err == nil {
+			if werr := dashboard.WriteState(filepath.Join(c.Output.Dir, runlog.DashboardFile), o.Dashboard.Snapshot()); werr != nil && err == nil {
 				err = werr
 			}
 		}
@@ -372,7 +373,7 @@ func run(c *Config, o Options) (*Result, error) {
 		board.AddEpoch(dashboard.Epoch{Epoch: 1, Steps: steps, Eval: res.Metrics, Seconds: res.FitSeconds})
 	}
 	if !o.NoSave {
-		res.ModelPath = filepath.Join(c.Output.Dir, "model.safetensors")
+		res.ModelPath = filepath.Join(c.Output.Dir, runlog.ModelFile)
 		if cm.Rank() == 0 {
 			if err := writeOutputs(c.Output.Dir, res); err != nil {
 				return nil, err
@@ -406,7 +407,7 @@ func writeOutputs(dir string, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("metrics.json: %w", err)
 	}
-	return atomicfile.WriteBytes(filepath.Join(dir, "metrics.json"), append(b, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(dir, runlog.FitResultFile), append(b, '\n'))
 }
 
 // ReadAll reads every row of paths (CSV or Parquet) in one process, for

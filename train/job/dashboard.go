@@ -1,8 +1,6 @@
 package job
 
 import (
-	"math"
-
 	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/metrics"
@@ -42,32 +40,11 @@ func dashboardHooks(b *dashboard.Board, h train.Hooks) train.Hooks {
 		}
 	}
 	h.EpochEnd = func(r runlog.Epoch) error {
-		b.AddEpoch(dashboardEpoch(r))
+		b.AddEpoch(dashboard.EpochFrom(r))
 		if epochEnd != nil {
 			return epochEnd(r)
 		}
 		return nil
 	}
 	return h
-}
-
-// dashboardEpoch turns an epoch's record into the dashboard's.
-func dashboardEpoch(r runlog.Epoch) dashboard.Epoch {
-	e := dashboard.Epoch{Epoch: r.Epoch, Steps: r.Steps, Train: metricMap(r.Train), LR: r.LR,
-		Seconds: r.Seconds, EvalSeconds: r.EvalSeconds}
-	if r.Eval != nil {
-		e.Eval = metricMap(*r.Eval)
-	}
-	return e
-}
-
-// metricMap returns the finite metrics of m by name.
-func metricMap(m metrics.Metrics) map[string]float64 {
-	out := map[string]float64{}
-	for _, name := range []string{"loss", "accuracy", "rmse"} {
-		if v, ok := m.Get(name); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			out[name] = v
-		}
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fathom-ml/fathom/dashboard"
+	"github.com/fathom-ml/fathom/runlog"
 )
 
 // TestRunWritesDashboardState: without a dashboard, a run still writes
@@ -45,7 +46,7 @@ func TestRunWritesDashboardState(t *testing.T) {
 	if _, err := Run(context.Background(), c, RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{dashboard.StateFile, dashboard.MetricsFile} {
+	for _, f := range []string{runlog.DashboardFile, runlog.MetricsFile} {
 		if _, err := os.Stat(filepath.Join(off, f)); err == nil {
 			t.Errorf("output.metrics=false wrote %s", f)
 		}

@@ -218,22 +218,22 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 	}
 	res := &Result{Task: task, Model: m, ModelPath: c.Output.Model}
 	if res.ModelPath == "" {
-		res.ModelPath = filepath.Join(dir, "model.safetensors")
+		res.ModelPath = filepath.Join(dir, runlog.ModelFile)
 	}
 	writeMetrics := c.writesMetrics()
 	writePlot := c.Output.Plot == nil || *c.Output.Plot
 	if writeMetrics {
-		res.MetricsPath = filepath.Join(dir, dashboard.MetricsFile)
+		res.MetricsPath = filepath.Join(dir, runlog.MetricsFile)
 		if ro.Dashboard != nil {
-			*state = stateWriter{board: ro.Dashboard, path: filepath.Join(dir, dashboard.StateFile), last: time.Now()}
+			*state = stateWriter{board: ro.Dashboard, path: filepath.Join(dir, runlog.DashboardFile), last: time.Now()}
 		}
 	}
 	if writePlot {
-		res.PlotPath = filepath.Join(dir, "curves.png")
+		res.PlotPath = filepath.Join(dir, runlog.CurvesFile)
 	}
 	ckpt := ""
 	if c.Output.CheckpointEvery > 0 || c.Output.Resume {
-		ckpt = filepath.Join(dir, "checkpoint.safetensors")
+		ckpt = filepath.Join(dir, runlog.CheckpointFile)
 		res.CheckpointPath = ckpt
 	}
 	if splits.EvalIsTest {
@@ -252,6 +252,7 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 	// of a resumed run), or those of the L-BFGS loop.
 	var tr *train.Trainer
 	var done []runlog.Epoch
+	metricsCSV := &runlog.MetricsCSV{Path: res.MetricsPath, Task: task, Split: c.EvalSplit()}
 	hooks := ro.Hooks
 	hooks.EpochEnd = func(r runlog.Epoch) error {
 		done = append(done, r)
@@ -259,7 +260,7 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 			done = tr.History()
 		}
 		if writeMetrics {
-			if err := runlog.WriteMetricsCSVSplit(res.MetricsPath, task, done, c.EvalSplit()); err != nil {
+			if err := metricsCSV.Write(done); err != nil {
 				return err
 			}
 			if err := state.write(false); err != nil {
