@@ -48,7 +48,7 @@ func (s *Sequential) Layers() []Layer { return append([]Layer(nil), s.layers...)
 // following max pooling, uint8 activations between static layers).
 //
 // Outside autograd (inference), the output of a Linear that only the next
-// Linear reads goes back to the tensor package's buffer pool once read
+// Linear reads goes back to the tensor package's recycler once read
 // (Tensor.Recycle), so that a pass over a large batch reuses the buffers
 // of the one before instead of having fresh ones allocated and zeroed.
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {

@@ -14,7 +14,7 @@ type node struct {
 	backward func(g *Tensor) []*Tensor // one entry per input; nil = no gradient
 
 	// free, if set, releases scratch the op saved for backward (see
-	// bufpool.go); the engine calls it when it frees the node.
+	// recycler.go); the engine calls it when it frees the node.
 	free func()
 	// custom marks nodes of CustomOp: the gradients their backward
 	// returns are never recycled by the engine.
@@ -294,7 +294,7 @@ func (t *Tensor) BackwardWith(grad *Tensor, opts ...BackwardOpts) {
 
 // claim marks the storage of a gradient as engine-owned when it was
 // allocated by this package after seq0, i.e. during the backward call
-// that returned it (see the lifetime rule in bufpool.go).
+// that returned it (see the lifetime rule in recycler.go).
 func claim(g *Tensor, seq0 uint64) {
 	if m := g.st.meta(); m.seq > seq0 {
 		m.eng = true

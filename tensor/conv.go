@@ -22,8 +22,8 @@ import (
 //	dcol = Wᵀ · dY[OC × S·P], then col2im (the adjoint of im2col) into dX
 //	db   = Σ over images and positions of dY
 //
-// Column buffers come from a pool, so a training loop reaches a steady
-// state without allocating them again.
+// Column buffers are scratch reused through a sync.Pool, so a training
+// loop reaches a steady state without allocating them again.
 
 // Conv2dOpts configures Conv2d. Zero values give PyTorch's defaults:
 // stride 1, no padding, dilation 1, one group.
@@ -215,12 +215,12 @@ func flatOrNil[T elem](t *Tensor) []T {
 }
 
 // convOps holds what the generic convolution code needs per float type:
-// its GEMM and a pool of scratch buffers.
+// its GEMM and its scratch buffers.
 type convOps[T float] struct {
-	gemm func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
-	dot  func(a, b []T) T
-	sum  func(x []T) T
-	pool sync.Pool // *[]T
+	gemm    func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+	dot     func(a, b []T) T
+	sum     func(x []T) T
+	scratch sync.Pool // *[]T
 }
 
 var (
@@ -230,7 +230,7 @@ var (
 
 // get returns a scratch buffer of n elements (contents undefined).
 func (o *convOps[T]) get(n int) *[]T {
-	if p, ok := o.pool.Get().(*[]T); ok && cap(*p) >= n {
+	if p, ok := o.scratch.Get().(*[]T); ok && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
@@ -238,7 +238,7 @@ func (o *convOps[T]) get(n int) *[]T {
 	return &s
 }
 
-func (o *convOps[T]) put(p *[]T) { o.pool.Put(p) }
+func (o *convOps[T]) put(p *[]T) { o.scratch.Put(p) }
 
 // forImages runs fn(s) for s in [0, count), on several cores when each
 // call handles about `work` elements and there is enough in total.

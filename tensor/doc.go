@@ -166,9 +166,9 @@
 //
 // # Memory
 //
-// Float storage comes from a buffer pool (size-classed free lists), and
+// Float storage comes from a recycler (size-classed free lists), and
 // ops that overwrite their whole output skip zeroing it. Backward gives
-// back to the pool the gradient buffers it allocated and consumed, and the
+// back to the recycler the gradient buffers it allocated and consumed, and the
 // scratch ops saved for backward (max-pool window codes), as soon as no
 // node holds them; tensors a caller can reach (activations, Grad, seeds,
 // slices wrapped with FromFloat32) are never recycled. A training step of

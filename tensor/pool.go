@@ -134,7 +134,7 @@ func maxPool2d(x *Tensor, k, stride, pad, dil [2]int, ceilMode, wantIdx bool) (*
 
 // maxPool2x2Op runs the 2×2, stride-2 max pooling of xc into out. The
 // window position of each maximum is kept as a one-byte code (0..3, row-
-// major in the window) in a pool buffer that the engine recycles with the
+// major in the window) in a recycled buffer that the engine gives back with the
 // node; backward writes each 2×2 block of the input gradient in one pass.
 func maxPool2x2Op(x, xc, out *Tensor, planes int, g kernel.Window2d, record, wantIdx bool) (*Tensor, *Tensor) {
 	oh, ow := g.OutH(), g.OutW()
@@ -158,7 +158,7 @@ func maxPool2x2Op(x, xc, out *Tensor, planes int, g kernel.Window2d, record, wan
 	}
 	if !record {
 		if code != nil {
-			poolU8.put(code)
+			recyclerU8.put(code)
 		}
 		return out, idx
 	}
@@ -173,7 +173,7 @@ func maxPool2x2Op(x, xc, out *Tensor, planes int, g kernel.Window2d, record, wan
 		}
 		return []*Tensor{gx}
 	}, x)
-	out.node.free = func() { poolU8.put(code) }
+	out.node.free = func() { recyclerU8.put(code) }
 	return out, idx
 }
 

@@ -172,11 +172,11 @@ func MinMax(x *Tensor) (lo, hi float32) {
 // pass, on several cores when d is large.
 func minMaxF32(d []float32) (lo, hi float32) { return kernel.MinMaxF32(d) }
 
-// u8Pool holds the quantized activations of LinearInt8 between calls.
-var u8Pool = sync.Pool{New: func() any { return new([]uint8) }}
+// u8Scratch holds the quantized activations of LinearInt8 between calls.
+var u8Scratch = sync.Pool{New: func() any { return new([]uint8) }}
 
 func getU8(n int) *[]uint8 {
-	b := u8Pool.Get().(*[]uint8)
+	b := u8Scratch.Get().(*[]uint8)
 	if cap(*b) < n {
 		*b = make([]uint8, n)
 	}
@@ -389,11 +389,11 @@ func Conv2dInt8Pool(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts C
 // Conv2dInt8Pool fuses on this CPU.
 func Int8MaxPoolWindow() int { return kernel.I8MaxPool() }
 
-// Scratch of the int8 convolution, by purpose (one pool each, so a Get
+// Scratch of the int8 convolution, by purpose (one sync.Pool each, so a Get
 // finds a buffer of the right size).
 var (
-	im2rowPool = sync.Pool{New: func() any { return new([]uint8) }}
-	hwcPool    = sync.Pool{New: func() any { return new([]uint8) }}
+	im2rowScratch = sync.Pool{New: func() any { return new([]uint8) }}
+	hwcScratch    = sync.Pool{New: func() any { return new([]uint8) }}
 )
 
 func getBuf[T any](p *sync.Pool, n int) *[]T {
@@ -430,7 +430,7 @@ func conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 	rows, op := qh*qw*ph*pw, qh*qw
 	// Quantize the whole batch once, then unfold each image's bytes.
 	xb := getU8(len(d))
-	defer u8Pool.Put(xb)
+	defer u8Scratch.Put(xb)
 	xq := (*xb)[:len(d)]
 	quantizeRows(xq, d, qp)
 	// Positions × channels stored transposed, straight into NCHW; with
@@ -438,9 +438,9 @@ func conv2dInt8(x *Tensor, w *Int8Weights, b *Tensor, p *QuantParams, opts Conv2
 	deq := &kernel.I8Dequant{AScale: qp.Scale, AZero: qp.ZeroPoint, WScale: w.scale, Bias: bias, ReLU: opts.Relu,
 		TransC: true, Pool: ph * pw}
 	parallel.For(g.n, 1, func(lo, hi int) {
-		ab, hb := getBuf[uint8](&im2rowPool, rows*ld), getBuf[uint8](&hwcPool, g.c*g.hw)
-		defer im2rowPool.Put(ab)
-		defer hwcPool.Put(hb)
+		ab, hb := getBuf[uint8](&im2rowScratch, rows*ld), getBuf[uint8](&hwcScratch, g.c*g.hw)
+		defer im2rowScratch.Put(ab)
+		defer hwcScratch.Put(hb)
 		a, hwc := (*ab)[:rows*ld], (*hb)[:g.c*g.hw]
 		for n := lo; n < hi; n++ {
 			img := xq[n*g.c*g.hw : (n+1)*g.c*g.hw]

@@ -27,7 +27,7 @@ type float interface {
 type storage interface {
 	length() int
 	meta() *storageMeta
-	recycle() // give the data back to the buffer pool (see bufpool.go)
+	recycle() // give the data back to the recycler (see recycler.go)
 }
 
 type buffer[T elem] struct {
@@ -43,13 +43,13 @@ func newStorage(dt DType, n int) storage { return allocStorage(dt, n, true) }
 
 // allocStorage allocates storage of n elements, zero-filled when clear is
 // set and otherwise with undefined contents (for ops that overwrite every
-// element). Float storage of poolable size comes from the buffer pool.
+// element). Float storage of recyclable size comes from the recycler.
 func allocStorage(dt DType, n int, clear bool) storage {
 	switch dt {
 	case Float32:
-		return poolBuffer(&poolF32, n, clear)
+		return recycledBuffer(&recyclerF32, n, clear)
 	case Float64:
-		return poolBuffer(&poolF64, n, clear)
+		return recycledBuffer(&recyclerF64, n, clear)
 	case Int64:
 		return &buffer[int64]{data: make([]int64, n)}
 	case Int32:

@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 )
 
-// The buffer pool recycles float storage so that a training step reaches a
+// The recycler takes back float storage so that a training step reaches a
 // steady state without asking the Go allocator (and its zeroing and
 // garbage collector) for its large buffers again.
 //
-// Lifetime rule. Storage goes back to the pool only when nothing outside
+// Lifetime rule. Storage goes back to the recycler only when nothing outside
 // the package can reach it:
 //
 //   - gradients that the autograd engine passes between nodes during
@@ -34,10 +34,10 @@ import (
 // Free buffers are filed in power-of-two classes by capacity; a request
 // for n elements takes any buffer of capacity ≥ n from the class of n or
 // the one below, and slices it to n. Fresh buffers have exactly n
-// elements. The pool keeps at most poolMaxBytes per element type and
+// elements. The recycler keeps at most recycleMaxBytes per element type and
 // drops the rest to the garbage collector.
 
-// storageMeta is the pool and engine bookkeeping of one storage.
+// storageMeta is the recycler and engine bookkeeping of one storage.
 type storageMeta struct {
 	seq  uint64 // allocation number; 0 for wrapped user slices
 	refs int32  // graph nodes holding this storage as their gradient (engine-owned only)
@@ -51,54 +51,54 @@ var allocSeq atomic.Uint64
 func nextSeq() uint64 { return allocSeq.Add(1) }
 
 const (
-	poolMinClass = 10 // smallest pooled buffer: 1024 elements
-	poolMaxClass = 30
+	recycleMinClass = 10 // smallest recycled buffer: 1024 elements
+	recycleMaxClass = 30
 )
 
-// poolMaxBytes bounds the bytes kept per element type.
-var poolMaxBytes = 1 << 30
+// recycleMaxBytes bounds the bytes kept per element type.
+var recycleMaxBytes = 1 << 30
 
-// bufPool holds free slices per size class.
-type bufPool[T elem] struct {
+// recycler holds free slices per size class.
+type recycler[T elem] struct {
 	mu    sync.Mutex
-	free  [poolMaxClass + 1][][]T
+	free  [recycleMaxClass + 1][][]T
 	bytes int
 	size  int // bytes per element
 }
 
 var (
-	poolF32 = bufPool[float32]{size: 4}
-	poolF64 = bufPool[float64]{size: 8}
-	poolU8  = bufPool[uint8]{size: 1} // op scratch only (max-pool window codes)
+	recyclerF32 = recycler[float32]{size: 4}
+	recyclerF64 = recycler[float64]{size: 8}
+	recyclerU8  = recycler[uint8]{size: 1} // op scratch only (max-pool window codes)
 )
 
 // sizeClass returns the class k with 2^(k−1) < n ≤ 2^k: the class a
 // request for n elements takes from first. It is −1 when n is too small
-// or too large to pool.
+// or too large to recycle.
 func sizeClass(n int) int {
-	if n <= 1<<(poolMinClass-1) || n > 1<<poolMaxClass {
+	if n <= 1<<(recycleMinClass-1) || n > 1<<recycleMaxClass {
 		return -1
 	}
 	return bits.Len(uint(n - 1))
 }
 
 // capClass returns the class a free buffer of capacity c is filed under:
-// k with 2^k ≤ c < 2^(k+1), or −1 when c is not poolable.
+// k with 2^k ≤ c < 2^(k+1), or −1 when c is not recyclable.
 func capClass(c int) int {
-	if c < 1<<poolMinClass || c > 1<<poolMaxClass {
+	if c < 1<<recycleMinClass || c > 1<<recycleMaxClass {
 		return -1
 	}
 	return bits.Len(uint(c)) - 1
 }
 
-// poolBuffer returns storage of n elements from p (zeroed when clear).
-func poolBuffer[T float](p *bufPool[T], n int, clear bool) *buffer[T] {
+// recycledBuffer returns storage of n elements from p (zeroed when clear).
+func recycledBuffer[T float](p *recycler[T], n int, clear bool) *buffer[T] {
 	b := &buffer[T]{storageMeta: storageMeta{seq: nextSeq()}}
 	if s := p.get(n); s != nil {
 		b.data = s
 		if clear {
 			clearSlice(b.data)
-		} else if poolPoison {
+		} else if recyclePoison {
 			poisonSlice(b.data)
 		}
 		return b
@@ -106,15 +106,15 @@ func poolBuffer[T float](p *bufPool[T], n int, clear bool) *buffer[T] {
 	// Fresh buffers have exactly n elements, so storage that escapes to
 	// the caller wastes nothing.
 	b.data = make([]T, n)
-	if !clear && poolPoison {
+	if !clear && recyclePoison {
 		poisonSlice(b.data)
 	}
 	return b
 }
 
-// poolPoison makes every buffer handed out without clearing start as NaN,
+// recyclePoison makes every buffer handed out without clearing start as NaN,
 // so that tests catch an op that reads an element it did not write.
-var poolPoison = false
+var recyclePoison = false
 
 func poisonSlice[T float](s []T) {
 	nan := T(math.NaN())
@@ -127,7 +127,7 @@ func poisonSlice[T float](s []T) {
 // sizeClass(n) all fit; the class below holds buffers of capacities in
 // [2^(k−1), 2^k), which fit when at least n (the common case of a
 // training loop asking again for the sizes it gave back).
-func (p *bufPool[T]) get(n int) []T {
+func (p *recycler[T]) get(n int) []T {
 	k := sizeClass(n)
 	if k < 0 {
 		return nil
@@ -146,7 +146,7 @@ func (p *bufPool[T]) get(n int) []T {
 	if l := p.free[k]; len(l) > 0 {
 		return take(k, len(l)-1)
 	}
-	if k-1 >= poolMinClass {
+	if k-1 >= recycleMinClass {
 		for i, s := range p.free[k-1] {
 			if cap(s) >= n {
 				return take(k-1, i)
@@ -156,14 +156,14 @@ func (p *bufPool[T]) get(n int) []T {
 	return nil
 }
 
-func (p *bufPool[T]) put(s []T) {
+func (p *recycler[T]) put(s []T) {
 	k := capClass(cap(s))
 	if k < 0 {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bytes+cap(s)*p.size > poolMaxBytes {
+	if p.bytes+cap(s)*p.size > recycleMaxBytes {
 		return
 	}
 	p.free[k] = append(p.free[k], s[:0])
@@ -177,7 +177,7 @@ func clearSlice[T elem](s []T) {
 	}
 }
 
-// recycle gives the storage's slice back to its pool and empties the
+// recycle gives the storage's slice back to its recycler and empties the
 // storage. Only the engine and the ops that own a scratch buffer call it.
 func (b *buffer[T]) recycle() {
 	d := b.data
@@ -185,37 +185,37 @@ func (b *buffer[T]) recycle() {
 	b.eng, b.refs = false, 0
 	switch s := any(d).(type) {
 	case []float32:
-		poolF32.put(s)
+		recyclerF32.put(s)
 	case []float64:
-		poolF64.put(s)
+		recyclerF64.put(s)
 	}
 }
 
-// scratchF32 returns a float32 slice of n elements from the pool
+// scratchF32 returns a float32 slice of n elements from the recycler
 // (contents undefined); give it back with releaseF32 when done.
 func scratchF32(n int) []float32 {
-	if s := poolF32.get(n); s != nil {
+	if s := recyclerF32.get(n); s != nil {
 		return s
 	}
 	return make([]float32, n)
 }
 
-// releaseF32 returns a slice from scratchF32 to the pool.
-func releaseF32(s []float32) { poolF32.put(s) }
+// releaseF32 returns a slice from scratchF32 to the recycler.
+func releaseF32(s []float32) { recyclerF32.put(s) }
 
 // scratchU8 is scratchF32 for uint8.
 func scratchU8(n int) []uint8 {
-	if s := poolU8.get(n); s != nil {
+	if s := recyclerU8.get(n); s != nil {
 		return s
 	}
 	return make([]uint8, n)
 }
 
-// Recycle gives t's storage back to the buffer pool, for a caller that
+// Recycle gives t's storage back to the recycler, for a caller that
 // knows nothing will read t, or any view of it, again: the intermediate
 // activations of an inference pass (nn.Sequential recycles those of its
 // fused Linear layers), so that the next pass takes its buffers from the
-// pool instead of the Go allocator, which zeroes them. It does nothing
+// recycler instead of the Go allocator, which zeroes them. It does nothing
 // when t requires grad or is part of an autograd graph, wraps a caller's
 // slice (FromFloat32 and the like), is engine-owned, or does not span its
 // whole storage. Afterwards t's storage is empty: reading t panics.

@@ -12,15 +12,15 @@ import (
 // without the poison.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	poolPoison = flag.Lookup("test.bench").Value.String() == ""
+	recyclePoison = flag.Lookup("test.bench").Value.String() == ""
 	os.Exit(m.Run())
 }
 
-// poolStep runs a small training-like graph that exercises the engine's
+// recycleStep runs a small training-like graph that exercises the engine's
 // recycling: shared subexpressions (h used twice, x + x), views
 // (transpose, reshape), a broadcast bias and a reduction. It returns the
 // activation h, which the caller holds, and the parameters.
-func poolStep(x, w1, b1, w2 *Tensor) (h *Tensor) {
+func recycleStep(x, w1, b1, w2 *Tensor) (h *Tensor) {
 	h = Linear(x, w1, b1).Relu()                       // [64, 600]
 	y := h.Add(h).MatMul(w2.T()).Reshape(-1).Sigmoid() // h consumed twice
 	z := h.Mul(h).SumAll()
@@ -28,7 +28,7 @@ func poolStep(x, w1, b1, w2 *Tensor) (h *Tensor) {
 	return h
 }
 
-func poolParams() (x, w1, b1, w2 *Tensor) {
+func recycleParams() (x, w1, b1, w2 *Tensor) {
 	rng := NewRNG(7)
 	x = rng.Normal(Float32, 0, 1, 64, 300)
 	w1 = rng.Normal(Float32, 0, 0.05, 600, 300).SetRequiresGrad(true)
@@ -37,18 +37,18 @@ func poolParams() (x, w1, b1, w2 *Tensor) {
 	return
 }
 
-// TestPoolRecyclesOnlyEngineGradients checks the buffer pool's lifetime
-// rule: Backward gives engine-owned gradient buffers back to the pool, a
+// TestRecyclerRecyclesOnlyEngineGradients checks the recycler's lifetime
+// rule: Backward gives engine-owned gradient buffers back to the recycler, a
 // user-held activation is never recycled (its values survive later steps
-// that reuse pool buffers), and the gradients equal those computed with
-// the pool switched off.
-func TestPoolRecyclesOnlyEngineGradients(t *testing.T) {
+// that reuse recycled buffers), and the gradients equal those computed with
+// the recycler switched off.
+func TestRecyclerRecyclesOnlyEngineGradients(t *testing.T) {
 	grads := func(steps int) ([][]float32, *Tensor, []float32) {
-		x, w1, b1, w2 := poolParams()
+		x, w1, b1, w2 := recycleParams()
 		var held *Tensor
 		var snapshot []float32
 		for s := range steps {
-			h := poolStep(x, w1, b1, w2)
+			h := recycleStep(x, w1, b1, w2)
 			if s == 0 {
 				held = h
 				snapshot = append([]float32(nil), h.Float32s()...)
@@ -57,21 +57,21 @@ func TestPoolRecyclesOnlyEngineGradients(t *testing.T) {
 		return [][]float32{w1.Grad().Float32s(), b1.Grad().Float32s(), w2.Grad().Float32s()}, held, snapshot
 	}
 
-	saved := poolMaxBytes
-	defer func() { poolMaxBytes = saved }()
-	poolMaxBytes = 0 // nothing is kept: every buffer is fresh
+	saved := recycleMaxBytes
+	defer func() { recycleMaxBytes = saved }()
+	recycleMaxBytes = 0 // nothing is kept: every buffer is fresh
 	want, _, _ := grads(3)
 
-	poolMaxBytes = saved
-	before := poolF32.bytes
+	recycleMaxBytes = saved
+	before := recyclerF32.bytes
 	got, held, snapshot := grads(3)
-	if poolF32.bytes <= before {
-		t.Errorf("pool holds %d bytes after Backward, had %d: engine gradients were not recycled", poolF32.bytes, before)
+	if recyclerF32.bytes <= before {
+		t.Errorf("recycler holds %d bytes after Backward, had %d: engine gradients were not recycled", recyclerF32.bytes, before)
 	}
 	for i := range want {
 		for j := range want[i] {
 			if got[i][j] != want[i][j] {
-				t.Fatalf("gradient %d differs at %d with the pool: %v, want %v", i, j, got[i][j], want[i][j])
+				t.Fatalf("gradient %d differs at %d with the recycler: %v, want %v", i, j, got[i][j], want[i][j])
 			}
 		}
 	}
@@ -85,14 +85,14 @@ func TestPoolRecyclesOnlyEngineGradients(t *testing.T) {
 	}
 }
 
-// TestPoolNeverRecyclesUserGradients: a gradient a user seeds Backward
+// TestRecyclerNeverRecyclesUserGradients: a gradient a user seeds Backward
 // with, and user slices wrapped without copying, stay theirs.
-func TestPoolNeverRecyclesUserGradients(t *testing.T) {
+func TestRecyclerNeverRecyclesUserGradients(t *testing.T) {
 	seed := make([]float32, 64*600)
 	for i := range seed {
 		seed[i] = 1
 	}
-	x, w1, b1, _ := poolParams()
+	x, w1, b1, _ := recycleParams()
 	y := Linear(x, w1, b1)
 	y.Relu().BackwardWith(FromFloat32(seed, 64, 600))
 	for i, v := range seed {
@@ -105,13 +105,13 @@ func TestPoolNeverRecyclesUserGradients(t *testing.T) {
 	}
 }
 
-// TestPoolConcurrentBackward runs independent training steps on several
-// goroutines at once, all recycling through the shared pool, and checks
+// TestRecyclerConcurrentBackward runs independent training steps on several
+// goroutines at once, all recycling through the shared recycler, and checks
 // each replica's gradients against a run on one goroutine (run it with
 // -race).
-func TestPoolConcurrentBackward(t *testing.T) {
-	x, w1, b1, w2 := poolParams()
-	poolStep(x, w1, b1, w2)
+func TestRecyclerConcurrentBackward(t *testing.T) {
+	x, w1, b1, w2 := recycleParams()
+	recycleStep(x, w1, b1, w2)
 	want := w1.Grad().Float32s()
 
 	const replicas = 4
@@ -119,10 +119,10 @@ func TestPoolConcurrentBackward(t *testing.T) {
 	done := make(chan int, replicas)
 	for r := range replicas {
 		go func() {
-			x, w1, b1, w2 := poolParams()
+			x, w1, b1, w2 := recycleParams()
 			for range 3 {
 				w1.SetGrad(nil)
-				poolStep(x, w1, b1, w2)
+				recycleStep(x, w1, b1, w2)
 			}
 			got[r] = w1.Grad().Float32s()
 			done <- r
