@@ -1,5 +1,5 @@
-// Package parallel is fathom's one CPU worker pool: it splits work over the
-// cores the Go runtime may use.
+// Package parallel holds fathom's one set of CPU workers: it splits work
+// over the cores the Go runtime may use.
 //
 // One set of long-lived helper goroutines (started on first use) serves
 // three ways of calling it:

@@ -54,7 +54,7 @@
 // # Fitting, on one machine or many
 //
 // Fit reads a float32 or float64 vector column in place and sums rows in
-// parallel on the worker pool (internal/parallel), each chunk into its own
+// parallel on the workers of internal/parallel, each chunk into its own
 // accumulators, folded in chunk order; no per-row allocation. The discrete
 // models need only the class weights and feature sums: one all-reduce
 // adds them over the ranks. Gaussian needs variances, which a plain sum of

@@ -266,7 +266,7 @@ func allFinite(v []float64) bool {
 }
 
 // accumulate returns [K class weights | K×d weighted feature sums |
-// invalid flag] over l's rows, summed chunk by chunk on the worker pool
+// invalid flag] over l's rows, summed chunk by chunk on internal/parallel's workers
 // (chunk results folded in order).
 func accumulate(l local, k int, modelType string) []float64 {
 	d := l.x.d

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The pool: long-lived helper goroutines, started on the first parallel call
+// The workers: long-lived helper goroutines, started on the first parallel call
 // and grown when GOMAXPROCS grows, that take offers from one queue. A
 // helper that ran part of a job polls the queue for the job's Spin before
 // it blocks on it, so the next call of a chain of parallel calls (a
@@ -24,9 +24,9 @@ type offer struct {
 }
 
 var (
-	poolMu  sync.Mutex
-	helpers atomic.Int32 // helper goroutines started
-	queue   chan offer
+	workersMu sync.Mutex
+	helpers   atomic.Int32 // helper goroutines started
+	queue     chan offer
 )
 
 // ensureHelpers starts helpers until there are at least n (and at least
@@ -35,8 +35,8 @@ func ensureHelpers(n int) {
 	if int(helpers.Load()) >= n {
 		return
 	}
-	poolMu.Lock()
-	defer poolMu.Unlock()
+	workersMu.Lock()
+	defer workersMu.Unlock()
 	if queue == nil {
 		// Enough room that offers are rarely refused even when nested
 		// and concurrent calls pile up; a refused offer only means the
@@ -98,7 +98,7 @@ type Task interface {
 	RunPart(part int)
 }
 
-// A Job runs a Task on the calling goroutine and the pool's idle helpers.
+// A Job runs a Task on the calling goroutine and the idle helpers.
 // It is a reusable fork-join record: a Job owned by a long-lived value (an
 // optimizer, a GEMM variant) makes every call after the first allocation
 // free. The zero Job is ready to use; a Job runs one task at a time.
