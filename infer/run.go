@@ -321,7 +321,7 @@ type batch struct {
 	first int // the file row of f's first row (0-based)
 	err   error
 	// A batch read by a data.ParquetMatrix: its n rows of features in x
-	// (returned to the reader's pool once scored), the missing ones, the
+	// (returned to the reader's free list once scored), the missing ones, the
 	// matrix's columns; f holds the kept columns only.
 	x      []float32
 	n      int
@@ -369,7 +369,7 @@ func (s *frameSource) close()     { s.rd.Close() }
 type matrixSource struct {
 	mx    *data.ParquetMatrix
 	keep  data.BatchReader // nil when no column is kept
-	pool  chan []float32
+	free  chan []float32   // the reader's idle batch buffers
 	size  int
 	names []string
 	first int
@@ -377,7 +377,7 @@ type matrixSource struct {
 }
 
 func (s *matrixSource) next() batch {
-	x := <-s.pool
+	x := <-s.free
 	if len(x) != s.size {
 		x = make([]float32, s.size)
 	}
@@ -391,7 +391,7 @@ func (s *matrixSource) next() batch {
 	}
 	b := batch{x: x, n: n, ld: s.ld, nulls: nulls, names: s.names, first: s.first, err: err, finite: err == nil && s.mx.Finite()}
 	if err != nil {
-		s.pool <- x
+		s.free <- x
 		b.x = nil
 		return b
 	}
@@ -413,7 +413,7 @@ func (s *matrixSource) next() batch {
 
 func (s *matrixSource) done(b batch) {
 	if b.x != nil {
-		s.pool <- b.x
+		s.free <- b.x
 	}
 }
 
@@ -453,7 +453,7 @@ func (r *runner) openMatrix(p Partition) *matrixSource {
 		r.bufs <- nil
 		r.bufs <- nil
 	}
-	s := &matrixSource{mx: mx, pool: r.bufs, size: r.opts.BatchSize * net.width, names: mx.Columns()}
+	s := &matrixSource{mx: mx, free: r.bufs, size: r.opts.BatchSize * net.width, names: mx.Columns()}
 	// Columns for a network whose first layer packs a column-major batch
 	// as its GEMM's A, unless the file's columns are narrow dictionaries
 	// that the vector gather turns into rows at little more than the cost

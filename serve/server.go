@@ -452,14 +452,14 @@ func (s *Server) authorized(r *http.Request) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.opts.Token)) == 1
 }
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bufScratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// rowsPool recycles the float32 rows of requests (and of merged batches).
-var rowsPool sync.Pool // of *[]float32
+// rowsScratch holds the float32 rows of requests (and of merged batches).
+var rowsScratch sync.Pool // of *[]float32
 
 // getRows returns an empty slice with room for n values.
 func getRows(n int) []float32 {
-	if p, ok := rowsPool.Get().(*[]float32); ok && cap(*p) >= n {
+	if p, ok := rowsScratch.Get().(*[]float32); ok && cap(*p) >= n {
 		return (*p)[:0]
 	}
 	return make([]float32, 0, n)
@@ -468,7 +468,7 @@ func getRows(n int) []float32 {
 // putRows gives x back for reuse once nothing reads it any more.
 func putRows(x []float32) {
 	if cap(x) > 0 && cap(x) <= 4<<20 {
-		rowsPool.Put(&x)
+		rowsScratch.Put(&x)
 	}
 }
 
@@ -489,11 +489,11 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request, sm *served) (int,
 	if r.ContentLength > s.opts.MaxBody {
 		return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body of %d bytes is over the limit of %d bytes", r.ContentLength, s.opts.MaxBody))
 	}
-	buf := bufPool.Get().(*bytes.Buffer)
+	buf := bufScratch.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
 		if buf.Cap() <= 4<<20 { // a rare huge body is left to the collector
-			bufPool.Put(buf)
+			bufScratch.Put(buf)
 		}
 	}()
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.opts.MaxBody)); err != nil {

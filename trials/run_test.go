@@ -66,9 +66,9 @@ func gridTrials(t *testing.T, values ...string) []Trial {
 	return ts
 }
 
-// TestRunPool runs every trial once on a pool of 3, keeps failures as
+// TestRunWorkers runs every trial once on 3 workers, keeps failures as
 // results and picks the best completed trial.
-func TestRunPool(t *testing.T) {
+func TestRunWorkers(t *testing.T) {
 	ts := gridTrials(t, "1", "4", "fail", "2", "8", "3", "0.5")
 	var running, peak atomic.Int32
 	var finished, progress atomic.Int32
@@ -160,7 +160,7 @@ func newStore(t *testing.T) (addr string) {
 }
 
 // TestStoreQueue runs one search from three "processes" (each its own
-// store client and pool) sharing the queue and the ASHA rungs: every
+// store client and workers) sharing the queue and the ASHA rungs: every
 // trial runs exactly once, rank 0 collects all results, and the best
 // model crosses the store.
 func TestStoreQueue(t *testing.T) {
