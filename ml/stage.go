@@ -47,6 +47,14 @@ type Model interface {
 	Encode() (Encoded, error)
 }
 
+// Iterative is implemented by models fitted by an iterative solver that
+// can say how many iterations the fit took (L-BFGS, OWL-QN, IRLS, ...).
+// Reports (`fathom bench ml`, `fathom ml fit --json`) print it when the
+// model, or the last stage of a PipelineModel, implements it.
+type Iterative interface {
+	NumIterations() int
+}
+
 // Encoded is a model's persistent form.
 type Encoded struct {
 	// Params is marshalled with encoding/json (a struct with json tags).

@@ -51,11 +51,3 @@ func EvaluatorTypes() []string {
 	sort.Strings(out)
 	return out
 }
-
-// Iterative is implemented by models fitted by an iterative solver that
-// can say how many iterations the fit took (L-BFGS, OWL-QN, IRLS, ...).
-// Reports (`fathom bench ml`, `fathom ml fit --json`) print it when the
-// model, or the last stage of a PipelineModel, implements it.
-type Iterative interface {
-	NumIterations() int
-}
