@@ -43,45 +43,9 @@ func (b *BatchNorm) syncForward(x *tensor.Tensor) *tensor.Tensor {
 	}
 	outer := shape[0]
 	xv := toFloat64s(x.Detach().Contiguous())
-	// Sums and counts, then the squared deviations.
-	st := make([]float64, c+1)
-	for n := range outer {
-		for ch := range c {
-			row := xv[(n*c+ch)*inner : (n*c+ch+1)*inner]
-			s := 0.0
-			for _, v := range row {
-				s += v
-			}
-			st[ch] += s
-		}
-	}
-	st[c] = float64(outer * inner)
-	b.Sync.SumStats(st)
-	m := st[c]
-	if m <= 1 {
-		panic(fmt.Sprintf("nn: SyncBatchNorm: expected more than 1 value per channel over all processes, got %g", m))
-	}
-	mean := make([]float64, c)
-	for ch := range c {
-		mean[ch] = st[ch] / m
-	}
-	dev := make([]float64, c)
-	for n := range outer {
-		for ch := range c {
-			row := xv[(n*c+ch)*inner : (n*c+ch+1)*inner]
-			s := 0.0
-			for _, v := range row {
-				d := v - mean[ch]
-				s += d * d
-			}
-			dev[ch] += s
-		}
-	}
-	b.Sync.SumStats(dev)
+	mean, variance, m := b.syncStats(xv, outer, c, inner)
 	invstd := make([]float64, c)
-	variance := make([]float64, c)
 	for ch := range c {
-		variance[ch] = dev[ch] / m
 		invstd[ch] = 1 / math.Sqrt(variance[ch]+b.Eps)
 	}
 	var w, bias []float64
@@ -103,20 +67,7 @@ func (b *BatchNorm) syncForward(x *tensor.Tensor) *tensor.Tensor {
 			}
 		}
 	}
-	if b.RunningMean != nil {
-		b.NumBatchesTracked.AddScalarInPlace(1)
-		f := b.Momentum
-		if b.CumulativeAverage {
-			f = 1 / b.NumBatchesTracked.Item()
-		}
-		unbiased := make([]float64, c)
-		for ch := range c {
-			unbiased[ch] = variance[ch] * m / (m - 1)
-		}
-		rdt := b.RunningMean.DType()
-		b.RunningMean.MulScalarInPlace(1-f).AxpyInPlace(f, tensor.FromFloat64(mean, c).To(rdt))
-		b.RunningVar.MulScalarInPlace(1-f).AxpyInPlace(f, tensor.FromFloat64(unbiased, c).To(rdt))
-	}
+	b.updateRunning(mean, variance, m)
 	out := tensor.FromFloat64(yv, shape...).To(dt)
 	share := b.Sync.Share()
 	backward := func(g *tensor.Tensor) []*tensor.Tensor {
@@ -167,6 +118,74 @@ func (b *BatchNorm) syncForward(x *tensor.Tensor) *tensor.Tensor {
 		return tensor.CustomOp("SyncBatchNorm", out, backward, x, b.Weight, b.Bias)
 	}
 	return tensor.CustomOp("SyncBatchNorm", out, func(g *tensor.Tensor) []*tensor.Tensor { return backward(g)[:1] }, x)
+}
+
+// syncStats returns the mean and the biased variance per channel of the
+// global batch, and the number of values per channel m: the sums and
+// counts summed over the processes, then the squared deviations from the
+// global mean. xv holds this process's outer×c×inner values.
+func (b *BatchNorm) syncStats(xv []float64, outer, c, inner int) (mean, variance []float64, m float64) {
+	// Sums and counts, then the squared deviations.
+	st := make([]float64, c+1)
+	for n := range outer {
+		for ch := range c {
+			row := xv[(n*c+ch)*inner : (n*c+ch+1)*inner]
+			s := 0.0
+			for _, v := range row {
+				s += v
+			}
+			st[ch] += s
+		}
+	}
+	st[c] = float64(outer * inner)
+	b.Sync.SumStats(st)
+	m = st[c]
+	if m <= 1 {
+		panic(fmt.Sprintf("nn: SyncBatchNorm: expected more than 1 value per channel over all processes, got %g", m))
+	}
+	mean = make([]float64, c)
+	for ch := range c {
+		mean[ch] = st[ch] / m
+	}
+	dev := make([]float64, c)
+	for n := range outer {
+		for ch := range c {
+			row := xv[(n*c+ch)*inner : (n*c+ch+1)*inner]
+			s := 0.0
+			for _, v := range row {
+				d := v - mean[ch]
+				s += d * d
+			}
+			dev[ch] += s
+		}
+	}
+	b.Sync.SumStats(dev)
+	variance = make([]float64, c)
+	for ch := range c {
+		variance[ch] = dev[ch] / m
+	}
+	return mean, variance, m
+}
+
+// updateRunning moves the running statistics (when tracked) towards the
+// global batch's mean and unbiased variance (m values per channel).
+func (b *BatchNorm) updateRunning(mean, variance []float64, m float64) {
+	if b.RunningMean == nil {
+		return
+	}
+	c := len(mean)
+	b.NumBatchesTracked.AddScalarInPlace(1)
+	f := b.Momentum
+	if b.CumulativeAverage {
+		f = 1 / b.NumBatchesTracked.Item()
+	}
+	unbiased := make([]float64, c)
+	for ch := range c {
+		unbiased[ch] = variance[ch] * m / (m - 1)
+	}
+	rdt := b.RunningMean.DType()
+	b.RunningMean.MulScalarInPlace(1-f).AxpyInPlace(f, tensor.FromFloat64(mean, c).To(rdt))
+	b.RunningVar.MulScalarInPlace(1-f).AxpyInPlace(f, tensor.FromFloat64(unbiased, c).To(rdt))
 }
 
 // toFloat64s returns t's elements as float64 (a copy for float32).

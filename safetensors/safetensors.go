@@ -406,49 +406,10 @@ func read(r io.Reader, file string, size int64) (*File, error) {
 		return nil, bad("", "%v", err)
 	}
 
-	// Validate the layout: sorted by offsets, each tensor must start where the
-	// previous one ended and hold exactly shape×dtype bytes.
-	slices.SortStableFunc(entries, func(a, b headerEntry) int {
-		if a.begin != b.begin {
-			if a.begin < b.begin {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.end < b.end:
-			return -1
-		case a.end > b.end:
-			return 1
-		}
-		return 0
-	})
-	var cursor uint64
-	for _, e := range entries {
-		if e.end < e.begin {
-			return nil, bad(e.name, "data_offsets [%d, %d] end before they begin", e.begin, e.end)
-		}
-		if e.begin != cursor {
-			if e.begin < cursor {
-				return nil, bad(e.name, "data_offsets [%d, %d] overlap the previous tensor, which ends at %d", e.begin, e.end, cursor)
-			}
-			return nil, bad(e.name, "data_offsets [%d, %d] leave a gap: the previous tensor ends at %d", e.begin, e.end, cursor)
-		}
-		for _, d := range e.shape {
-			if d > math.MaxInt32*math.MaxInt32 { // far beyond any real tensor; keeps int conversions safe
-				return nil, bad(e.name, "dimension %d in shape %v is too large", d, e.shape)
-			}
-		}
-		want, err := byteLen(e.dtype, e.shape)
-		if err != nil {
-			return nil, bad(e.name, "%v", err)
-		}
-		if e.end-e.begin != want {
-			return nil, bad(e.name, "%s%v needs %d bytes, data_offsets [%d, %d] give %d", e.dtype, e.shape, want, e.begin, e.end, e.end-e.begin)
-		}
-		cursor = e.end
+	bufLen, err := checkLayout(entries, bad)
+	if err != nil {
+		return nil, err
 	}
-	bufLen := cursor
 	if size >= 0 {
 		have := uint64(size) - 8 - n
 		if have != bufLen {
@@ -493,6 +454,54 @@ func read(r io.Reader, file string, size int64) (*File, error) {
 		out.Tensors[i] = Entry{Name: e.name, DType: e.dtype, Shape: shape, Data: buf[e.begin:e.end:e.end]}
 	}
 	return out, nil
+}
+
+// checkLayout sorts entries by their offsets and checks the layout: each
+// tensor starts where the previous one ended and holds exactly
+// shape×dtype bytes. It returns the bytes the tensors cover; bad makes
+// the error of a tensor.
+func checkLayout(entries []headerEntry, bad func(tensor, format string, args ...any) error) (uint64, error) {
+	slices.SortStableFunc(entries, func(a, b headerEntry) int {
+		if a.begin != b.begin {
+			if a.begin < b.begin {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case a.end < b.end:
+			return -1
+		case a.end > b.end:
+			return 1
+		}
+		return 0
+	})
+	var cursor uint64
+	for _, e := range entries {
+		if e.end < e.begin {
+			return 0, bad(e.name, "data_offsets [%d, %d] end before they begin", e.begin, e.end)
+		}
+		if e.begin != cursor {
+			if e.begin < cursor {
+				return 0, bad(e.name, "data_offsets [%d, %d] overlap the previous tensor, which ends at %d", e.begin, e.end, cursor)
+			}
+			return 0, bad(e.name, "data_offsets [%d, %d] leave a gap: the previous tensor ends at %d", e.begin, e.end, cursor)
+		}
+		for _, d := range e.shape {
+			if d > math.MaxInt32*math.MaxInt32 { // far beyond any real tensor; keeps int conversions safe
+				return 0, bad(e.name, "dimension %d in shape %v is too large", d, e.shape)
+			}
+		}
+		want, err := byteLen(e.dtype, e.shape)
+		if err != nil {
+			return 0, bad(e.name, "%v", err)
+		}
+		if e.end-e.begin != want {
+			return 0, bad(e.name, "%s%v needs %d bytes, data_offsets [%d, %d] give %d", e.dtype, e.shape, want, e.begin, e.end, e.end-e.begin)
+		}
+		cursor = e.end
+	}
+	return cursor, nil
 }
 
 func ioError(file string, err error) error {
