@@ -276,53 +276,6 @@ func (e *exporter) layer(l nn.Layer, name, x string, probe *tensor.Tensor) (stri
 		}
 		scale, bias := e.affine(name, l.Weight, l.Bias, l.Shape...)
 		return n("LayerNormalization", []string{x, scale, bias}, attrInt("axis", int64(-len(l.Shape))), attrFloat("epsilon", float32(l.Eps))), nil
-	case *nn.ReLU:
-		return n("Relu", []string{x}), nil
-	case *nn.Sigmoid:
-		return n("Sigmoid", []string{x}), nil
-	case *nn.Tanh:
-		return n("Tanh", []string{x}), nil
-	case *nn.LeakyReLU:
-		return n("LeakyRelu", []string{x}, attrFloat("alpha", float32(l.Slope))), nil
-	case *nn.ELU:
-		return n("Elu", []string{x}, attrFloat("alpha", float32(l.Alpha))), nil
-	case *nn.Softplus:
-		// ONNX's Softplus has no β and no threshold; above the threshold
-		// PyTorch returns x, which log(1+eˣ) equals in float32 for the
-		// default threshold 20.
-		if l.Beta == 1 {
-			return n("Softplus", []string{x}), nil
-		}
-		b := e.scalar(name+".beta", l.Beta)
-		y := e.node("Mul", name+"/Mul", []string{x, b})
-		y = n("Softplus", []string{y})
-		return e.node("Div", name+"/Div", []string{y, b}), nil
-	case *nn.SiLU:
-		s := n("Sigmoid", []string{x})
-		return n("Mul", []string{x, s}), nil
-	case *nn.GELU:
-		if l.Approximate == "tanh" {
-			// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-			x3 := e.node("Mul", name+"/Mul_sq", []string{x, x})
-			x3 = e.node("Mul", name+"/Mul_cube", []string{x3, x})
-			t := e.node("Mul", name+"/Mul_c", []string{x3, e.scalar(name+".c", 0.044715)})
-			t = e.node("Add", name+"/Add_x", []string{x, t})
-			t = e.node("Mul", name+"/Mul_k", []string{t, e.scalar(name+".k", math.Sqrt(2/math.Pi))})
-			t = n("Tanh", []string{t})
-			t = e.node("Add", name+"/Add_one", []string{t, e.scalar(name+".one", 1)})
-			t = e.node("Mul", name+"/Mul_x", []string{x, t})
-			return e.node("Mul", name+"/Mul_half", []string{t, e.scalar(name+".half", 0.5)}), nil
-		}
-		// 0.5·x·(1 + erf(x/√2)), the form PyTorch exports (Gelu is opset 20).
-		t := n("Div", []string{x, e.scalar(name+".sqrt2", math.Sqrt2)})
-		t = n("Erf", []string{t})
-		t = e.node("Add", name+"/Add", []string{t, e.scalar(name+".one", 1)})
-		t = e.node("Mul", name+"/Mul", []string{x, t})
-		return e.node("Mul", name+"/Mul_half", []string{t, e.scalar(name+".half", 0.5)}), nil
-	case *nn.Softmax:
-		return n("Softmax", []string{x}, attrInt("axis", int64(l.Dim))), nil
-	case *nn.LogSoftmax:
-		return n("LogSoftmax", []string{x}, attrInt("axis", int64(l.Dim))), nil
 	case *nn.Flatten:
 		if l.StartDim != 1 || (l.EndDim != -1 && l.EndDim != rank-1) {
 			return "", fmt.Errorf("flatten of dims %d..%d: only flattening all but the batch dim is supported", l.StartDim, l.EndDim)
@@ -352,7 +305,68 @@ func (e *exporter) layer(l nn.Layer, name, x string, probe *tensor.Tensor) (stri
 		}
 		return n("Add", []string{body, skip}), nil
 	}
+	if y, ok := e.activation(l, name, x); ok {
+		return y, nil
+	}
 	return "", fmt.Errorf("no ONNX export for this layer type (supported: %s)", strings.Join(ExportedLayers, ", "))
+}
+
+// activation emits l applied to x when l is an activation (or softmax)
+// layer, and reports whether it was one.
+func (e *exporter) activation(l nn.Layer, name, x string) (string, bool) {
+	n := func(op string, inputs []string, attrs ...*AttributeProto) string {
+		return e.node(op, name+"/"+op, inputs, attrs...)
+	}
+	switch l := l.(type) {
+	case *nn.ReLU:
+		return n("Relu", []string{x}), true
+	case *nn.Sigmoid:
+		return n("Sigmoid", []string{x}), true
+	case *nn.Tanh:
+		return n("Tanh", []string{x}), true
+	case *nn.LeakyReLU:
+		return n("LeakyRelu", []string{x}, attrFloat("alpha", float32(l.Slope))), true
+	case *nn.ELU:
+		return n("Elu", []string{x}, attrFloat("alpha", float32(l.Alpha))), true
+	case *nn.Softplus:
+		// ONNX's Softplus has no β and no threshold; above the threshold
+		// PyTorch returns x, which log(1+eˣ) equals in float32 for the
+		// default threshold 20.
+		if l.Beta == 1 {
+			return n("Softplus", []string{x}), true
+		}
+		b := e.scalar(name+".beta", l.Beta)
+		y := e.node("Mul", name+"/Mul", []string{x, b})
+		y = n("Softplus", []string{y})
+		return e.node("Div", name+"/Div", []string{y, b}), true
+	case *nn.SiLU:
+		s := n("Sigmoid", []string{x})
+		return n("Mul", []string{x, s}), true
+	case *nn.GELU:
+		if l.Approximate == "tanh" {
+			// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+			x3 := e.node("Mul", name+"/Mul_sq", []string{x, x})
+			x3 = e.node("Mul", name+"/Mul_cube", []string{x3, x})
+			t := e.node("Mul", name+"/Mul_c", []string{x3, e.scalar(name+".c", 0.044715)})
+			t = e.node("Add", name+"/Add_x", []string{x, t})
+			t = e.node("Mul", name+"/Mul_k", []string{t, e.scalar(name+".k", math.Sqrt(2/math.Pi))})
+			t = n("Tanh", []string{t})
+			t = e.node("Add", name+"/Add_one", []string{t, e.scalar(name+".one", 1)})
+			t = e.node("Mul", name+"/Mul_x", []string{x, t})
+			return e.node("Mul", name+"/Mul_half", []string{t, e.scalar(name+".half", 0.5)}), true
+		}
+		// 0.5·x·(1 + erf(x/√2)), the form PyTorch exports (Gelu is opset 20).
+		t := n("Div", []string{x, e.scalar(name+".sqrt2", math.Sqrt2)})
+		t = n("Erf", []string{t})
+		t = e.node("Add", name+"/Add", []string{t, e.scalar(name+".one", 1)})
+		t = e.node("Mul", name+"/Mul", []string{x, t})
+		return e.node("Mul", name+"/Mul_half", []string{t, e.scalar(name+".half", 0.5)}), true
+	case *nn.Softmax:
+		return n("Softmax", []string{x}, attrInt("axis", int64(l.Dim))), true
+	case *nn.LogSoftmax:
+		return n("LogSoftmax", []string{x}, attrInt("axis", int64(l.Dim))), true
+	}
+	return "", false
 }
 
 // ExportedLayers lists the spec layer types Export writes.
