@@ -177,55 +177,15 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 		return fmt.Errorf("%s: %w", typeClassifier, err)
 	}
 
-	// Read this rank's rows, then agree with the other ranks on whether
-	// every rank's rows are good (a rank must not return early while
-	// the others wait in a collective), on the feature width and on the
-	// largest label.
-	x, labels, localErr := readRows(d, e.FeaturesCol, e.LabelCol)
-	st := []float64{0, -1, -1, 1}
-	if localErr != nil {
-		st[0] = 1
-	} else {
-		st[2], st[3] = float64(x.Cols), -float64(x.Cols)
-		for _, l := range labels {
-			st[1] = max(st[1], float64(l))
-		}
-	}
-	if err := c.AllReduce(st, ml.OpMax); err != nil {
+	x, labels, topLabel, err := e.readAgreed(d)
+	if err != nil {
 		return nil, fail(err)
 	}
-	switch {
-	case localErr != nil:
-		return nil, fail(localErr)
-	case st[0] > 0:
-		return nil, fail(ml.ErrOtherRank)
-	case st[2] != -st[3]:
-		return nil, fail(fmt.Errorf("column %q has %d values per row on this rank, but the ranks' widths range from %g to %g", e.FeaturesCol, x.Cols, -st[3], st[2]))
+	layers, err := e.layerSizes(x.Cols, topLabel, labels)
+	if err != nil {
+		return nil, fail(err)
 	}
-	width, topLabel := x.Cols, int(st[1])
-	if topLabel < 0 {
-		return nil, fail(errors.New("no rows to fit on"))
-	}
-
-	layers := slices.Clone(e.Layers)
 	last := len(layers) - 1
-	if layers[0] == 0 {
-		layers[0] = width
-	}
-	if layers[last] == 0 {
-		layers[last] = max(topLabel+1, 2)
-	}
-	if layers[0] != width {
-		return nil, fail(fmt.Errorf("layers[0] = %d, but column %q has %d values per row (set layers[0] to %d, or to 0 to take it from the data)", e.Layers[0], e.FeaturesCol, width, width))
-	}
-	if topLabel >= layers[last] {
-		for i, l := range labels {
-			if int(l) >= layers[last] {
-				return nil, fail(fmt.Errorf("column %q, row %d: label %d, but the output layer has %d units (labels must be < layers[%d] = %d)", e.LabelCol, i+1, l, layers[last], last, layers[last]))
-			}
-		}
-		return nil, fail(fmt.Errorf("a label on another rank is %d, but the output layer has %d units (labels must be < layers[%d])", topLabel, layers[last], last))
-	}
 
 	// Class counts (and so the row count) over every rank.
 	k := layers[last]
@@ -269,7 +229,6 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 		w     []float64
 		iters int
 		loss  float64
-		err   error
 	)
 	switch {
 	case e.MaxIter == 0:
@@ -309,6 +268,66 @@ func (e *MultilayerPerceptronClassifier) Fit(d ml.Data) (ml.Model, error) {
 		ProbabilityCol:   e.ProbabilityCol,
 		RawPredictionCol: e.RawPredictionCol,
 	}, nil
+}
+
+// readAgreed reads this rank's rows, then agrees with the other ranks on
+// whether every rank's rows are good (a rank must not return early while
+// the others wait in a collective), on the feature width and on the
+// largest label, which it returns.
+func (e *MultilayerPerceptronClassifier) readAgreed(d ml.Data) (features, []int32, int, error) {
+	c := d.C()
+	x, labels, localErr := readRows(d, e.FeaturesCol, e.LabelCol)
+	st := []float64{0, -1, -1, 1}
+	if localErr != nil {
+		st[0] = 1
+	} else {
+		st[2], st[3] = float64(x.Cols), -float64(x.Cols)
+		for _, l := range labels {
+			st[1] = max(st[1], float64(l))
+		}
+	}
+	if err := c.AllReduce(st, ml.OpMax); err != nil {
+		return x, nil, 0, err
+	}
+	switch {
+	case localErr != nil:
+		return x, nil, 0, localErr
+	case st[0] > 0:
+		return x, nil, 0, ml.ErrOtherRank
+	case st[2] != -st[3]:
+		return x, nil, 0, fmt.Errorf("column %q has %d values per row on this rank, but the ranks' widths range from %g to %g", e.FeaturesCol, x.Cols, -st[3], st[2])
+	}
+	topLabel := int(st[1])
+	if topLabel < 0 {
+		return x, nil, 0, errors.New("no rows to fit on")
+	}
+	return x, labels, topLabel, nil
+}
+
+// layerSizes returns the layer sizes: e.Layers with a first 0 taken from
+// the feature width and a last 0 from the largest label, checked against
+// both.
+func (e *MultilayerPerceptronClassifier) layerSizes(width, topLabel int, labels []int32) ([]int, error) {
+	layers := slices.Clone(e.Layers)
+	last := len(layers) - 1
+	if layers[0] == 0 {
+		layers[0] = width
+	}
+	if layers[last] == 0 {
+		layers[last] = max(topLabel+1, 2)
+	}
+	if layers[0] != width {
+		return nil, fmt.Errorf("layers[0] = %d, but column %q has %d values per row (set layers[0] to %d, or to 0 to take it from the data)", e.Layers[0], e.FeaturesCol, width, width)
+	}
+	if topLabel >= layers[last] {
+		for i, l := range labels {
+			if int(l) >= layers[last] {
+				return nil, fmt.Errorf("column %q, row %d: label %d, but the output layer has %d units (labels must be < layers[%d] = %d)", e.LabelCol, i+1, l, layers[last], last, layers[last])
+			}
+		}
+		return nil, fmt.Errorf("a label on another rank is %d, but the output layer has %d units (labels must be < layers[%d])", topLabel, layers[last], last)
+	}
+	return layers, nil
 }
 
 // descend is Spark's GradientDescent with miniBatchFraction 1 and its
