@@ -119,26 +119,7 @@ func (v *validator) run(d ml.Data, k int, assign split) (*outcome, error) {
 		return nil, err
 	}
 	n := d.Frame.Len()
-	train := make([][]int, k)
-	valid := make([][]int, k)
-	for i := range n {
-		f := assign(off + i)
-		for j := range k {
-			if j == f {
-				valid[j] = append(valid[j], i)
-			} else {
-				train[j] = append(train[j], i)
-			}
-		}
-	}
-	// Folds are materialized once and shared by the fits (frames are
-	// immutable).
-	trainF := make([]*data.Frame, k)
-	validF := make([]*data.Frame, k)
-	for j := range k {
-		trainF[j] = d.Frame.Take(train[j])
-		validF[j] = d.Frame.Take(valid[j])
-	}
+	trainF, validF := makeFolds(d.Frame, k, off, assign)
 	tasks := make([]task, 0, k*len(v.grid))
 	for j := range k {
 		for p := range v.grid {
@@ -200,7 +181,7 @@ func (v *validator) run(d ml.Data, k int, assign split) (*outcome, error) {
 				mine = append(mine, t)
 			}
 		}
-		scores, models, errs := runPool(mine, v.parallelism, func(t task) (float64, ml.Model, error) { return fit(t, ml.Single) })
+		scores, models, errs := runWorkers(mine, v.parallelism, func(t task) (float64, ml.Model, error) { return fit(t, ml.Single) })
 		var firstErr error
 		for i, t := range mine {
 			if errs[i] != nil {
@@ -210,28 +191,8 @@ func (v *validator) run(d ml.Data, k int, assign split) (*outcome, error) {
 			record(t, scores[i], models[i])
 		}
 		if v.mode == Spread && c.Size() > 1 {
-			// Every rank learns every score (zeros elsewhere, so a sum)
-			// and whether any rank failed.
-			flat := make([]float64, 0, len(tasks)+1)
-			for _, row := range out.metrics {
-				flat = append(flat, row...)
-			}
-			failed := 0.0
-			if firstErr != nil {
-				failed = 1
-			}
-			flat = append(flat, failed)
-			if err := c.AllReduce(flat, ml.OpSum); err != nil {
+			if err := v.shareScores(c, out, k, firstErr); err != nil {
 				return nil, err
-			}
-			if firstErr != nil {
-				return nil, firstErr
-			}
-			if flat[len(flat)-1] > 0 {
-				return nil, fmt.Errorf("%s: a fit failed on another rank (see its error)", v.name)
-			}
-			for j := range k {
-				copy(out.metrics[j], flat[j*len(v.grid):(j+1)*len(v.grid)])
 			}
 		} else if firstErr != nil {
 			return nil, firstErr
@@ -266,6 +227,60 @@ func (v *validator) run(d ml.Data, k int, assign split) (*outcome, error) {
 	return out, nil
 }
 
+// makeFolds returns the training and validation frames of each of k
+// folds of f, row i in fold assign(off+i). The folds are materialized
+// once and shared by the fits (frames are immutable).
+func makeFolds(f *data.Frame, k, off int, assign split) (trainF, validF []*data.Frame) {
+	n := f.Len()
+	train := make([][]int, k)
+	valid := make([][]int, k)
+	for i := range n {
+		fi := assign(off + i)
+		for j := range k {
+			if j == fi {
+				valid[j] = append(valid[j], i)
+			} else {
+				train[j] = append(train[j], i)
+			}
+		}
+	}
+	trainF = make([]*data.Frame, k)
+	validF = make([]*data.Frame, k)
+	for j := range k {
+		trainF[j] = f.Take(train[j])
+		validF[j] = f.Take(valid[j])
+	}
+	return trainF, validF
+}
+
+// shareScores gives every rank of a Spread search every score (each rank
+// holds its own tasks' scores, zeros elsewhere, so a sum) and whether any
+// rank failed; firstErr is this rank's failure.
+func (v *validator) shareScores(c ml.Comm, out *outcome, k int, firstErr error) error {
+	flat := make([]float64, 0, k*len(v.grid)+1)
+	for _, row := range out.metrics {
+		flat = append(flat, row...)
+	}
+	failed := 0.0
+	if firstErr != nil {
+		failed = 1
+	}
+	flat = append(flat, failed)
+	if err := c.AllReduce(flat, ml.OpSum); err != nil {
+		return err
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if flat[len(flat)-1] > 0 {
+		return fmt.Errorf("%s: a fit failed on another rank (see its error)", v.name)
+	}
+	for j := range k {
+		copy(out.metrics[j], flat[j*len(v.grid):(j+1)*len(v.grid)])
+	}
+	return nil
+}
+
 // bestIndex returns the index of the best score (the first of equal
 // ones, as Spark's maxBy), NaN scores skipped; −1 if all are NaN.
 func bestIndex(avg []float64, largerBetter bool) int {
@@ -283,7 +298,7 @@ func bestIndex(avg []float64, largerBetter bool) int {
 
 // runPool runs f on every task with at most par goroutines; results in
 // task order.
-func runPool(tasks []task, par int, f func(task) (float64, ml.Model, error)) ([]float64, []ml.Model, []error) {
+func runWorkers(tasks []task, par int, f func(task) (float64, ml.Model, error)) ([]float64, []ml.Model, []error) {
 	scores := make([]float64, len(tasks))
 	models := make([]ml.Model, len(tasks))
 	errs := make([]error, len(tasks))
