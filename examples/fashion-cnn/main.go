@@ -30,6 +30,7 @@ import (
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/optim"
+	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 )
@@ -49,7 +50,7 @@ type options struct {
 }
 
 // checkpointName is the checkpoint's file name inside options.dir.
-const checkpointName = "checkpoint.safetensors"
+const checkpointName = runlog.CheckpointFile
 
 func main() {
 	o := options{stdout: os.Stdout, stderr: os.Stderr}

@@ -46,7 +46,7 @@ type options struct {
 }
 
 // modelName is the model file's name inside options.dir.
-const modelName = "model.safetensors"
+const modelName = runlog.ModelFile
 
 func main() {
 	o := options{stdout: os.Stdout, stderr: os.Stderr}
