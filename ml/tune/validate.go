@@ -296,7 +296,7 @@ func bestIndex(avg []float64, largerBetter bool) int {
 	return best
 }
 
-// runPool runs f on every task with at most par goroutines; results in
+// runWorkers runs f on every task on at most par goroutines; results in
 // task order.
 func runWorkers(tasks []task, par int, f func(task) (float64, ml.Model, error)) ([]float64, []ml.Model, []error) {
 	scores := make([]float64, len(tasks))
