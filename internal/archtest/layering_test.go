@@ -6,7 +6,6 @@ package archtest
 import (
 	"fmt"
 	"go/build"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -180,9 +179,13 @@ func TestFloorsNamePackages(t *testing.T) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if prefix, ok := strings.CutSuffix(k, "/"); ok {
-			if !slices.ContainsFunc(slices.Collect(maps.Keys(g)), func(p string) bool { return strings.HasPrefix(p, prefix+"/") }) {
-				t.Errorf("floor table entry %q: no package under %s/", k, prefix)
+		if strings.HasSuffix(k, "/") {
+			found := false
+			for p := range g {
+				found = found || strings.HasPrefix(p, k)
+			}
+			if !found {
+				t.Errorf("floor table entry %q: no package under it", k)
 			}
 			continue
 		}
