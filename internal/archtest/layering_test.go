@@ -46,7 +46,12 @@ var floors = map[string]int{
 	"dashboard": 4, // the live page of a job: plain events, no trainer (train/job feeds it)
 	"quant":     4, // post-training quantization of an nn model: observers, layer swap
 	"prune":     4, // pruning on nn, optim and tensor; train/job drives it
-	"cmd/":      7, "examples/": 7, "deploy": 7,
+	"examples/": 7, "deploy": 7,
+
+	// The harnesses and front ends the CLI calls, and the CLI above them.
+	"bench":          7, // fathom bench's harnesses: on train/job, ml/mljob, comm, launch and the kernels
+	"trials/tunejob": 7, // fathom tune of train and ml fit configs: on trials, train/job and ml/mljob
+	"cmd/":           8,
 }
 
 // forbidden lists imports, direct or through any module package, that a
@@ -237,12 +242,17 @@ func TestForbiddenImports(t *testing.T) {
 	}
 }
 
-// TestOnlyTheJobImportsTrain: below the command line and the example
-// programs, only the YAML job runner builds on the trainer.
+// aboveTheJob are the packages below the command line that drive the
+// YAML job runner: the benchmark harnesses and the tuning front end.
+var aboveTheJob = []string{"bench", "trials/tunejob"}
+
+// TestOnlyTheJobImportsTrain: below the command line, the example
+// programs and the packages that drive the job, only the YAML job runner
+// builds on the trainer.
 func TestOnlyTheJobImportsTrain(t *testing.T) {
 	g := loadGraph(t)
 	for p, imps := range g {
-		if strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "examples/") || p == "train/job" {
+		if strings.HasPrefix(p, "cmd/") || strings.HasPrefix(p, "examples/") || p == "train/job" || slices.Contains(aboveTheJob, p) {
 			continue
 		}
 		for _, imp := range imps {
