@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fathom-ml/fathom/bench"
 )
 
 func TestParseBatchList(t *testing.T) {
@@ -59,7 +61,7 @@ func TestBenchInfer(t *testing.T) {
 		t.Fatalf("got %d lines, want 3:\n%s", len(lines), out)
 	}
 	for i, want := range []int{1, 64, 10000} {
-		var r benchInferResult
+		var r bench.InferBatch
 		if err := json.Unmarshal([]byte(lines[i]), &r); err != nil {
 			t.Fatalf("line %d: %v", i, err)
 		}
