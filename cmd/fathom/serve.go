@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,68 +100,18 @@ func runServe(paths, names []string, addr string, grace time.Duration, opts serv
 		}
 		models = append(models, serve.Model{Name: name, Model: m})
 	}
-	s, err := serve.New(models, opts)
-	if err != nil {
-		return fmt.Errorf("%w (--name gives a model another name)", err)
-	}
-	if opts.Token == "" && !loopbackAddr(addr) {
-		s.Shutdown(context.Background())
-		return fmt.Errorf("--addr %s: %w", addr, serve.ErrTokenRequired)
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		s.Shutdown(context.Background())
-		return err
-	}
-	if opts.Token == "" && !serve.IsLoopback(l.Addr()) {
-		l.Close()
-		s.Shutdown(context.Background())
-		return fmt.Errorf("%s: %w", addr, serve.ErrTokenRequired)
-	}
 	var list []string
 	for _, m := range models {
 		list = append(list, m.Name)
 	}
-	if jsonOut {
-		if err := printJSON(serveReady{Addr: l.Addr().String(), Models: list}); err != nil {
-			return err
+	ready := func(a net.Addr) error {
+		if jsonOut {
+			return printJSON(serveReady{Addr: a.String(), Models: list})
 		}
-	} else {
-		fmt.Fprintf(os.Stderr, "serving %s on http://%s/v2/models/\n", strings.Join(list, ", "), l.Addr())
+		fmt.Fprintf(os.Stderr, "serving %s on http://%s/v2/models/\n", strings.Join(list, ", "), a)
+		return nil
 	}
-
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(l) }()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	select {
-	case err := <-served:
-		s.Shutdown(context.Background())
-		return err
-	case <-sigs:
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	err = s.Shutdown(ctx)
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	return err
-}
-
-// loopbackAddr reports whether a host:port names the loopback interface
-// (an empty host means every interface).
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return serve.ListenAndServe(context.Background(), models, opts, serve.Listen{Addr: addr, Grace: grace, Ready: ready})
 }
 
 // serveToken reads the bearer token from file, else from the environment.
