@@ -1,7 +1,7 @@
 // Package trials is the hyperparameter search behind `fathom tune`: it
 // expands a search space into trials, runs them concurrently, stops weak
 // ones early, and writes the results. It knows no trainer: a trial is run
-// by an Objective (cmd/fathom wires `fathom train` and `fathom ml fit`
+// by an Objective (package trials/tunejob wires `fathom train` and `fathom ml fit`
 // configs into one), which makes the package testable without training.
 //
 // # Space
@@ -40,4 +40,15 @@
 // status, seconds, rank, extra figures, error); WritePlot draws the metric
 // by trial and against each numeric key (package runlog/plot);
 // Best picks the best completed trial.
+//
+// # Search
+//
+// Search is a whole `fathom tune`: it expands the space of its
+// SearchOptions, builds the Target (the metric, its direction, the
+// epochs and the Objective), joins the job when the environment names
+// several processes (joinJob, the one place a search joins a job; every
+// process then takes trials from one StoreQueue), shows the trials on a
+// dashboard board, runs them, and on rank 0 writes trials.csv,
+// trials.jsonl, trials.png, best.safetensors (brought from the process
+// that trained it) and summary.json (Summary).
 package trials
