@@ -1,7 +1,6 @@
 package mljob
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,11 +13,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/join"
 	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/atomicfile"
-	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/tune"
 )
@@ -90,7 +88,7 @@ type TuningResult struct {
 // Options adjust Run.
 type Options struct {
 	// Comm joins the ranks of a distributed job; nil is one process (see
-	// JoinFromEnv).
+	// Comm).
 	Comm ml.Comm
 	// NoSave skips writing the output files.
 	NoSave bool
@@ -103,22 +101,14 @@ type Options struct {
 	Dashboard *dashboard.Board
 }
 
-// JoinFromEnv joins the job's process group when the environment names
-// more than one worker (WORLD_SIZE > 1, as `fathom run -n N` sets it);
-// otherwise it returns ml.Single. Call close when done.
-func JoinFromEnv(ctx context.Context) (c ml.Comm, close func() error, err error) {
-	e, err := distenv.FromOS()
-	if err != nil {
-		return nil, nil, err
+// Comm returns the ml.Comm of a job joined with package comm/join
+// (join.Options{Group: true}, as `fathom ml fit` under `fathom run -n N`
+// does): the job's group, or ml.Single for a single process.
+func Comm(j *join.Job) ml.Comm {
+	if j == nil || j.Group == nil {
+		return ml.Single
 	}
-	if e.WorldSize <= 1 {
-		return ml.Single, func() error { return nil }, nil
-	}
-	g, err := comm.NewFromEnv(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ml.Group(g), g.Close, nil
+	return ml.Group(j.Group)
 }
 
 // NewPipeline builds the config's pipeline: each stage of its registered
