@@ -124,7 +124,7 @@ func joinPS(ctx context.Context, c *Config, world int) (*distributed, error) {
 			"batch_size %d is the global batch of all %d workers (%d ranks, %d servers) and must be a multiple of their number",
 			c.BatchSize, len(workers), world, len(servers))}
 	}
-	g, err := comm.NewFromEnv(ctx)
+	g, err := joinGroup(ctx)
 	if err != nil {
 		return nil, err
 	}
