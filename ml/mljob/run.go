@@ -299,37 +299,8 @@ func run(c *Config, o Options) (*Result, error) {
 		if model, err = pipe.Fit(ml.Data{Frame: train, Comm: cm, Progress: progress}); err != nil {
 			return nil, err
 		}
-	} else {
-		grid := c.Grid()
-		var est ml.Estimator
-		switch c.tuning {
-		case "crossValidator":
-			s := c.Tuning.CrossValidator
-			cv := tune.NewCrossValidator(pipe, grid, evs[0])
-			cv.NumFolds, cv.Parallelism, cv.Seed = s.NumFolds, s.Parallelism, s.Seed
-			cv.Distribution, _ = distribution(s.Distribution)
-			est = cv
-		default:
-			s := c.Tuning.TrainValidationSplit
-			tv := tune.NewTrainValidationSplit(pipe, grid, evs[0])
-			tv.TrainRatio, tv.Parallelism, tv.Seed = s.TrainRatio, s.Parallelism, s.Seed
-			tv.Distribution, _ = distribution(s.Distribution)
-			est = tv
-		}
-		logf("ml fit: %s over %d grid points", c.tuning, len(grid))
-		m, err := est.Fit(ml.Data{Frame: train, Comm: cm})
-		if err != nil {
-			return nil, err
-		}
-		vm := m.(*tune.ValidatorModel)
-		model = vm.BestModel
-		tr := &TuningResult{Method: c.tuning, Metric: vm.Metric, AvgMetrics: vm.AvgMetrics, BestIndex: vm.BestIndex,
-			Best: plainValues(vm.BestParams)}
-		for _, p := range grid {
-			tr.Grid = append(tr.Grid, plainValues(p))
-		}
-		res.Tuning = tr
-		logf("ml fit: best %s (%s %g)", vm.BestParams, vm.Metric, vm.AvgMetrics[vm.BestIndex])
+	} else if model, res.Tuning, err = c.fitTuned(pipe, evs[0], ml.Data{Frame: train, Comm: cm}, logf); err != nil {
+		return nil, err
 	}
 	res.FitSeconds = time.Since(start).Seconds()
 	res.Model = model
@@ -370,6 +341,40 @@ func run(c *Config, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// fitTuned searches the config's grid with its tuning method on d and
+// returns the best point's model, refit, and the search's results.
+func (c *Config) fitTuned(pipe *ml.Pipeline, ev ml.Evaluator, d ml.Data, logf func(string, ...any)) (ml.Model, *TuningResult, error) {
+	grid := c.Grid()
+	var est ml.Estimator
+	switch c.tuning {
+	case "crossValidator":
+		s := c.Tuning.CrossValidator
+		cv := tune.NewCrossValidator(pipe, grid, ev)
+		cv.NumFolds, cv.Parallelism, cv.Seed = s.NumFolds, s.Parallelism, s.Seed
+		cv.Distribution, _ = distribution(s.Distribution)
+		est = cv
+	default:
+		s := c.Tuning.TrainValidationSplit
+		tv := tune.NewTrainValidationSplit(pipe, grid, ev)
+		tv.TrainRatio, tv.Parallelism, tv.Seed = s.TrainRatio, s.Parallelism, s.Seed
+		tv.Distribution, _ = distribution(s.Distribution)
+		est = tv
+	}
+	logf("ml fit: %s over %d grid points", c.tuning, len(grid))
+	m, err := est.Fit(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	vm := m.(*tune.ValidatorModel)
+	tr := &TuningResult{Method: c.tuning, Metric: vm.Metric, AvgMetrics: vm.AvgMetrics, BestIndex: vm.BestIndex,
+		Best: plainValues(vm.BestParams)}
+	for _, p := range grid {
+		tr.Grid = append(tr.Grid, plainValues(p))
+	}
+	logf("ml fit: best %s (%s %g)", vm.BestParams, vm.Metric, vm.AvgMetrics[vm.BestIndex])
+	return vm.BestModel, tr, nil
 }
 
 // Iterations returns the iteration count of m (or of the last stage of a
