@@ -157,7 +157,7 @@ func New(ctx context.Context, o Options) (_ *Group, err error) {
 	if err := g.agreeOnJob(ctx); err != nil {
 		return nil, err
 	}
-	ip, err := o.bindIP()
+	ip, err := BindIP(o)
 	if err != nil {
 		return nil, err
 	}

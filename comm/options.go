@@ -143,6 +143,16 @@ type Options struct {
 // Missing RANK and WORLD_SIZE mean a single-process job (rank 0 of 1).
 func FromEnv() (Options, error) {
 	e, err := distenv.FromOS()
+	if err != nil {
+		o, _ := EnvOptions(e)
+		return o, fmt.Errorf("comm: %w", err)
+	}
+	return EnvOptions(e)
+}
+
+// EnvOptions returns the options of the environment e (FromEnv's, for an
+// environment already parsed: package comm/join's).
+func EnvOptions(e distenv.Env) (Options, error) {
 	o := Options{
 		Rank: e.Rank, WorldSize: e.WorldSize, LocalRank: e.LocalRank, LocalWorldSize: e.LocalWorldSize,
 		MasterAddr: e.MasterAddr, MasterPort: e.MasterPort, Token: []byte(e.JobToken), BindAddr: e.BindAddr,
@@ -151,9 +161,6 @@ func FromEnv() (Options, error) {
 	}
 	if e.NoSHM {
 		o.Transport = TransportTCP
-	}
-	if err != nil {
-		return o, fmt.Errorf("comm: %w", err)
 	}
 	return o, o.check()
 }
@@ -204,18 +211,26 @@ func (o *Options) defaults() {
 	}
 }
 
-// bindIP decides the address the worker listener binds to.
-func (o *Options) bindIP() (string, error) {
+// BindIP returns the IP address a listener of this job's process binds
+// to: Options.BindAddr (FATHOM_BIND_ADDR) when set, loopback when the
+// master is a loopback address, else the local address the kernel routes
+// to MasterAddr from. It is the one place fathom picks a listen address:
+// the group's peer listener and a parameter server's both ask it.
+func BindIP(o Options) (string, error) {
 	if o.BindAddr != "" {
 		return o.BindAddr, nil
 	}
-	if isLoopback(o.MasterAddr) {
+	master := o.MasterAddr
+	if master == "" {
+		master = distenv.DefaultMasterAddr
+	}
+	if isLoopback(master) {
 		return "127.0.0.1", nil
 	}
 	// the local address the kernel would use to reach the master
-	c, err := net.Dial("udp", net.JoinHostPort(o.MasterAddr, strconv.Itoa(max(o.MasterPort, 1))))
+	c, err := net.Dial("udp", net.JoinHostPort(master, strconv.Itoa(max(o.MasterPort, 1))))
 	if err != nil {
-		return "", fmt.Errorf("comm: no route to %s %s to choose a bind address (set %s): %v", distenv.MasterAddr, o.MasterAddr, distenv.BindAddr, err)
+		return "", fmt.Errorf("comm: no route to %s %s to choose a bind address (set %s): %v", distenv.MasterAddr, master, distenv.BindAddr, err)
 	}
 	defer c.Close()
 	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/fathom-ml/fathom/internal/distenv"
-	"github.com/fathom-ml/fathom/launch"
+	"github.com/fathom-ml/fathom/launch/launchflag"
 	"github.com/fathom-ml/fathom/train/job"
 	"gopkg.in/yaml.v3"
 )
@@ -191,7 +191,7 @@ func TestIndexedJobManifest(t *testing.T) {
 		t.Errorf("container env lacks %s", distenv.JobToken)
 	}
 
-	// The command line is one `fathom run` that launch.ParseArgs accepts,
+	// The command line is one `fathom run` that launchflag.Parse accepts,
 	// consistent with the Job and the Service.
 	argv := append(slices.Clone(c.Command), c.Args...)
 	if len(argv) < 2 || argv[0] != "fathom" || argv[1] != "run" {
@@ -205,7 +205,7 @@ func TestIndexedJobManifest(t *testing.T) {
 	if !slices.Contains(argv, "--node-rank=$(JOB_COMPLETION_INDEX)") {
 		t.Errorf("node rank does not come from JOB_COMPLETION_INDEX: %q", argv)
 	}
-	cfg, err := launch.ParseArgs(runArgs)
+	cfg, err := launchflag.Parse(runArgs)
 	if err != nil {
 		t.Fatalf("fathom run arguments %q: %v", runArgs, err)
 	}

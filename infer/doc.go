@@ -23,11 +23,12 @@
 // re-run after a crash redoes only what is missing, and every row is
 // scored exactly once across runs.
 //
-// The workers of a distributed job share the partitions through a
-// StoreQueue: a counter in the job's store (package comm/store) that hands
-// the next partition to whichever worker asks, so a slow or restarted
-// worker does not hold the others. JoinFromEnv joins the job `fathom run
-// -n N` starts; the model is loaded once per worker.
+// The workers of a distributed job share the partitions through the job's
+// work queue over its store (Shared: a workqueue.Store, package
+// comm/workqueue), whose counter hands the next partition to whichever
+// worker asks, so a slow or restarted worker does not hold the others.
+// The job `fathom run -n N` starts is joined with package comm/join (its
+// store alone: no process group); the model is loaded once per worker.
 //
 // Sources: Apache Spark, "Pandas API: mapInPandas" and the Spark deep
 // learning inference guide (model loaded once per executor, partitions of

@@ -427,10 +427,10 @@ func (s slowPredictor) Predict(f *data.Frame) (infer.Result, error) {
 	return s.Predictor.Predict(f)
 }
 
-// TestStoreQueueShares: two workers over one loopback store, one slow:
+// TestSharedQueue: two workers over one loopback store, one slow:
 // every partition is done once, the fast worker takes most of them, and
 // the gathered summary counts every row.
-func TestStoreQueueShares(t *testing.T) {
+func TestSharedQueue(t *testing.T) {
 	m := testNet(t)
 	dir := t.TempDir()
 	const nparts = 12
@@ -468,12 +468,12 @@ func TestStoreQueueShares(t *testing.T) {
 			if r == 1 {
 				pred = slowPredictor{base, 30 * time.Millisecond}
 			}
-			q := infer.NewStoreQueue(c, infer.QueueKey(out), len(ps), r, 2)
+			q := infer.NewShared(c, out, len(ps), r, 2)
 			if err := q.Agree(ctx, ps); err != nil {
 				errs[r] = err
 				return
 			}
-			sums[r], errs[r] = infer.Run(ctx, pred, ps, infer.Options{Out: out, Keep: []string{"id"}, Queue: q})
+			sums[r], errs[r] = infer.Run(ctx, pred, ps, infer.Options{Out: out, Keep: []string{"id"}, Queue: q.Queue()})
 			if err := q.Finish(ctx, sums[r], errs[r]); err != nil {
 				errs[r] = err
 			}
@@ -546,9 +546,9 @@ func TestFloat32Columns(t *testing.T) {
 	}
 }
 
-// TestStoreQueueAgree: a worker that lists other partitions than rank 0
+// TestSharedAgree: a worker that lists other partitions than rank 0
 // is refused (the queue hands out indices into the listing).
-func TestStoreQueueAgree(t *testing.T) {
+func TestSharedAgree(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -565,7 +565,7 @@ func TestStoreQueueAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		err = infer.NewStoreQueue(c, infer.QueueKey("out"), len(mine), r, 2).Agree(ctx, mine)
+		err = infer.NewShared(c, "out", len(mine), r, 2).Agree(ctx, mine)
 		if r == 0 && err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fathom-ml/fathom/comm/workqueue"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/internal/cpufeat"
@@ -36,9 +37,10 @@ type Options struct {
 	// more have failed, Run stops with ErrTooManyErrors. Negative means
 	// no bound; 0 allows none.
 	MaxErrors int64
-	// Queue hands out the partitions; nil means this process does them
-	// all (NewLocalQueue). Workers sharing a StoreQueue share the work.
-	Queue Queue
+	// Queue hands out the partitions and counts the job's failed rows;
+	// nil means this process does them all (workqueue.NewLocal). Workers
+	// sharing a queue over the job's store (Shared.Queue) share the work.
+	Queue workqueue.Queue
 	// Progress, if not nil, receives a progress line about every second
 	// (a bar redrawn in place when Progress is a terminal).
 	Progress io.Writer
@@ -174,7 +176,7 @@ func Run(ctx context.Context, pred Predictor, parts []Partition, opts Options) (
 	}
 	q := opts.Queue
 	if q == nil {
-		q = NewLocalQueue(len(parts))
+		q = workqueue.NewLocal(len(parts))
 	}
 	if absOut, err := filepath.Abs(opts.Out); err == nil {
 		for _, p := range parts {
@@ -197,7 +199,7 @@ func Run(ctx context.Context, pred Predictor, parts []Partition, opts Options) (
 		}
 		i, ok, err := q.Claim(ctx)
 		if err != nil {
-			return sum, err
+			return sum, fmt.Errorf("infer: claiming a partition: %w", err)
 		}
 		if !ok {
 			break
@@ -242,7 +244,7 @@ func Run(ctx context.Context, pred Predictor, parts []Partition, opts Options) (
 type runner struct {
 	pred  Predictor
 	opts  Options
-	q     Queue
+	q     workqueue.Queue
 	total int
 	rows  atomic.Int64
 	done  atomic.Int64
@@ -623,9 +625,9 @@ func (r *runner) partition(ctx context.Context, p Partition, matrix bool) (rows,
 		// output is renamed into place.
 		nerr = int64(len(failed))
 		if nerr > 0 {
-			total, err := r.q.AddErrors(ctx, nerr)
+			total, err := r.q.Add(ctx, errorsCounter, nerr)
 			if err != nil {
-				return err
+				return fmt.Errorf("infer: counting errors: %w", err)
 			}
 			if r.opts.MaxErrors >= 0 && total > r.opts.MaxErrors {
 				return fmt.Errorf("%w: %d rows failed over the job so far, more than --max-errors %d allows (see %s)",

@@ -20,8 +20,8 @@
 // wraps ErrWorkerFailed when one failed and no restarts were left (then
 // res.Summary() says which rank caused it, which failed first, how, after how long, and shows
 // the last lines of its stderr; Run has already printed it), and wraps
-// ErrInterrupted when a signal or the context stopped the run. ParseArgs
-// and Config.AddFlags give the torchrun-style command line to any program.
+// ErrInterrupted when a signal or the context stopped the run. Package
+// launchflag gives the torchrun-style command line (into a Config) to any program.
 //
 // # The environment of a worker
 //

@@ -226,12 +226,7 @@ func (l *launcher) runRound(ctx context.Context, s *rdzv.Session, round rdzv.Rou
 		return lost(err)
 	}
 	defer co.close()
-	ranks := strconv.Itoa(round.Rank * l.cfg.NProcPerNode)
-	if l.cfg.NProcPerNode > 1 {
-		ranks += ".." + strconv.Itoa((round.Rank+1)*l.cfg.NProcPerNode-1)
-	}
-	l.notef("fathom run: %s; this is node %d (rank %s of world size %d), store %s:%d\n", round, round.Rank,
-		ranks, nnodes*l.cfg.NProcPerNode, l.cfg.MasterAddr, l.port)
+	l.noteRound(round)
 	res.MasterAddr, res.MasterPort = l.cfg.MasterAddr, l.port
 
 	failed, stopWatchFailed := co.watch(rctx, r)
@@ -263,6 +258,26 @@ func (l *launcher) runRound(ctx context.Context, s *rdzv.Session, round rdzv.Rou
 	if change != nil && change.Left {
 		return goOn(change.What)
 	}
+	return l.endRound(ctx, rctx, s, co, r, g, change, failures, res, goOn, lost)
+}
+
+// noteRound says which round starts, this node's place in it and its store.
+func (l *launcher) noteRound(round rdzv.Round) {
+	ranks := strconv.Itoa(round.Rank * l.cfg.NProcPerNode)
+	if l.cfg.NProcPerNode > 1 {
+		ranks += ".." + strconv.Itoa((round.Rank+1)*l.cfg.NProcPerNode-1)
+	}
+	l.notef("fathom run: %s; this is node %d (rank %s of world size %d), store %s:%d\n", round, round.Rank,
+		ranks, len(round.Members)*l.cfg.NProcPerNode, l.cfg.MasterAddr, l.port)
+}
+
+// endRound tells the other members of round r how it ended here, reads
+// how it ended everywhere and decides, as every member does: the next
+// round (a member left, the membership changed, or a restart while
+// restarts are left), or the job's end. goOn and lost are runRound's ways
+// to the next round.
+func (l *launcher) endRound(ctx, rctx context.Context, s *rdzv.Session, co *coordinator, r int, g group, change *rdzv.Change,
+	failures *int, res *Result, goOn func(string) (bool, error), lost func(error) (bool, error)) (bool, error) {
 	outcome := outcomeOK
 	switch {
 	case g.failed >= 0:

@@ -149,9 +149,7 @@ func TestElastic(t *testing.T) {
 			cfgA, outA := elasticConfig(t, endpoint, id, 1, 2, 1, "elastic", "1", "3")
 			cfgA.RendezvousLastCall = time.Second
 			outB := &syncBuffer{}
-			b := exec.Command(os.Args[0], "launcher", "--nnodes", "1:2", "--rdzv-backend", "etcd", "--rdzv-endpoint", endpoint,
-				"--rdzv-id", id, "--rdzv-host", "127.0.0.1", "--rdzv-last-call", "1s", "--rdzv-timeout", "20s", "--grace", "2s",
-				"--", os.Args[0], "elastic", "1", "3")
+			b := exec.Command(os.Args[0], "launcher", endpoint, id, os.Args[0], "elastic", "1", "3")
 			b.Env, b.Stdout, b.Stderr = cfgA.Env, outB, outB
 			if err := b.Start(); err != nil {
 				t.Fatal(err)

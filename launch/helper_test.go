@@ -194,9 +194,13 @@ func helperMain(args []string) {
 			fmt.Fprintln(os.Stderr, "close:", err)
 			os.Exit(5)
 		}
-	case "launcher": // launcher FLAGS... -- CMD...: a launcher in its own process (to be killed), leases of 2s
-		cfg, err := ParseArgs(args[1:])
-		if err != nil {
+	case "launcher": // launcher ENDPOINT ID CMD...: an elastic launcher of 1 to 2 nodes in its own process (to be killed), leases of 2s
+		cfg := DefaultConfig()
+		cfg.NNodes, cfg.MinNodes, cfg.RendezvousBackend = 2, 1, BackendEtcd
+		cfg.RendezvousEndpoint, cfg.RendezvousID, cfg.RendezvousHost = args[1], args[2], "127.0.0.1"
+		cfg.RendezvousLastCall, cfg.RendezvousTimeout, cfg.Grace = time.Second, 20*time.Second, 2*time.Second
+		cfg.Command = args[3:]
+		if err := cfg.Validate(); err != nil {
 			fmt.Fprintln(os.Stderr, "launcher:", err)
 			os.Exit(97)
 		}

@@ -207,17 +207,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err := cfg.Validate(); err != nil {
 		return res, err
 	}
-	token, generated, err := JobToken(cfg.Env)
+	token, generated, err := cfg.jobToken()
 	if err != nil {
 		return res, err
-	}
-	if generated && (cfg.NNodes > 1 || cfg.elastic()) {
-		with := fmt.Sprintf("--nnodes %d", cfg.NNodes)
-		if cfg.elastic() {
-			with = "--rdzv-backend " + BackendEtcd
-		}
-		return res, fmt.Errorf("%w: with %s every node needs the same secret: export %s (e.g. $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')) on every node before starting its launcher",
-			ErrConfig, with, distenv.JobToken)
 	}
 	if cfg.elastic() {
 		res.TokenGenerated = generated
@@ -326,6 +318,25 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 		return res, nil
 	}
+}
+
+// jobToken returns the job's secret (JobToken of the workers'
+// environment); a job of several nodes must be given one, the same on
+// every node.
+func (cfg Config) jobToken() (token string, generated bool, err error) {
+	token, generated, err = JobToken(cfg.Env)
+	if err != nil {
+		return "", false, err
+	}
+	if generated && (cfg.NNodes > 1 || cfg.elastic()) {
+		with := fmt.Sprintf("--nnodes %d", cfg.NNodes)
+		if cfg.elastic() {
+			with = "--rdzv-backend " + BackendEtcd
+		}
+		return "", false, fmt.Errorf("%w: with %s every node needs the same secret: export %s (e.g. $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')) on every node before starting its launcher",
+			ErrConfig, with, distenv.JobToken)
+	}
+	return token, generated, nil
 }
 
 // launcher holds what every attempt of one Run shares.
@@ -467,20 +478,9 @@ func (l *launcher) runGroup(ctx context.Context, restart int, remote <-chan stri
 	g := group{failed: -1}
 	exits := make(chan exitEvent, n) // buffered: the waiters never block
 	var pumps sync.WaitGroup
-	procs := make([]*proc, 0, n)
-	for local := range n {
-		p, err := l.start(local, restart, exits, &pumps)
-		if err != nil {
-			for _, q := range procs {
-				_ = signalWorker(q.cmd.Process, syscall.SIGKILL)
-			}
-			for range procs {
-				<-exits
-			}
-			l.finish(procs, &pumps)
-			return g, fmt.Errorf("launch: start rank %d (%s): %w", p.info.Rank(), l.cfg.Command[0], err)
-		}
-		procs = append(procs, p)
+	procs, err := l.startAll(restart, exits, &pumps)
+	if err != nil {
+		return g, err
 	}
 
 	var grace *time.Timer
@@ -520,13 +520,7 @@ func (l *launcher) runGroup(ctx context.Context, restart int, remote <-chan stri
 		case ev := <-exits:
 			running--
 			p := procs[ev.local]
-			p.exited = true
-			p.res.Duration = ev.at.Sub(p.start)
-			if st := p.cmd.ProcessState; st != nil {
-				p.res.ExitCode, p.res.Signal = exitStatus(st)
-			} else {
-				p.res.ExitCode = -1
-			}
+			p.exit(ev)
 			if !p.res.Success() && !stopping && l.cfg.KeepGoing {
 				if g.failed < 0 {
 					g.failed = ev.local
@@ -593,6 +587,38 @@ func (l *launcher) runGroup(ctx context.Context, restart int, remote <-chan stri
 		g.workers[i] = p.res
 	}
 	return g, nil
+}
+
+// startAll starts the workers of attempt restart; when one cannot start,
+// those started are killed and waited for.
+func (l *launcher) startAll(restart int, exits chan exitEvent, pumps *sync.WaitGroup) ([]*proc, error) {
+	procs := make([]*proc, 0, l.cfg.NProcPerNode)
+	for local := range l.cfg.NProcPerNode {
+		p, err := l.start(local, restart, exits, pumps)
+		if err != nil {
+			for _, q := range procs {
+				_ = signalWorker(q.cmd.Process, syscall.SIGKILL)
+			}
+			for range procs {
+				<-exits
+			}
+			l.finish(procs, pumps)
+			return nil, fmt.Errorf("launch: start rank %d (%s): %w", p.info.Rank(), l.cfg.Command[0], err)
+		}
+		procs = append(procs, p)
+	}
+	return procs, nil
+}
+
+// exit records the worker's exit.
+func (p *proc) exit(ev exitEvent) {
+	p.exited = true
+	p.res.Duration = ev.at.Sub(p.start)
+	if st := p.cmd.ProcessState; st != nil {
+		p.res.ExitCode, p.res.Signal = exitStatus(st)
+	} else {
+		p.res.ExitCode = -1
+	}
 }
 
 // start starts worker local of attempt restart. Its exit is reported on

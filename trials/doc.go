@@ -14,14 +14,23 @@
 //
 // # Running
 //
-// Run starts Options.Parallel workers that take trials from a Queue until
-// it is empty. LocalQueue serves one process; StoreQueue serves every
-// process of a distributed job (`fathom run -n N`, several hosts): an
-// atomic counter in the job's rendezvous store (package comm/store) hands
-// out the next trial to whichever worker asks first, so fast workers never
-// wait for slow ones, and results are set under per-trial keys that rank
-// 0 collects. A trial's result depends only on its params: the runner
-// shares nothing between trials but the queue.
+// Run starts Options.Parallel workers that take trials from a queue
+// (package comm/workqueue) until it is empty: workqueue.Local serves one
+// process; Shared serves every process of a distributed job (`fathom run
+// -n N`, several hosts), joined with package comm/join: its work queue
+// over the job's store hands out the next trial to whichever worker asks
+// first, so fast workers never wait for slow ones, and results are set
+// under per-trial keys that rank 0 collects. A trial's result depends only
+// on its params: the runner shares nothing between trials but the queue.
+//
+//	j, err := join.FromEnv(ctx, join.Options{Group: true, Store: true})
+//	...
+//	o := trials.Options{Trials: list, Objective: obj, Rank: j.Rank()}
+//	if j.Distributed() {
+//		sh := trials.NewShared(j.Store, len(list))
+//		o.Queue = sh.Queue()
+//	}
+//	mine, err := trials.Run(ctx, o)
 //
 // # Early stopping
 //
@@ -31,7 +40,7 @@
 // Ray Tune's ASHAScheduler uses: rungs at MinEpochs·Eta^k epochs; a trial
 // reaching a rung records its metric and continues only when the metric
 // is in the best 1/Eta of those recorded at the rung so far (Promote). No
-// trial waits at a rung. With a StoreQueue the rungs live in the store, so
+// trial waits at a rung. With a Shared search the rungs live in the store, so
 // every process compares against every trial.
 //
 // # Results

@@ -7,6 +7,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/fathom-ml/fathom/comm/workqueue"
 )
 
 // Status is how a trial ended.
@@ -63,16 +65,6 @@ type Report func(epoch int, value float64) (bool, error)
 // alone (and the base config), not on the other trials running beside it.
 type Objective func(ctx context.Context, t Trial, report Report) (Outcome, error)
 
-// Queue hands out trials to the workers of every process and gathers
-// their results.
-type Queue interface {
-	// Next returns the index of the next trial to run; ok is false when
-	// every trial has been handed out.
-	Next(ctx context.Context) (i int, ok bool, err error)
-	// Done records the result of a trial.
-	Done(ctx context.Context, r Result) error
-}
-
 // Options configure Run.
 type Options struct {
 	Trials    []Trial
@@ -80,8 +72,10 @@ type Options struct {
 	// Parallel is the number of trials this process runs at once
 	// (default 1).
 	Parallel int
-	// Queue hands out the trials; nil is a queue of this process alone.
-	Queue Queue
+	// Queue hands out the trials (by index into Trials) and keeps their
+	// results: nil is a queue of this process alone (workqueue.Local);
+	// Shared.Queue shares the search with the job's other processes.
+	Queue workqueue.Queue
 	// ASHA, if set, stops weak trials at its rungs.
 	ASHA *ASHA
 	// Rank names this process in the results.
@@ -95,42 +89,6 @@ type Options struct {
 	Progress func(t Trial, epoch int, value float64)
 }
 
-// LocalQueue is the Queue of one process: trials in order, results kept.
-type LocalQueue struct {
-	mu      sync.Mutex
-	next, n int
-	results []Result
-}
-
-// NewLocalQueue returns a queue of n trials.
-func NewLocalQueue(n int) *LocalQueue { return &LocalQueue{n: n} }
-
-// Next implements Queue.
-func (q *LocalQueue) Next(context.Context) (int, bool, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.next >= q.n {
-		return 0, false, nil
-	}
-	q.next++
-	return q.next - 1, true, nil
-}
-
-// Done implements Queue.
-func (q *LocalQueue) Done(_ context.Context, r Result) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.results = append(q.results, r)
-	return nil
-}
-
-// Results returns the results recorded so far, in the order they ended.
-func (q *LocalQueue) Results() []Result {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return append([]Result(nil), q.results...)
-}
-
 // Run runs trials from the queue on Parallel workers of this process until
 // the queue is empty, and returns the results of the trials this process
 // ran, by ID. A failed trial is a result (status failed), not an error;
@@ -140,7 +98,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		return nil, errors.New("trials: no objective")
 	}
 	if o.Queue == nil {
-		o.Queue = NewLocalQueue(len(o.Trials))
+		o.Queue = workqueue.NewLocal(len(o.Trials))
 	}
 	if o.ASHA != nil {
 		if err := o.ASHA.Check(); err != nil {
@@ -172,7 +130,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				i, ok, err := o.Queue.Next(ctx)
+				i, ok, err := o.Queue.Claim(ctx)
 				if err != nil {
 					fail(fmt.Errorf("trials: queue: %w", err))
 					cancel()
@@ -190,7 +148,11 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 				if ctx.Err() != nil {
 					return
 				}
-				if err := o.Queue.Done(ctx, r); err != nil {
+				b, err := encodeResult(r)
+				if err == nil {
+					err = o.Queue.Done(ctx, r.ID, b)
+				}
+				if err != nil {
 					fail(fmt.Errorf("trials: queue: %w", err))
 					cancel()
 					return

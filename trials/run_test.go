@@ -159,11 +159,11 @@ func newStore(t *testing.T) (addr string) {
 	return s.Addr().String()
 }
 
-// TestStoreQueue runs one search from three "processes" (each its own
+// TestShared runs one search from three "processes" (each its own
 // store client and workers) sharing the queue and the ASHA rungs: every
 // trial runs exactly once, rank 0 collects all results, and the best
 // model crosses the store.
-func TestStoreQueue(t *testing.T) {
+func TestShared(t *testing.T) {
 	addr := newStore(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -174,7 +174,7 @@ func TestStoreQueue(t *testing.T) {
 	ts := gridTrials(t, vals...)
 	const procs = 3
 	mine := make([][]Result, procs)
-	queues := make([]*StoreQueue, procs)
+	queues := make([]*Shared, procs)
 	var wg sync.WaitGroup
 	errs := make([]error, procs)
 	for r := range procs {
@@ -183,13 +183,13 @@ func TestStoreQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		q := NewStoreQueue(c, "tune/", len(ts))
+		q := NewShared(c, len(ts))
 		queues[r] = q
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			asha := &ASHA{MinEpochs: 1, Eta: 3, MaxEpochs: 9, LargerBetter: true, Rungs: q.Rungs()}
-			mine[r], errs[r] = Run(ctx, Options{Trials: ts, Objective: fakeObjective(9, nil, nil), Parallel: 2, Queue: q, Rank: r, ASHA: asha})
+			mine[r], errs[r] = Run(ctx, Options{Trials: ts, Objective: fakeObjective(9, nil, nil), Parallel: 2, Queue: q.Queue(), Rank: r, ASHA: asha})
 		}()
 	}
 	wg.Wait()
@@ -248,7 +248,7 @@ func TestStoreRungsMatchMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	sr, mr := NewStoreQueue(c, "x/", 0).Rungs(), &MemRungs{}
+	sr, mr := NewShared(c, 0).Rungs(), &MemRungs{}
 	for i, v := range []float64{0.3, 0.1, math.Inf(-1), 0.7, 0.2} {
 		a, err1 := sr.Record(ctx, i%2, v)
 		b, err2 := mr.Record(ctx, i%2, v)

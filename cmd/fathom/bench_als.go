@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-ml/fathom/comm/join"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/mljob"
 	"github.com/fathom-ml/fathom/ml/recommend"
@@ -80,12 +81,12 @@ sent/received_bytes_per_iteration.`,
 			e := recommend.NewALS()
 			e.Rank, e.MaxIter, e.RegParam, e.Seed = rank, iters, lambda, seed
 			e.ImplicitPrefs, e.Nonnegative, e.Alpha = implicit, nonnegative, alpha
-			c, closeComm, err := mljob.JoinFromEnv(cmd.Context())
+			job, err := join.FromEnv(cmd.Context(), join.Options{Group: true})
 			if err != nil {
 				return fmt.Errorf("bench als: %w", err)
 			}
-			defer closeComm()
-			return runBenchALS(path, e, c, trainErr)
+			defer job.Close()
+			return runBenchALS(path, e, mljob.Comm(job), trainErr)
 		},
 	}
 	f := cmd.Flags()

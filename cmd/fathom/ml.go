@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-ml/fathom/comm/join"
 	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/mljob"
@@ -131,11 +132,12 @@ func runMLFit(cmd *cobra.Command, path string, sets []string, log io.Writer, das
 		defer stop()
 		defer dash.finish(ctx, srv, cmd.ErrOrStderr())
 	}
-	c, closeComm, err := mljob.JoinFromEnv(cmd.Context())
+	job, err := join.FromEnv(cmd.Context(), join.Options{Group: true})
 	if err != nil {
 		return err
 	}
-	defer closeComm()
+	defer job.Close()
+	c := mljob.Comm(job)
 	if c.Rank() != 0 {
 		log = nil
 	}

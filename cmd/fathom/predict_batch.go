@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fathom-ml/fathom/comm/join"
 	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/infer"
@@ -89,23 +90,23 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 	if err != nil {
 		return err
 	}
-	job, err := infer.JoinFromEnv(ctx, nil)
+	job, err := join.FromEnv(ctx, join.Options{Store: true})
 	if err != nil {
 		return err
 	}
+	defer job.Close()
 	opts := infer.Options{Out: out, Keep: b.keep, BatchSize: b.batchSize, MaxErrors: b.maxErrors,
 		Progress: stderr, Terminal: isTerminal(stderr)}
-	var q *infer.StoreQueue
-	if job != nil {
-		defer job.Close()
-		q = infer.NewStoreQueue(job.Store, infer.QueueKey(out), len(parts), job.Rank, job.Size)
+	var q *infer.Shared
+	if job.Distributed() {
+		q = infer.NewShared(job.Store, out, len(parts), job.Rank(), job.Size())
 		if err := q.Agree(ctx, parts); err != nil {
 			return err
 		}
-		opts.Queue = q
+		opts.Queue = q.Queue()
 		opts.Terminal = false
-		opts.Label = fmt.Sprintf("rank %d of %d (its own partitions)", job.Rank, job.Size)
-		if job.Rank != 0 {
+		opts.Label = fmt.Sprintf("rank %d of %d (its own partitions)", job.Rank(), job.Size())
+		if job.Rank() != 0 {
 			opts.Progress = nil // rank 0 reports; the summary covers the job
 		}
 	}
@@ -114,11 +115,7 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 		return err
 	}
 	if srv != nil {
-		rank, size := 0, 1
-		if job != nil {
-			rank, size = job.Rank, job.Size
-		}
-		stop := predictDashboard(srv.Board(), modelPath, inputs, pred, len(parts), rank, size, &opts)
+		stop := predictDashboard(srv.Board(), modelPath, inputs, pred, len(parts), job.Rank(), job.Size(), &opts)
 		defer func() { stop(); b.dash.finish(ctx, srv, stderr) }()
 	}
 	sum, runErr := infer.Run(ctx, pred, parts, opts)
@@ -129,7 +126,7 @@ func runBatchPredict(ctx context.Context, modelPath string, inputs []string, out
 		if err := q.Finish(ctx, sum, runErr); err != nil && runErr == nil {
 			runErr = err
 		}
-		if job.Rank != 0 {
+		if job.Rank() != 0 {
 			return runErr
 		}
 		total, err := q.Gather(ctx)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/fathom-ml/fathom/launch"
+	"github.com/fathom-ml/fathom/launch/launchflag"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +49,7 @@ not count against --max-restarts. FATHOM_JOB_TOKEN must be set on every node.`,
 var runDashboard string
 
 func init() {
-	runCfg.AddFlags(runCmd.Flags())
+	launchflag.Add(runCmd.Flags(), &runCfg)
 	runCmd.Flags().StringVar(&runDashboard, "dashboard", "", "serve the job's live web page on `ADDR` (with no value, 127.0.0.1 on a free port): rank 0 serves it, every rank reports to it (the command must take --dashboard: fathom train, ml fit)")
 	runCmd.Flags().Lookup("dashboard").NoOptDefVal = dashboardAuto
 	// Flags after the command name belong to the command.

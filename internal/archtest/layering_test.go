@@ -29,12 +29,15 @@ var floors = map[string]int{
 	"tensor/gradcheck": 3, "comm": 3, "nn": 3, "optim": 3, "data": 3,
 	"runlog":          3, // the run directory's files and records: on metrics and internal/atomicfile
 	"comm/tensorcomm": 4, "comm/commtest": 4, "modelfile": 4,
-	"runlog/plot": 4, // the binary's only plotting code (curves, timelines, scatters): standard library only
-	"ddp":         4, // on tensor, nn and comm; train builds its Strategy on it
-	"ps":          4, // parameter servers: on comm/auth, optim, tensor; train builds its Strategy on it
-	"pipe":        4, // pipeline stages: on comm, nn, tensor
-	"ml":          4, // on data, comm, optim, safetensors, metrics, internal/kernel
-	"ml/mltest":   5, "ml/feature": 5, "ml/linear": 5, "ml/bayes": 5, "ml/glm": 5, "ml/mlp": 5, "ml/eval": 5, "ml/tune": 5, "ml/recommend": 5,
+	"runlog/plot":       4, // the binary's only plotting code (curves, timelines, scatters): standard library only
+	"comm/workqueue":    2, // the one work queue, in process and over comm/store (infer and trials share it)
+	"comm/join":         4, // joining a job: distenv, the comm group, the store under the restart prefix
+	"launch/launchflag": 3, // `fathom run`'s flags into a launch.Config
+	"ddp":               4, // on tensor, nn and comm; train builds its Strategy on it
+	"ps":                4, // parameter servers: on comm/auth, optim, tensor; train builds its Strategy on it
+	"pipe":              4, // pipeline stages: on comm, nn, tensor
+	"ml":                4, // on data, comm, optim, safetensors, metrics, internal/kernel
+	"ml/mltest":         5, "ml/feature": 5, "ml/linear": 5, "ml/bayes": 5, "ml/glm": 5, "ml/mlp": 5, "ml/eval": 5, "ml/tune": 5, "ml/recommend": 5,
 	"ml/cluster": 5, "ml/decomp": 5,
 	"ml/mljob":  6, // the YAML config behind `fathom ml`: every stage type
 	"serve":     5, // the inference server: on modelfile, never the training job

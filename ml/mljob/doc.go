@@ -37,6 +37,7 @@
 // rows (HoldOut: a hash of the seed and the global row index), fits the
 // pipeline — or searches the grid with package tune and refits the best
 // point — evaluates, and writes model.safetensors and metrics.json from
-// rank 0. JoinFromEnv joins the process group of `fathom run -n N`.
+// rank 0. Comm is the ml.Comm of the job `fathom run -n N` starts, joined
+// with package comm/join.
 // WritePredictions writes `fathom ml predict`'s CSV or Parquet output.
 package mljob

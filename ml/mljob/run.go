@@ -1,7 +1,6 @@
 package mljob
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,11 +13,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/join"
 	"github.com/fathom-ml/fathom/dashboard"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/atomicfile"
-	"github.com/fathom-ml/fathom/internal/distenv"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/tune"
 	"github.com/fathom-ml/fathom/runlog"
@@ -91,7 +89,7 @@ type TuningResult struct {
 // Options adjust Run.
 type Options struct {
 	// Comm joins the ranks of a distributed job; nil is one process (see
-	// JoinFromEnv).
+	// Comm).
 	Comm ml.Comm
 	// NoSave skips writing the output files.
 	NoSave bool
@@ -104,22 +102,14 @@ type Options struct {
 	Dashboard *dashboard.Board
 }
 
-// JoinFromEnv joins the job's process group when the environment names
-// more than one worker (WORLD_SIZE > 1, as `fathom run -n N` sets it);
-// otherwise it returns ml.Single. Call close when done.
-func JoinFromEnv(ctx context.Context) (c ml.Comm, close func() error, err error) {
-	e, err := distenv.FromOS()
-	if err != nil {
-		return nil, nil, err
+// Comm returns the ml.Comm of a job joined with package comm/join
+// (join.Options{Group: true}, as `fathom ml fit` under `fathom run -n N`
+// does): the job's group, or ml.Single for a single process.
+func Comm(j *join.Job) ml.Comm {
+	if j == nil || j.Group == nil {
+		return ml.Single
 	}
-	if e.WorldSize <= 1 {
-		return ml.Single, func() error { return nil }, nil
-	}
-	g, err := comm.NewFromEnv(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ml.Group(g), g.Close, nil
+	return ml.Group(j.Group)
 }
 
 // NewPipeline builds the config's pipeline: each stage of its registered
@@ -310,37 +300,8 @@ func run(c *Config, o Options) (*Result, error) {
 		if model, err = pipe.Fit(ml.Data{Frame: train, Comm: cm, Progress: progress}); err != nil {
 			return nil, err
 		}
-	} else {
-		grid := c.Grid()
-		var est ml.Estimator
-		switch c.tuning {
-		case "crossValidator":
-			s := c.Tuning.CrossValidator
-			cv := tune.NewCrossValidator(pipe, grid, evs[0])
-			cv.NumFolds, cv.Parallelism, cv.Seed = s.NumFolds, s.Parallelism, s.Seed
-			cv.Distribution, _ = distribution(s.Distribution)
-			est = cv
-		default:
-			s := c.Tuning.TrainValidationSplit
-			tv := tune.NewTrainValidationSplit(pipe, grid, evs[0])
-			tv.TrainRatio, tv.Parallelism, tv.Seed = s.TrainRatio, s.Parallelism, s.Seed
-			tv.Distribution, _ = distribution(s.Distribution)
-			est = tv
-		}
-		logf("ml fit: %s over %d grid points", c.tuning, len(grid))
-		m, err := est.Fit(ml.Data{Frame: train, Comm: cm})
-		if err != nil {
-			return nil, err
-		}
-		vm := m.(*tune.ValidatorModel)
-		model = vm.BestModel
-		tr := &TuningResult{Method: c.tuning, Metric: vm.Metric, AvgMetrics: vm.AvgMetrics, BestIndex: vm.BestIndex,
-			Best: plainValues(vm.BestParams)}
-		for _, p := range grid {
-			tr.Grid = append(tr.Grid, plainValues(p))
-		}
-		res.Tuning = tr
-		logf("ml fit: best %s (%s %g)", vm.BestParams, vm.Metric, vm.AvgMetrics[vm.BestIndex])
+	} else if model, res.Tuning, err = c.fitTuned(pipe, evs[0], ml.Data{Frame: train, Comm: cm}, logf); err != nil {
+		return nil, err
 	}
 	res.FitSeconds = time.Since(start).Seconds()
 	res.Model = model
@@ -381,6 +342,40 @@ func run(c *Config, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// fitTuned searches the config's grid with its tuning method on d and
+// returns the best point's model, refit, and the search's results.
+func (c *Config) fitTuned(pipe *ml.Pipeline, ev ml.Evaluator, d ml.Data, logf func(string, ...any)) (ml.Model, *TuningResult, error) {
+	grid := c.Grid()
+	var est ml.Estimator
+	switch c.tuning {
+	case "crossValidator":
+		s := c.Tuning.CrossValidator
+		cv := tune.NewCrossValidator(pipe, grid, ev)
+		cv.NumFolds, cv.Parallelism, cv.Seed = s.NumFolds, s.Parallelism, s.Seed
+		cv.Distribution, _ = distribution(s.Distribution)
+		est = cv
+	default:
+		s := c.Tuning.TrainValidationSplit
+		tv := tune.NewTrainValidationSplit(pipe, grid, ev)
+		tv.TrainRatio, tv.Parallelism, tv.Seed = s.TrainRatio, s.Parallelism, s.Seed
+		tv.Distribution, _ = distribution(s.Distribution)
+		est = tv
+	}
+	logf("ml fit: %s over %d grid points", c.tuning, len(grid))
+	m, err := est.Fit(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	vm := m.(*tune.ValidatorModel)
+	tr := &TuningResult{Method: c.tuning, Metric: vm.Metric, AvgMetrics: vm.AvgMetrics, BestIndex: vm.BestIndex,
+		Best: plainValues(vm.BestParams)}
+	for _, p := range grid {
+		tr.Grid = append(tr.Grid, plainValues(p))
+	}
+	logf("ml fit: best %s (%s %g)", vm.BestParams, vm.Metric, vm.AvgMetrics[vm.BestIndex])
+	return vm.BestModel, tr, nil
 }
 
 // Iterations returns the iteration count of m (or of the last stage of a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/comm/commtest"
+	"github.com/fathom-ml/fathom/comm/join"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/glm"
@@ -439,13 +440,16 @@ evaluator: {type: mljobTestRegressionEvaluator, params: {labelCol: c3}}
 	}
 }
 
-func TestJoinFromEnvSingle(t *testing.T) {
+func TestCommSingle(t *testing.T) {
 	t.Setenv("WORLD_SIZE", "1")
-	c, closeComm, err := JoinFromEnv(context.Background())
-	if err != nil || c.Size() != 1 || c.Rank() != 0 {
-		t.Fatalf("JoinFromEnv: %v, %v", c, err)
+	j, err := join.FromEnv(context.Background(), join.Options{Group: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := closeComm(); err != nil {
+	if c := Comm(j); c.Size() != 1 || c.Rank() != 0 {
+		t.Fatalf("Comm of a single process: %v", c)
+	}
+	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fathom-ml/fathom/comm"
+	"github.com/fathom-ml/fathom/comm/join"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
 	"github.com/fathom-ml/fathom/internal/distenv"
@@ -62,13 +63,27 @@ func joinDistributed(ctx context.Context, c *Config) (*distributed, error) {
 			"batch_size %d is the global batch of all %d workers and must be a multiple of their number (e.g. --set batch_size=%d)",
 			c.BatchSize, e.WorldSize, max(c.BatchSize/e.WorldSize, 1)*e.WorldSize)}
 	}
-	g, err := comm.NewFromEnv(ctx)
+	g, err := joinGroup(ctx)
 	if err != nil {
 		return nil, err
 	}
 	o := c.Distributed.options()
 	o.ShardOptimizer = c.useShardOptimizer(e.WorldSize, e.LocalWorldSize)
 	return &distributed{g: g, dp: train.NewDataParallel(g, o), shard: o.ShardOptimizer}, nil
+}
+
+// joinGroup joins the job's process group through package comm/join (the
+// group alone: training needs no store of its own); closing the group
+// leaves the job.
+func joinGroup(ctx context.Context) (*comm.Group, error) {
+	j, err := join.FromEnv(ctx, join.Options{Group: true})
+	if err != nil {
+		return nil, err
+	}
+	if j.Group == nil {
+		return nil, fmt.Errorf("rank %d: the environment names a single process", j.Rank())
+	}
+	return j.Group, nil
 }
 
 // strategy returns the trainer's Strategy: nil (Local) for one process.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fathom-ml/fathom/comm"
@@ -125,7 +124,7 @@ func joinPS(ctx context.Context, c *Config, world int) (*distributed, error) {
 			"batch_size %d is the global batch of all %d workers (%d ranks, %d servers) and must be a multiple of their number",
 			c.BatchSize, len(workers), world, len(servers))}
 	}
-	g, err := comm.NewFromEnv(ctx)
+	g, err := joinGroup(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +139,7 @@ func joinPS(ctx context.Context, c *Config, world int) (*distributed, error) {
 	}
 	mine := make([]int64, addrWords)
 	if role.server >= 0 {
-		ip, err := bindIP(g.Options())
+		ip, err := comm.BindIP(g.Options())
 		if err != nil {
 			return fail(err)
 		}
@@ -175,24 +174,6 @@ func joinPS(ctx context.Context, c *Config, world int) (*distributed, error) {
 		}
 	}
 	return dist, nil
-}
-
-// bindIP is the address the job's group binds to (comm.Options.BindAddr,
-// else loopback for a loopback master, else the local address that routes
-// to the master).
-func bindIP(o comm.Options) (string, error) {
-	if o.BindAddr != "" {
-		return o.BindAddr, nil
-	}
-	if ip := net.ParseIP(o.MasterAddr); o.MasterAddr == "localhost" || (ip != nil && ip.IsLoopback()) {
-		return "127.0.0.1", nil
-	}
-	c, err := net.Dial("udp", net.JoinHostPort(o.MasterAddr, strconv.Itoa(max(o.MasterPort, 1))))
-	if err != nil {
-		return "", fmt.Errorf("parameter server: no route to MASTER_ADDR %s to choose a listen address: %v", o.MasterAddr, err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
 }
 
 func (d *distributed) isServer() bool   { return d != nil && d.ps != nil && d.ps.server >= 0 }

@@ -93,7 +93,7 @@ func joinPipeline(ctx context.Context, c *Config, world int) (*distributed, erro
 	if d := world / k; c.BatchSize%d != 0 {
 		return nil, &ConfigError{File: c.file, Msg: fmt.Sprintf("batch_size %d is the global batch of %d pipeline replicas and must be a multiple of their number", c.BatchSize, d)}
 	}
-	g, err := comm.NewFromEnv(ctx)
+	g, err := joinGroup(ctx)
 	if err != nil {
 		return nil, err
 	}

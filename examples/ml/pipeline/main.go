@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fathom-ml/fathom/comm/join"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/bayes"
@@ -35,11 +36,12 @@ func main() {
 
 func run() error {
 	// One process, or this rank of a `fathom run -n N` job.
-	comm, closeComm, err := mljob.JoinFromEnv(context.Background())
+	job, err := join.FromEnv(context.Background(), join.Options{Group: true})
 	if err != nil {
 		return err
 	}
-	defer closeComm()
+	defer job.Close()
+	comm := mljob.Comm(job)
 
 	// The rows: word counts of six words and a topic, this rank's share.
 	path := filepath.Join(exampleDir(), "data", "documents.csv")
