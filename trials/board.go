@@ -81,13 +81,13 @@ func (s *search) showCollected(ctx context.Context) {
 func (s *search) pollTrials(stop <-chan struct{}) {
 	n := len(s.list)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	st, err := dialStore(ctx, s.j.env)
+	st, err := s.j.DialStore(ctx)
 	cancel()
 	if err != nil {
 		return // best effort: the table fills at the end
 	}
 	defer st.Close()
-	q := NewStoreQueue(st, s.j.prefix(), n)
+	q := NewShared(searchStore(st), n)
 	seen := make([]bool, n)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()

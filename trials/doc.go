@@ -55,8 +55,8 @@
 // Search is a whole `fathom tune`: it expands the space of its
 // SearchOptions, builds the Target (the metric, its direction, the
 // epochs and the Objective), joins the job when the environment names
-// several processes (joinJob, the one place a search joins a job; every
-// process then takes trials from one StoreQueue), shows the trials on a
+// several processes (through package comm/join; every process then takes
+// trials from one Shared queue), shows the trials on a
 // dashboard board, runs them, and on rank 0 writes trials.csv,
 // trials.jsonl, trials.png, best.safetensors (brought from the process
 // that trained it) and summary.json (Summary).

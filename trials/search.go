@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fathom-ml/fathom/comm/join"
 	"io"
 	"os"
 	"path/filepath"
@@ -68,11 +69,11 @@ type search struct {
 	o      SearchOptions
 	list   []Trial
 	target *Target
-	j      *job
+	j      *join.Job
 	rank   int
 	procs  int
 	par    int
-	sq     *StoreQueue
+	sq     *Shared
 	board  *dashboard.Board
 	start  time.Time
 }
@@ -90,7 +91,7 @@ func Search(ctx context.Context, o SearchOptions) error {
 	if s.j, err = joinJob(ctx); err != nil {
 		return err
 	}
-	defer s.j.close()
+	defer s.j.Close()
 	if err := s.place(); err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func newSearch(o SearchOptions) (*search, error) {
 // place sets the process's rank, parallelism and queue, and makes the
 // output directory on rank 0.
 func (s *search) place() error {
-	env := s.j.env
+	env := s.j.Env
 	s.rank, s.procs = env.Rank, max(env.WorldSize, 1)
 	s.par = s.o.Parallel
 	if s.par <= 0 {
@@ -186,8 +187,8 @@ func (s *search) place() error {
 		}
 		s.board = s.o.Board
 	}
-	if s.j.distributed() {
-		s.sq = NewStoreQueue(s.j.st, s.j.prefix(), len(s.list))
+	if s.j.Distributed() {
+		s.sq = NewShared(searchStore(s.j.Store), len(s.list))
 	}
 	return nil
 }
@@ -196,7 +197,7 @@ func (s *search) place() error {
 func (s *search) runOptions() Options {
 	ro := Options{Trials: s.list, Objective: s.target.Objective, Parallel: s.par, Rank: s.rank}
 	if s.sq != nil {
-		ro.Queue = s.sq
+		ro.Queue = s.sq.Queue()
 	}
 	if s.o.ASHA {
 		ro.ASHA = &ASHA{MinEpochs: s.o.ASHAMin, Eta: s.o.ASHAEta, MaxEpochs: s.target.Epochs, LargerBetter: s.target.LargerBetter}
