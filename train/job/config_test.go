@@ -44,13 +44,13 @@ func TestParseConfig(t *testing.T) {
 
 func TestConfigOverrides(t *testing.T) {
 	c, err := ParseConfig([]byte(baseConfig), "base.yaml", []string{
-		"epochs=1", "optimizer.lr=0.5", "model.0.out=32", "data.test=0.25",
+		"epochs=1", "optimizer.lr=0.5", "model.0.out=32", "data.test_fraction=0.25",
 		"schedule.type=step", "schedule.step_size=2", "output.dir=/tmp/x", "loss=mse", "data.shape=[2, 2]",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Epochs != 1 || c.Optimizer.LR != 0.5 || c.Model[0].Out != 32 || *c.Data.Test != 0.25 ||
+	if c.Epochs != 1 || c.Optimizer.LR != 0.5 || c.Model[0].Out != 32 || *c.Data.TestFraction != 0.25 ||
 		c.Schedule.Type != "step" || c.Schedule.StepSize != 2 || c.Output.Dir != "/tmp/x" || c.Loss.Type != "mse" ||
 		len(c.Data.Shape) != 2 {
 		t.Fatalf("overridden %+v", c)
@@ -85,7 +85,7 @@ func TestConfigErrors(t *testing.T) {
 		{"set bad index", baseConfig, []string{"model.7.out=1"}, []string{"list of 3 items"}, 0},
 		{"set into scalar", baseConfig, []string{"epochs.x=1"}, []string{"single value"}, 0},
 		{"set no equals", baseConfig, []string{"epochs"}, []string{"key=value"}, 0},
-		{"csv without path", strings.Replace(baseConfig, "source: iris", "source: csv", 1), nil, []string{"data.path is required"}, 0},
+		{"csv without path", strings.Replace(baseConfig, "source: iris", "source: csv", 1), nil, []string{"data.train is required"}, 0},
 		{"float epochs", strings.Replace(baseConfig, "epochs: 5", "epochs: 5.7", 1), nil, []string{"epochs: want an integer", `"5.7"`}, 12},
 		{"float layer out", strings.Replace(baseConfig, "{type: linear, out: 3}", "{type: linear, out: 3.5}", 1), nil, []string{"model[2].out: want an integer"}, 7},
 		{"float batch size by --set", baseConfig, []string{"batch_size=16.0"}, []string{"batch_size: want an integer", "--set"}, 0},
