@@ -3,7 +3,6 @@ package mljob
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fathom-ml/fathom/internal/config"
 	"github.com/fathom-ml/fathom/internal/yamltree"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/tune"
@@ -309,11 +309,11 @@ type gridAxis struct {
 // LoadConfig reads a config file and applies overrides ("a.b=value", the
 // value parsed as YAML, as given to `fathom ml fit --set`).
 func LoadConfig(path string, overrides []string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	root, err := config.Load(path, overrides, configSpec)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
-	c, err := ParseConfig(b, path, overrides)
+	c, err := fromTree(root, path)
 	if err != nil {
 		return nil, err
 	}
@@ -325,61 +325,42 @@ func LoadConfig(path string, overrides []string) (*Config, error) {
 	return c, nil
 }
 
+// configSpec is what internal/config checks an ml fit config against.
+var configSpec = config.Spec{
+	Type: reflect.TypeFor[Config](),
+	Hook: keyHook,
+	What: "data, pipeline, evaluator, tuning, output",
+}
+
 // ParseConfig parses a config from YAML text; name is used in errors.
 // Relative paths resolve against the working directory (LoadConfig
 // resolves them against the file's directory). Stage and evaluator types
 // must be registered (ml.RegisterStage, ml.RegisterEvaluator): this
 // package registers every one fathom has (see stages.go).
 func ParseConfig(text []byte, name string, overrides []string) (*Config, error) {
-	c, err := parseConfig(text, name, overrides)
+	root, err := config.Parse(text, name, overrides, configSpec)
+	if err != nil {
+		return nil, err
+	}
+	return fromTree(root, name)
+}
+
+// fromTree decodes and validates a checked config tree.
+func fromTree(root *yaml.Node, name string) (*Config, error) {
+	c := &Config{file: name}
+	c.Tuning.CrossValidator = CrossValidatorConfig{NumFolds: 3, Parallelism: 1}
+	c.Tuning.TrainValidationSplit = TrainValidationSplitConfig{TrainRatio: 0.75, Parallelism: 1}
+	err := root.Decode(c)
+	if err != nil {
+		err = yamlError(root, "", err)
+	} else {
+		err = c.validate(root)
+	}
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) && ce.File == "" {
 			ce.File = name
 		}
-		return nil, err
-	}
-	return c, nil
-}
-
-func parseConfig(text []byte, name string, overrides []string) (*Config, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(text, &doc); err != nil {
-		return nil, &ConfigError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	var root *yaml.Node
-	switch {
-	case doc.Kind == 0:
-		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	case doc.Kind == yaml.DocumentNode && len(doc.Content) == 1:
-		root = doc.Content[0]
-	default:
-		return nil, &ConfigError{Msg: "want one YAML document"}
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, &ConfigError{Line: root.Line, Msg: "the config must be a mapping of keys (data, pipeline, evaluator, tuning, output)"}
-	}
-	for _, o := range overrides {
-		if err := yamltree.ApplyOverride(root, o); err != nil {
-			return nil, &ConfigError{Msg: fmt.Sprintf("--set %s: %v", o, err)}
-		}
-	}
-	if err := checkAliases(root); err != nil {
-		return nil, err
-	}
-	if err := checkKeys(root, reflect.TypeFor[Config](), ""); err != nil {
-		if err.Line == 0 {
-			err.Msg += " (given with --set)"
-		}
-		return nil, err
-	}
-	c := &Config{file: name}
-	c.Tuning.CrossValidator = CrossValidatorConfig{NumFolds: 3, Parallelism: 1}
-	c.Tuning.TrainValidationSplit = TrainValidationSplitConfig{TrainRatio: 0.75, Parallelism: 1}
-	if err := root.Decode(c); err != nil {
-		return nil, yamlError(root, "", err)
-	}
-	if err := c.validate(root); err != nil {
 		return nil, err
 	}
 	c.text, _ = yaml.Marshal(root)
