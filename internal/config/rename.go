@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -32,7 +33,7 @@ func applyRenames(root *yaml.Node, name string, renames []Rename, warn io.Writer
 		if keyIndex(newParent, newLast) >= 0 {
 			return &Error{File: name, Line: k.Line, Key: r.Old, Msg: fmt.Sprintf("the old name of %s, given together with it; keep %s", r.New, r.New)}
 		}
-		fmt.Fprintf(warn, "%s:%d: %s is deprecated: use %s (the old name goes in the next release)\n", name, k.Line, r.Old, r.New)
+		deprecated(warn, fmt.Sprintf("%s:%d", name, k.Line), r.Old, r.New)
 		parent.Content = append(parent.Content[:i], parent.Content[i+2:]...)
 		newParent.Content = append(newParent.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: newLast, Line: k.Line, Column: k.Column}, v)
 	}
@@ -57,7 +58,7 @@ func renameOverride(o string, renames []Rename, warn io.Writer) string {
 				continue
 			}
 		}
-		fmt.Fprintf(warn, "--set %s: %s is deprecated: use %s (the old name goes in the next release)\n", o, r.Old, r.New)
+		deprecated(warn, "--set "+o, r.Old, r.New)
 		return r.New + "=" + val
 	}
 	return o
@@ -93,4 +94,19 @@ func keyIndex(n *yaml.Node, key string) int {
 		}
 	}
 	return -1
+}
+
+// Deprecated writes the one deprecation line of an old form the front end
+// still accepts (where: "file:line" or "--set k=v") to s.Warn, or
+// os.Stderr.
+func (s Spec) Deprecated(where, old, new string) {
+	w := s.Warn
+	if w == nil {
+		w = os.Stderr
+	}
+	deprecated(w, where, old, new)
+}
+
+func deprecated(w io.Writer, where, old, new string) {
+	fmt.Fprintf(w, "%s: %s is deprecated: use %s (the old form goes in the next release)\n", where, old, new)
 }

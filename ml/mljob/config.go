@@ -265,28 +265,32 @@ type gridEntry struct {
 	values *yaml.Node
 }
 
-// gridEntries flattens the grid mapping: "stage.param": [values] as it
-// is, and stage: {param: [values], ...} (what --set tuning.grid.lr.regParam=[...]
-// writes) as "stage.param" entries, in order.
+// gridEntries flattens the grid mapping into dotted keys, in order:
+// "pipeline.3.params.regParam": [values] as it is, and nested mappings
+// (what --set tuning.grid.pipeline.3.params.regParam=[...] writes) joined
+// with dots.
 func gridEntries(n *yaml.Node, path string) ([]gridEntry, *ConfigError) {
 	var out []gridEntry
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if v.Kind == yaml.MappingNode {
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				pk, pv := v.Content[j], v.Content[j+1]
-				key := k.Value + "." + pk.Value
-				if pv.Kind != yaml.SequenceNode || len(pv.Content) == 0 {
-					return nil, &ConfigError{Line: max(pv.Line, pk.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, key, yamltree.KindName(pv))}
+	var walk func(n *yaml.Node, prefix string, line int) *ConfigError
+	walk = func(n *yaml.Node, prefix string, line int) *ConfigError {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key, kl := yamltree.Join(prefix, k.Value), max(k.Line, line)
+			if v.Kind == yaml.MappingNode {
+				if err := walk(v, key, kl); err != nil {
+					return err
 				}
-				out = append(out, gridEntry{key, max(pk.Line, k.Line), pv})
+				continue
 			}
-			continue
+			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+				return &ConfigError{Line: max(v.Line, kl), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, key, yamltree.KindName(v))}
+			}
+			out = append(out, gridEntry{key, kl, v})
 		}
-		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			return nil, &ConfigError{Line: max(v.Line, k.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, k.Value, yamltree.KindName(v))}
-		}
-		out = append(out, gridEntry{k.Value, k.Line, v})
+		return nil
+	}
+	if err := walk(n, "", 0); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -537,7 +541,7 @@ func (c *Config) validateTuning(root *yaml.Node) error {
 	}
 	g := c.Tuning.Grid.Node
 	if g == nil || g.Tag == "!!null" || len(g.Content) == 0 {
-		return errAt(tn.Line, "tuning.grid: no parameters to tune (e.g. grid: {\"lr.regParam\": [0.1, 0.01]})")
+		return errAt(tn.Line, "tuning.grid: no parameters to tune (e.g. grid: {pipeline.1.params.regParam: [0.1, 0.01]})")
 	}
 	entries, cerr := gridEntries(g, "tuning.grid")
 	if cerr != nil {
@@ -553,6 +557,11 @@ func (c *Config) validateTuning(root *yaml.Node) error {
 		if err != nil {
 			return err
 		}
+		id := fmt.Sprintf("pipeline.%d.params.%s", a.stage, a.param)
+		if id != e.key && seen[id] {
+			return errAt(e.line, "tuning.grid: %q given twice (as %q)", id, e.key)
+		}
+		seen[id] = true
 		a.values = e.values.Content
 		// Every value must decode over the stage: errors now, with lines.
 		for _, val := range a.values {
@@ -569,11 +578,25 @@ func (c *Config) validateTuning(root *yaml.Node) error {
 	return nil
 }
 
-// resolveAxis parses a grid key "stage.param".
+// resolveAxis parses a grid key: the --set key path of a stage's
+// parameter, pipeline.N.params.P (the form fathom tune's --grid takes
+// too), or the deprecated "stage.param" (stage: its name, its type when
+// unique, or its index), accepted with a deprecation line.
 func (c *Config) resolveAxis(key string, line int) (gridAxis, error) {
+	if rest, ok := strings.CutPrefix(key, "pipeline."); ok {
+		num, param, ok := strings.Cut(rest, ".params.")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil || param == "" || strings.Contains(param, ".") {
+			return gridAxis{}, &ConfigError{Line: line, Msg: fmt.Sprintf("tuning.grid: key %q: want pipeline.N.params.PARAM", key)}
+		}
+		if n < 0 || n >= len(c.Pipeline) {
+			return gridAxis{}, &ConfigError{Line: line, Msg: fmt.Sprintf("tuning.grid: key %q: the pipeline has stages 0..%d", key, len(c.Pipeline)-1)}
+		}
+		return c.estimatorAxis(key, n, param, line)
+	}
 	dot := strings.LastIndex(key, ".")
 	if dot <= 0 || dot == len(key)-1 {
-		return gridAxis{}, &ConfigError{Line: line, Msg: fmt.Sprintf("tuning.grid: key %q: want \"stage.param\" (stage: its name, type or index)", key)}
+		return gridAxis{}, &ConfigError{Line: line, Msg: fmt.Sprintf("tuning.grid: key %q: want pipeline.N.params.PARAM", key)}
 	}
 	ref, param := key[:dot], key[dot+1:]
 	idx := -1
@@ -611,6 +634,12 @@ func (c *Config) resolveAxis(key string, line int) (gridAxis, error) {
 			}
 		}
 	}
+	configSpec.Deprecated(fmt.Sprintf("%s:%d", c.file, line), "the grid key "+key, fmt.Sprintf("pipeline.%d.params.%s", idx, param))
+	return c.estimatorAxis(key, idx, param, line)
+}
+
+// estimatorAxis is the axis of param of stage idx, an estimator.
+func (c *Config) estimatorAxis(key string, idx int, param string, line int) (gridAxis, error) {
 	st, err := c.stage(idx, line)
 	if err != nil {
 		return gridAxis{}, err
