@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -153,4 +154,22 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want an *Error of c.yaml containing %q", test.name, err, test.want)
 		}
 	}
+}
+
+// FuzzParse: any text parses or gives an *Error of the file, never a
+// panic.
+func FuzzParse(f *testing.F) {
+	f.Add("data: {source: csv, path: a.csv, test: 0.3}\nepochs: 2\n")
+	f.Add("data: {train: a.csv, test_path: b.csv}\n")
+	f.Add("x: &a [*a]\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		s := testSpec
+		s.Warn = io.Discard
+		if _, err := Parse([]byte(text), "f.yaml", nil, s); err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.File != "f.yaml" {
+				t.Fatalf("%q: %v is not an *Error of f.yaml", text, err)
+			}
+		}
+	})
 }
