@@ -24,6 +24,7 @@ const module = "github.com/fathom-ml/fathom"
 var floors = map[string]int{
 	"internal/": 0, "safetensors": 0, "metrics": 0, "comm/auth": 0, "comm/sched": 0,
 	"internal/kernel": 1, // on internal/parallel and internal/cpu*
+	"internal/config": 1, // the one config layer of train, ml fit and tune: on internal/yamltree
 	"tensor":          2, "comm/store": 1, "launch": 2,
 	"launch/rdzv": 1, "launch/rdzv/rdzvtest": 0, // the etcd rendezvous and its test server
 	"tensor/gradcheck": 3, "comm": 3, "nn": 3, "optim": 3, "data": 3,

@@ -1,6 +1,7 @@
-// Package yamltree holds the YAML-tree helpers the config readers share
-// (train/job's and ml/mljob's): the bound on alias expansion, --set
-// overrides on the tree, and node names for messages.
+// Package yamltree holds the YAML-tree helpers of the config layer
+// (internal/config, which train/job's and ml/mljob's configs share):
+// the bound on alias expansion, --set overrides on the tree, the key
+// check against Go types, and node names for messages.
 package yamltree
 
 import (

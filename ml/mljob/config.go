@@ -3,7 +3,6 @@ package mljob
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fathom-ml/fathom/internal/config"
 	"github.com/fathom-ml/fathom/internal/yamltree"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/ml/tune"
@@ -265,28 +265,32 @@ type gridEntry struct {
 	values *yaml.Node
 }
 
-// gridEntries flattens the grid mapping: "stage.param": [values] as it
-// is, and stage: {param: [values], ...} (what --set tuning.grid.lr.regParam=[...]
-// writes) as "stage.param" entries, in order.
+// gridEntries flattens the grid mapping into dotted keys, in order:
+// "pipeline.3.params.regParam": [values] as it is, and nested mappings
+// (what --set tuning.grid.pipeline.3.params.regParam=[...] writes) joined
+// with dots.
 func gridEntries(n *yaml.Node, path string) ([]gridEntry, *ConfigError) {
 	var out []gridEntry
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if v.Kind == yaml.MappingNode {
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				pk, pv := v.Content[j], v.Content[j+1]
-				key := k.Value + "." + pk.Value
-				if pv.Kind != yaml.SequenceNode || len(pv.Content) == 0 {
-					return nil, &ConfigError{Line: max(pv.Line, pk.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, key, yamltree.KindName(pv))}
+	var walk func(n *yaml.Node, prefix string, line int) *ConfigError
+	walk = func(n *yaml.Node, prefix string, line int) *ConfigError {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key, kl := yamltree.Join(prefix, k.Value), max(k.Line, line)
+			if v.Kind == yaml.MappingNode {
+				if err := walk(v, key, kl); err != nil {
+					return err
 				}
-				out = append(out, gridEntry{key, max(pk.Line, k.Line), pv})
+				continue
 			}
-			continue
+			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+				return &ConfigError{Line: max(v.Line, kl), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, key, yamltree.KindName(v))}
+			}
+			out = append(out, gridEntry{key, kl, v})
 		}
-		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			return nil, &ConfigError{Line: max(v.Line, k.Line), Msg: fmt.Sprintf("%s.%s: want a non-empty list of values, got %s", path, k.Value, yamltree.KindName(v))}
-		}
-		out = append(out, gridEntry{k.Value, k.Line, v})
+		return nil
+	}
+	if err := walk(n, "", 0); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -309,11 +313,11 @@ type gridAxis struct {
 // LoadConfig reads a config file and applies overrides ("a.b=value", the
 // value parsed as YAML, as given to `fathom ml fit --set`).
 func LoadConfig(path string, overrides []string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	root, err := config.Load(path, overrides, configSpec)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
-	c, err := ParseConfig(b, path, overrides)
+	c, err := fromTree(root, path)
 	if err != nil {
 		return nil, err
 	}
@@ -325,61 +329,42 @@ func LoadConfig(path string, overrides []string) (*Config, error) {
 	return c, nil
 }
 
+// configSpec is what internal/config checks an ml fit config against.
+var configSpec = config.Spec{
+	Type: reflect.TypeFor[Config](),
+	Hook: keyHook,
+	What: "data, pipeline, evaluator, tuning, output",
+}
+
 // ParseConfig parses a config from YAML text; name is used in errors.
 // Relative paths resolve against the working directory (LoadConfig
 // resolves them against the file's directory). Stage and evaluator types
 // must be registered (ml.RegisterStage, ml.RegisterEvaluator): this
 // package registers every one fathom has (see stages.go).
 func ParseConfig(text []byte, name string, overrides []string) (*Config, error) {
-	c, err := parseConfig(text, name, overrides)
+	root, err := config.Parse(text, name, overrides, configSpec)
+	if err != nil {
+		return nil, err
+	}
+	return fromTree(root, name)
+}
+
+// fromTree decodes and validates a checked config tree.
+func fromTree(root *yaml.Node, name string) (*Config, error) {
+	c := &Config{file: name}
+	c.Tuning.CrossValidator = CrossValidatorConfig{NumFolds: 3, Parallelism: 1}
+	c.Tuning.TrainValidationSplit = TrainValidationSplitConfig{TrainRatio: 0.75, Parallelism: 1}
+	err := root.Decode(c)
+	if err != nil {
+		err = yamlError(root, "", err)
+	} else {
+		err = c.validate(root)
+	}
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) && ce.File == "" {
 			ce.File = name
 		}
-		return nil, err
-	}
-	return c, nil
-}
-
-func parseConfig(text []byte, name string, overrides []string) (*Config, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(text, &doc); err != nil {
-		return nil, &ConfigError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	var root *yaml.Node
-	switch {
-	case doc.Kind == 0:
-		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	case doc.Kind == yaml.DocumentNode && len(doc.Content) == 1:
-		root = doc.Content[0]
-	default:
-		return nil, &ConfigError{Msg: "want one YAML document"}
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, &ConfigError{Line: root.Line, Msg: "the config must be a mapping of keys (data, pipeline, evaluator, tuning, output)"}
-	}
-	for _, o := range overrides {
-		if err := yamltree.ApplyOverride(root, o); err != nil {
-			return nil, &ConfigError{Msg: fmt.Sprintf("--set %s: %v", o, err)}
-		}
-	}
-	if err := checkAliases(root); err != nil {
-		return nil, err
-	}
-	if err := checkKeys(root, reflect.TypeFor[Config](), ""); err != nil {
-		if err.Line == 0 {
-			err.Msg += " (given with --set)"
-		}
-		return nil, err
-	}
-	c := &Config{file: name}
-	c.Tuning.CrossValidator = CrossValidatorConfig{NumFolds: 3, Parallelism: 1}
-	c.Tuning.TrainValidationSplit = TrainValidationSplitConfig{TrainRatio: 0.75, Parallelism: 1}
-	if err := root.Decode(c); err != nil {
-		return nil, yamlError(root, "", err)
-	}
-	if err := c.validate(root); err != nil {
 		return nil, err
 	}
 	c.text, _ = yaml.Marshal(root)
@@ -556,7 +541,7 @@ func (c *Config) validateTuning(root *yaml.Node) error {
 	}
 	g := c.Tuning.Grid.Node
 	if g == nil || g.Tag == "!!null" || len(g.Content) == 0 {
-		return errAt(tn.Line, "tuning.grid: no parameters to tune (e.g. grid: {\"lr.regParam\": [0.1, 0.01]})")
+		return errAt(tn.Line, "tuning.grid: no parameters to tune (e.g. grid: {pipeline.1.params.regParam: [0.1, 0.01]})")
 	}
 	entries, cerr := gridEntries(g, "tuning.grid")
 	if cerr != nil {
@@ -572,6 +557,11 @@ func (c *Config) validateTuning(root *yaml.Node) error {
 		if err != nil {
 			return err
 		}
+		id := fmt.Sprintf("pipeline.%d.params.%s", a.stage, a.param)
+		if id != e.key && seen[id] {
+			return errAt(e.line, "tuning.grid: %q given twice (as %q)", id, e.key)
+		}
+		seen[id] = true
 		a.values = e.values.Content
 		// Every value must decode over the stage: errors now, with lines.
 		for _, val := range a.values {
@@ -588,11 +578,25 @@ func (c *Config) validateTuning(root *yaml.Node) error {
 	return nil
 }
 
-// resolveAxis parses a grid key "stage.param".
+// resolveAxis parses a grid key: the --set key path of a stage's
+// parameter, pipeline.N.params.P (the form fathom tune's --grid takes
+// too), or the deprecated "stage.param" (stage: its name, its type when
+// unique, or its index), accepted with a deprecation line.
 func (c *Config) resolveAxis(key string, line int) (gridAxis, error) {
+	if rest, ok := strings.CutPrefix(key, "pipeline."); ok {
+		num, param, ok := strings.Cut(rest, ".params.")
+		n, err := strconv.Atoi(num)
+		if !ok || err != nil || param == "" || strings.Contains(param, ".") {
+			return gridAxis{}, &ConfigError{Line: line, Msg: fmt.Sprintf("tuning.grid: key %q: want pipeline.N.params.PARAM", key)}
+		}
+		if n < 0 || n >= len(c.Pipeline) {
+			return gridAxis{}, &ConfigError{Line: line, Msg: fmt.Sprintf("tuning.grid: key %q: the pipeline has stages 0..%d", key, len(c.Pipeline)-1)}
+		}
+		return c.estimatorAxis(key, n, param, line)
+	}
 	dot := strings.LastIndex(key, ".")
 	if dot <= 0 || dot == len(key)-1 {
-		return gridAxis{}, &ConfigError{Line: line, Msg: fmt.Sprintf("tuning.grid: key %q: want \"stage.param\" (stage: its name, type or index)", key)}
+		return gridAxis{}, &ConfigError{Line: line, Msg: fmt.Sprintf("tuning.grid: key %q: want pipeline.N.params.PARAM", key)}
 	}
 	ref, param := key[:dot], key[dot+1:]
 	idx := -1
@@ -630,6 +634,12 @@ func (c *Config) resolveAxis(key string, line int) (gridAxis, error) {
 			}
 		}
 	}
+	configSpec.Deprecated(fmt.Sprintf("%s:%d", c.file, line), "the grid key "+key, fmt.Sprintf("pipeline.%d.params.%s", idx, param))
+	return c.estimatorAxis(key, idx, param, line)
+}
+
+// estimatorAxis is the axis of param of stage idx, an estimator.
+func (c *Config) estimatorAxis(key string, idx int, param string, line int) (gridAxis, error) {
 	st, err := c.stage(idx, line)
 	if err != nil {
 		return gridAxis{}, err

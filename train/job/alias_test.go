@@ -1,10 +1,13 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fathom-ml/fathom/internal/config"
 )
 
 // laughs returns a YAML "billion laughs" as list items: levels anchors,
@@ -102,5 +105,22 @@ func TestCheckAliasesBound(t *testing.T) {
 	text = "data: {source: iris}\nloss: mse\nmodel:\n  - type: residual\n    layers:\n" + residualLaughs(5, "      ")
 	if _, err := ParseConfig([]byte(text), "b.yaml", nil); err == nil || !strings.Contains(err.Error(), "too many aliases") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestConfigLayerRefusals: the training config refuses an alias bomb and
+// an oversize text with the config layer's error, the same one ml fit's
+// config gives (ml/mljob's TestConfigLayerRefusals).
+func TestConfigLayerRefusals(t *testing.T) {
+	for _, text := range []string{
+		"data: {source: iris}\nbomb:\n" + laughs(9, "  ", "lol", "[%s]"),
+		"data: {source: iris}\n" + strings.Repeat("# padding\n", config.MaxBytes/10+1),
+	} {
+		err := within(t, func() error { _, err := ParseConfig([]byte(text), "c.yaml", nil); return err })
+		_, want := config.Parse([]byte(text), "c.yaml", nil, config.Spec{})
+		var ce *ConfigError
+		if !errors.As(err, &ce) || want == nil || err.Error() != want.Error() {
+			t.Errorf("%.40q...: %v, want the config layer's %v", text, err, want)
+		}
 	}
 }

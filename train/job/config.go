@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ddp"
+	"github.com/fathom-ml/fathom/internal/config"
 	"github.com/fathom-ml/fathom/internal/yamltree"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/nn"
@@ -188,13 +188,14 @@ func (p *PruneConfig) schedule(epochs, stepsPerEpoch int) (prune.Schedule, error
 type DataConfig struct {
 	// Source is iris (embedded), fashion-mnist, mnist, csv, parquet or idx.
 	Source string `yaml:"source"`
-	// Path is the CSV or Parquet file (or directory of Parquet parts), or
+	// Train is the CSV or Parquet file (or directory of Parquet parts), or
 	// the directory of an MNIST-format data set (fashion-mnist defaults to
-	// $FATHOM_DATA or /usr/share/datasets/fashion-mnist).
-	Path string `yaml:"path"`
-	// TestPath, for csv and parquet, is a separate test file; otherwise the
-	// test rows are split off Path.
-	TestPath string `yaml:"test_path"`
+	// $FATHOM_DATA or /usr/share/datasets/fashion-mnist). Its old name,
+	// data.path, is accepted with a deprecation line.
+	Train string `yaml:"train"`
+	// Test, for csv and parquet, is a separate test file; otherwise the
+	// test rows are split off Train (old name: data.test_path).
+	Test string `yaml:"test"`
 	// Label names the target column (csv, parquet).
 	Label string `yaml:"label"`
 	// Columns lists the feature columns to use, in order (default: all but
@@ -212,15 +213,16 @@ type DataConfig struct {
 	Labels     string `yaml:"labels"`
 	TestImages string `yaml:"test_images"`
 	TestLabels string `yaml:"test_labels"`
-	// Test is the fraction of the rows held out as the test split when the
-	// source has none of its own (default 0.2). Validation is the fraction
+	// TestFraction is the fraction of the rows held out as the test split
+	// when the source has none of its own (default 0.2; old name: a
+	// number under data.test). Validation is the fraction
 	// of the training rows held out for evaluation after each epoch
 	// (default 0: each epoch is evaluated on the test split, as the
 	// PyTorch reference scripts do, for the curves only; metrics.csv then
 	// names those columns test_*). Early stopping needs a validation
 	// split.
-	Test       *float64 `yaml:"test"`
-	Validation float64  `yaml:"validation"`
+	TestFraction *float64 `yaml:"test_fraction"`
+	Validation   float64  `yaml:"validation"`
 	// SplitSeed fixes the random split independently of the run's seed,
 	// so runs with different seeds are scored on the same held-out rows
 	// (default: the run's seed).
@@ -561,32 +563,18 @@ func valueLine(root *yaml.Node, path ...string) int {
 	return n.Line
 }
 
-// ConfigError is an error in a config, located by file and line when
-// known.
-type ConfigError struct {
-	File string
-	Line int // 0 when unknown (a value given with --set)
-	Msg  string
-}
-
-func (e *ConfigError) Error() string {
-	switch {
-	case e.File != "" && e.Line > 0:
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	case e.File != "":
-		return fmt.Sprintf("%s: %s", e.File, e.Msg)
-	}
-	return e.Msg
-}
+// ConfigError is an error in a config, located by file, line and key
+// when known: the config layer's one error type (internal/config).
+type ConfigError = config.Error
 
 // LoadConfig reads a config file and applies overrides ("a.b=value", the
 // value parsed as YAML, as given to `fathom train --set`).
 func LoadConfig(path string, overrides []string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	root, err := config.Load(path, overrides, configSpec)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, err
 	}
-	c, err := ParseConfig(b, path, overrides)
+	c, err := fromTree(root, path)
 	if err != nil {
 		return nil, err
 	}
@@ -598,42 +586,41 @@ func LoadConfig(path string, overrides []string) (*Config, error) {
 	return c, nil
 }
 
+// configSpec is what internal/config checks a training config against:
+// its keys, the sizes and shorthands the hook checks, and the renamed
+// keys (see docs/config.md).
+var configSpec = config.Spec{
+	Type: reflect.TypeFor[Config](),
+	Hook: keyHook,
+	What: "data, model, loss, ...",
+	Renames: []config.Rename{
+		// A number under data.test is the fraction held out; a path
+		// is the new name of data.test_path (moved after it).
+		{Old: "data.test", New: "data.test_fraction", When: isNumber},
+		{Old: "data.test_path", New: "data.test"},
+		{Old: "data.path", New: "data.train"},
+	},
+}
+
+// isNumber says a YAML value is an integer or a float.
+func isNumber(v *yaml.Node) bool {
+	t := v.ShortTag()
+	return v.Kind == yaml.ScalarNode && (t == "!!int" || t == "!!float")
+}
+
 // ParseConfig parses a config from YAML text; name is used in errors.
 // Relative data paths resolve against the working directory (LoadConfig
 // resolves them against the file's directory).
 func ParseConfig(text []byte, name string, overrides []string) (*Config, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(text, &doc); err != nil {
-		return nil, &ConfigError{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	var root *yaml.Node
-	switch {
-	case doc.Kind == 0: // empty document
-		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	case doc.Kind == yaml.DocumentNode && len(doc.Content) == 1:
-		root = doc.Content[0]
-	default:
-		return nil, &ConfigError{File: name, Msg: "want one YAML document"}
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, &ConfigError{File: name, Line: root.Line, Msg: "the config must be a mapping of keys (data, model, loss, ...)"}
-	}
-	for _, o := range overrides {
-		if err := yamltree.ApplyOverride(root, o); err != nil {
-			return nil, &ConfigError{File: name, Msg: fmt.Sprintf("--set %s: %v", o, err)}
-		}
-	}
-	if err := checkAliases(root); err != nil {
-		err.File = name
+	root, err := config.Parse(text, name, overrides, configSpec)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkKeys(root, reflect.TypeFor[Config](), ""); err != nil {
-		err.File = name
-		if err.Line == 0 {
-			err.Msg += " (given with --set)"
-		}
-		return nil, err
-	}
+	return fromTree(root, name)
+}
+
+// fromTree decodes and validates a checked config tree.
+func fromTree(root *yaml.Node, name string) (*Config, error) {
 	var c Config
 	if err := root.Decode(&c); err != nil {
 		return nil, &ConfigError{File: name, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
@@ -661,12 +648,6 @@ func ParseConfig(text []byte, name string, overrides []string) (*Config, error) 
 	}
 	return &c, nil
 }
-
-// maxExpandedNodes bounds the size of a YAML tree with every alias
-// expanded. checkKeys and decoding walk the expanded tree, so a few
-// hundred bytes of nested aliases (a "billion laughs") would otherwise
-// run for hours. Real configs expand to a few thousand nodes at most.
-const maxExpandedNodes = 100_000
 
 // checkIntPair checks a size given as one integer or [height, width], so
 // that a bad one is reported with its line (nn.IntPair decodes itself
@@ -732,8 +713,8 @@ func (c *Config) validate() error {
 		return errors.New("data.source is missing (want iris, fashion-mnist, mnist, csv, parquet or idx)")
 	case "iris", "fashion-mnist", "mnist":
 	case "csv", "parquet":
-		if d.Path == "" {
-			return fmt.Errorf("data.path is required for source %s", d.Source)
+		if d.Train == "" {
+			return fmt.Errorf("data.train is required for source %s", d.Source)
 		}
 	case "idx":
 		if d.Images == "" || d.Labels == "" {
@@ -742,8 +723,8 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("data.source: unknown source %q (want iris, fashion-mnist, mnist, csv, parquet or idx)", d.Source)
 	}
-	if d.Test != nil && (*d.Test < 0 || *d.Test >= 1) {
-		return fmt.Errorf("data.test: fraction %g is outside [0, 1)", *d.Test)
+	if d.TestFraction != nil && (*d.TestFraction < 0 || *d.TestFraction >= 1) {
+		return fmt.Errorf("data.test_fraction: fraction %g is outside [0, 1)", *d.TestFraction)
 	}
 	if d.Validation < 0 || d.Validation >= 1 {
 		return fmt.Errorf("data.validation: fraction %g is outside [0, 1)", d.Validation)
@@ -1007,7 +988,7 @@ func (c *Config) buildModel(input []int, rng *tensor.RNG) (*nn.Sequential, []int
 // checkAliases bounds the config's alias-expanded size
 // (yamltree.CheckAliases), naming the line that crosses it.
 func checkAliases(root *yaml.Node) *ConfigError {
-	if e := yamltree.CheckAliases(root, maxExpandedNodes); e != nil {
+	if e := yamltree.CheckAliases(root, config.MaxExpandedNodes); e != nil {
 		return &ConfigError{Line: e.Line, Msg: e.Msg}
 	}
 	return nil
@@ -1020,23 +1001,28 @@ var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 // Sizes (nn.IntPair) are one integer or two; a type with a Type field
 // that decodes itself may be given as its type alone ("loss: mse").
 func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
-	return configError(yamltree.CheckKeys(n, t, path, func(n *yaml.Node, t reflect.Type, path string) (*yamltree.Error, bool) {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
+	return configError(yamltree.CheckKeys(n, t, path, keyHook))
+}
+
+// keyHook checks sizes (nn.IntPair: one integer or two) and lets a type
+// with a Type field that decodes itself be given as its type alone
+// ("loss: mse").
+func keyHook(n *yaml.Node, t reflect.Type, path string) (*yamltree.Error, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[nn.IntPair]() {
+		if e := checkIntPair(n, path); e != nil {
+			return &yamltree.Error{Line: e.Line, Msg: e.Msg}, true
 		}
-		if t == reflect.TypeFor[nn.IntPair]() {
-			if e := checkIntPair(n, path); e != nil {
-				return &yamltree.Error{Line: e.Line, Msg: e.Msg}, true
-			}
-			return nil, true
+		return nil, true
+	}
+	if t.Kind() == reflect.Struct && n.Kind == yaml.ScalarNode {
+		if _, ok := t.FieldByName("Type"); ok && reflect.PointerTo(t).Implements(unmarshalerType) {
+			return nil, true // shorthand: "loss: mse"
 		}
-		if t.Kind() == reflect.Struct && n.Kind == yaml.ScalarNode {
-			if _, ok := t.FieldByName("Type"); ok && reflect.PointerTo(t).Implements(unmarshalerType) {
-				return nil, true // shorthand: "loss: mse"
-			}
-		}
-		return nil, false
-	}))
+	}
+	return nil, false
 }
 
 // configError turns a tree error into the config's error (nil for nil).

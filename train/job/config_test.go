@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -44,13 +45,13 @@ func TestParseConfig(t *testing.T) {
 
 func TestConfigOverrides(t *testing.T) {
 	c, err := ParseConfig([]byte(baseConfig), "base.yaml", []string{
-		"epochs=1", "optimizer.lr=0.5", "model.0.out=32", "data.test=0.25",
+		"epochs=1", "optimizer.lr=0.5", "model.0.out=32", "data.test_fraction=0.25",
 		"schedule.type=step", "schedule.step_size=2", "output.dir=/tmp/x", "loss=mse", "data.shape=[2, 2]",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Epochs != 1 || c.Optimizer.LR != 0.5 || c.Model[0].Out != 32 || *c.Data.Test != 0.25 ||
+	if c.Epochs != 1 || c.Optimizer.LR != 0.5 || c.Model[0].Out != 32 || *c.Data.TestFraction != 0.25 ||
 		c.Schedule.Type != "step" || c.Schedule.StepSize != 2 || c.Output.Dir != "/tmp/x" || c.Loss.Type != "mse" ||
 		len(c.Data.Shape) != 2 {
 		t.Fatalf("overridden %+v", c)
@@ -85,7 +86,7 @@ func TestConfigErrors(t *testing.T) {
 		{"set bad index", baseConfig, []string{"model.7.out=1"}, []string{"list of 3 items"}, 0},
 		{"set into scalar", baseConfig, []string{"epochs.x=1"}, []string{"single value"}, 0},
 		{"set no equals", baseConfig, []string{"epochs"}, []string{"key=value"}, 0},
-		{"csv without path", strings.Replace(baseConfig, "source: iris", "source: csv", 1), nil, []string{"data.path is required"}, 0},
+		{"csv without path", strings.Replace(baseConfig, "source: iris", "source: csv", 1), nil, []string{"data.train is required"}, 0},
 		{"float epochs", strings.Replace(baseConfig, "epochs: 5", "epochs: 5.7", 1), nil, []string{"epochs: want an integer", `"5.7"`}, 12},
 		{"float layer out", strings.Replace(baseConfig, "{type: linear, out: 3}", "{type: linear, out: 3.5}", 1), nil, []string{"model[2].out: want an integer"}, 7},
 		{"float batch size by --set", baseConfig, []string{"batch_size=16.0"}, []string{"batch_size: want an integer", "--set"}, 0},
@@ -235,5 +236,48 @@ func TestSchedules(t *testing.T) {
 				t.Errorf("%v: epoch %d lr %v, want %v", test.sets, i+1, e.LR, test.want[i])
 			}
 		}
+	}
+}
+
+// TestDeprecatedDataKeys: data.path, data.test_path and a number under
+// data.test are accepted for one release, each warned once on the
+// config layer's writer, and give the config their new names give.
+func TestDeprecatedDataKeys(t *testing.T) {
+	var warn strings.Builder
+	configSpec.Warn = &warn
+	defer func() { configSpec.Warn = nil }()
+	const rest = "label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n"
+	for _, test := range []struct {
+		old, new string
+		warned   []string
+	}{
+		{"data: {source: csv, path: a.csv, test_path: b.csv, ", "data: {source: csv, train: a.csv, test: b.csv, ", []string{"data.path", "data.test_path"}},
+		{"data: {source: csv, path: a.csv, test: 0.3, ", "data: {source: csv, train: a.csv, test_fraction: 0.3, ", []string{"data.path", "data.test"}},
+	} {
+		warn.Reset()
+		newC, err := ParseConfig([]byte(test.new+rest), "new.yaml", nil)
+		if err != nil || warn.Len() != 0 {
+			t.Fatalf("%s: %v, warnings %q", test.new, err, warn.String())
+		}
+		oldC, err := ParseConfig([]byte(test.old+rest), "old.yaml", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", test.old, err)
+		}
+		if !reflect.DeepEqual(oldC.Data, newC.Data) {
+			t.Errorf("%s: data %+v, the new names give %+v", test.old, oldC.Data, newC.Data)
+		}
+		for _, k := range test.warned {
+			if n := strings.Count(warn.String(), "old.yaml:1: "+k+" is deprecated"); n != 1 {
+				t.Errorf("%s: %s warned %d times: %q", test.old, k, n, warn.String())
+			}
+		}
+		if n := strings.Count(warn.String(), "\n"); n != len(test.warned) {
+			t.Errorf("%s: %d warning lines, want %d: %q", test.old, n, len(test.warned), warn.String())
+		}
+	}
+	warn.Reset()
+	c, err := ParseConfig([]byte(baseConfig), "set.yaml", []string{"data.test=0.4"})
+	if err != nil || c.Data.TestFraction == nil || *c.Data.TestFraction != 0.4 || strings.Count(warn.String(), "data.test is deprecated") != 1 {
+		t.Errorf("--set data.test=0.4: %v, %+v, warnings %q", err, c, warn.String())
 	}
 }

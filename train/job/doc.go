@@ -11,9 +11,9 @@
 //
 //	data:                       # iris | fashion-mnist | mnist | csv | parquet | idx
 //	  source: csv
-//	  path: data/linear.csv     # relative to the config file
+//	  train: data/linear.csv    # relative to the config file
 //	  label: y
-//	  test: 0.2                 # held-out fraction when the source has no test split
+//	  test_fraction: 0.2        # held-out fraction when the source has no test split
 //	  validation: 0.1           # evaluated every epoch (default 0: the test split, for the curves)
 //	  standardize: true
 //	  shape: [1, 28, 28]        # example shape for convolutions
@@ -29,7 +29,9 @@
 //	output: {dir: runs/linear, checkpoint_every: 100, resume: true}
 //
 // Every key is checked against these types: an unknown key, anywhere, is
-// a *ConfigError naming the file, line and key. LoadConfig applies
+// a *ConfigError naming the file, line and key (internal/config reads,
+// bounds and checks the text for train, ml fit and tune alike; renamed
+// keys are listed in docs/config.md). LoadConfig applies
 // overrides such as "optimizer.lr=0.05" or "model.0.out=32" (values are
 // YAML), as `fathom train --set` does:
 //

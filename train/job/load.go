@@ -41,8 +41,8 @@ func (c *Config) LoadData() (*Splits, error) {
 		stratify = *d.Stratify && task == metrics.Classification
 	}
 	testFrac := 0.2
-	if d.Test != nil {
-		testFrac = *d.Test
+	if d.TestFraction != nil {
+		testFrac = *d.TestFraction
 	}
 	splitSeed := c.Seed
 	if d.SplitSeed != nil {
@@ -59,7 +59,7 @@ func (c *Config) LoadData() (*Splits, error) {
 		if task != metrics.Classification {
 			return nil, fmt.Errorf("data: %s is a classification data set, but loss %q is a regression loss", d.Source, c.Loss.Type)
 		}
-		dir := c.dataPath(d.Path)
+		dir := c.dataPath(d.Train)
 		opts := data.MNISTOptions{}
 		if d.Source == "fashion-mnist" {
 			opts.Classes = data.FashionMNISTClasses()
@@ -67,18 +67,18 @@ func (c *Config) LoadData() (*Splits, error) {
 				dir = data.FashionMNISTDir()
 			}
 		} else if dir == "" {
-			return nil, fmt.Errorf("data.path: the mnist source needs the directory of the MNIST files")
+			return nil, fmt.Errorf("data.train: the mnist source needs the directory of the MNIST files")
 		}
 		if _, serr := os.Stat(dir); serr != nil {
-			return nil, fmt.Errorf("data: %s directory: %w (set data.path or FATHOM_DATA)", d.Source, serr)
+			return nil, fmt.Errorf("data: %s directory: %w (set data.train or FATHOM_DATA)", d.Source, serr)
 		}
 		if all, err = data.LoadMNIST(dir, "train", opts); err == nil {
 			test, err = data.LoadMNIST(dir, "t10k", opts)
 		}
 	case "csv", "parquet":
 		read := func(p string) (*data.Table, error) { return c.readTable(p, task) }
-		if all, err = read(c.dataPath(d.Path)); err == nil && d.TestPath != "" {
-			test, err = read(c.dataPath(d.TestPath))
+		if all, err = read(c.dataPath(d.Train)); err == nil && d.Test != "" {
+			test, err = read(c.dataPath(d.Test))
 		}
 	case "idx":
 		all, err = readIDXPair(c.dataPath(d.Images), c.dataPath(d.Labels))
@@ -130,7 +130,7 @@ func (c *Config) LoadData() (*Splits, error) {
 	if task == metrics.Classification && s.Test.Classes != nil && len(s.Test.Classes) != len(s.Train.Classes) {
 		return nil, fmt.Errorf("data: the test data has %d classes, the training data %d", len(s.Test.Classes), len(s.Train.Classes))
 	}
-	s.TrainedOn = &modelfile.TrainingData{Source: d.Source, Path: absPath(c.dataPath(d.Path)), TestPath: absPath(c.dataPath(d.TestPath)),
+	s.TrainedOn = &modelfile.TrainingData{Source: d.Source, Path: absPath(c.dataPath(d.Train)), TestPath: absPath(c.dataPath(d.Test)),
 		Test: testFrac, Validation: d.Validation, SplitSeed: splitSeed, Stratify: stratify,
 		TrainRows: s.Train.Rows, TrainSHA256: modelfile.Fingerprint(s.Train)}
 	if test != nil {

@@ -31,13 +31,13 @@ func (c *Config) UseTrainedSplit(td *modelfile.TrainingData) []string {
 	}
 	note("split_seed", td.SplitSeed, seed)
 	d.SplitSeed = &td.SplitSeed
-	if d.TestPath == "" {
+	if d.Test == "" {
 		test := 0.2
-		if d.Test != nil {
-			test = *d.Test
+		if d.TestFraction != nil {
+			test = *d.TestFraction
 		}
 		note("test", td.Test, test)
-		d.Test = &td.Test
+		d.TestFraction = &td.Test
 	}
 	note("validation", td.Validation, d.Validation)
 	d.Validation = td.Validation
@@ -63,10 +63,10 @@ func CheckTrainedOn(want, got *modelfile.TrainingData) error {
 		}
 	}
 	diff("data.source", want.Source, got.Source)
-	diff("data.path", want.Path, got.Path)
-	diff("data.test_path", want.TestPath, got.TestPath)
+	diff("data.train", want.Path, got.Path)
+	diff("data.test", want.TestPath, got.TestPath)
 	diff("data.split_seed", want.SplitSeed, got.SplitSeed)
-	diff("data.test", want.Test, got.Test)
+	diff("data.test_fraction", want.Test, got.Test)
 	diff("data.validation", want.Validation, got.Validation)
 	diff("data.stratify", want.Stratify, got.Stratify)
 	diff("training rows", want.TrainRows, got.TrainRows)
