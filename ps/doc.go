@@ -45,7 +45,15 @@
 // with the others (Stats.Lost); a synchronous one cannot complete the
 // step, fails, and tells the waiting workers which worker it lost. A
 // server that dies takes its shard with it: the workers' next exchange
-// fails with a *ServerLostError naming it, and the job stops (the shards
-// are not checkpointed: a restarted job starts over). Every wait is
+// fails with a *ServerLostError naming it, and the job stops. Every wait is
 // bounded by a timeout.
+//
+// # Checkpoints
+//
+// Between two steps worker 0 may ask each synchronous server for its
+// optimizer state (Client.FetchState, opState), and after a restart send
+// it back after the initial parameters (Client.LoadState, opLoadState).
+// Optimizer.FetchState puts the servers' states into a checkpoint's
+// StateDict under "server<s>/" keys; Optimizer.LoadState takes them out
+// for Start to send. An asynchronous server refuses the exchange.
 package ps

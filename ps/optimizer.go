@@ -9,15 +9,19 @@ import (
 // servers: Step pushes the parameters' gradients and pulls the updated
 // parameters. The local optimizer it wraps only carries the learning rate
 // (which a schedule drives and every push sends along) and zeroes the
-// gradients; its state stays empty, so a checkpoint of a worker holds no
-// optimizer state (the servers' moments are not saved).
+// gradients; its own state holds no buffers. The servers' state (the
+// moments) reaches a checkpoint through FetchState, which asks the
+// synchronous servers for it between two steps, and goes back to them
+// from LoadState when the job resumes (Start sends it after the
+// parameters).
 type Optimizer struct {
-	local  optim.Optimizer
-	c      *Client
-	params []*tensor.Tensor
-	step   int
-	grads  [][]float32
-	vals   [][]float32
+	local   optim.Optimizer
+	c       *Client
+	params  []*tensor.Tensor
+	step    int
+	grads   [][]float32
+	vals    [][]float32
+	restore []*ServerState // the servers' state to send in Start (LoadState)
 }
 
 // NewOptimizer returns the stand-in over params (the model's parameters in
@@ -39,7 +43,13 @@ func (o *Optimizer) Start(init bool) error {
 		if err := o.c.Init(o.vals); err != nil {
 			return err
 		}
+		if o.restore != nil {
+			if err := o.c.LoadState(o.restore); err != nil {
+				return err
+			}
+		}
 	}
+	o.restore = nil
 	return o.c.Pull(o.step, o.vals)
 }
 
@@ -72,8 +82,37 @@ func (o *Optimizer) LR(i int) float64 { return o.local.LR(i) }
 // SetLR sets the learning rate of group i; the next push carries it.
 func (o *Optimizer) SetLR(i int, lr float64) { o.local.SetLR(i, lr) }
 
-// State returns the local optimizer's (empty) state.
+// State returns the local optimizer's state (no buffers); it does not ask
+// the servers (FetchState does).
 func (o *Optimizer) State() *optim.StateDict { return o.local.State() }
 
-// LoadState loads a state into the local optimizer.
-func (o *Optimizer) LoadState(s *optim.StateDict) error { return o.local.LoadState(s) }
+// FetchState returns the state a checkpoint holds: the local optimizer's
+// and, under "server<s>/" keys, every server's optimizer state, asked for
+// now (worker 0 between two steps; synchronous servers only).
+func (o *Optimizer) FetchState() (*optim.StateDict, error) {
+	states, err := o.c.FetchState()
+	if err != nil {
+		return nil, err
+	}
+	st := o.local.State()
+	putStates(st, states)
+	return st, nil
+}
+
+// LoadState loads a state written from FetchState: the local part into
+// the local optimizer, the servers' parts kept for Start to send.
+func (o *Optimizer) LoadState(s *optim.StateDict) error {
+	want := make([]bool, len(o.c.conns))
+	for i, sc := range o.c.conns {
+		want[i] = sc != nil
+	}
+	states, err := takeStates(s, want)
+	if err != nil {
+		return err
+	}
+	if err := o.local.LoadState(s); err != nil {
+		return err
+	}
+	o.restore = states
+	return nil
+}

@@ -111,6 +111,13 @@ func sgd(lr float64) func([]*tensor.Tensor) (optim.Optimizer, error) {
 // startCluster starts nServers servers on loopback for workers workers.
 func startCluster(t *testing.T, sizes []int, nServers, workers int, async bool, staleness int) *cluster {
 	t.Helper()
+	return startClusterOpt(t, sizes, nServers, workers, async, staleness, sgd(0.5))
+}
+
+// startClusterOpt is startCluster with the servers' optimizer newOpt.
+func startClusterOpt(t *testing.T, sizes []int, nServers, workers int, async bool, staleness int,
+	newOpt func([]*tensor.Tensor) (optim.Optimizer, error)) *cluster {
+	t.Helper()
 	plan, err := Plan(sizes, nServers)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +125,7 @@ func startCluster(t *testing.T, sizes []int, nServers, workers int, async bool, 
 	c := &cluster{plan: plan, stats: make([]Stats, nServers), errs: make([]error, nServers)}
 	for i := range nServers {
 		s, err := NewServer(ServerOptions{Index: i, Workers: workers, Segments: plan[i], Async: async, Staleness: staleness,
-			NewOptimizer: sgd(0.5), Token: testToken, Timeout: 20 * time.Second})
+			NewOptimizer: newOpt, Token: testToken, Timeout: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

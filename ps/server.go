@@ -283,7 +283,7 @@ func (s *Server) handle(w int, c net.Conn) {
 			s.lose(w, err)
 			return
 		}
-		if h.op != opDone && h.op != opPull && h.n != s.total {
+		if (h.op == opInit || h.op == opPush) && h.n != s.total {
 			protocol("%s of %d values, this server holds %d", opName(h.op), h.n, s.total)
 			return
 		}
@@ -325,6 +325,15 @@ func (s *Server) handle(w int, c net.Conn) {
 			s.mu.Unlock()
 			if err := writeFrame(c, &wbuf, header{op: opParams, step: h.step}, out); err != nil {
 				s.lose(w, err)
+				return
+			}
+		case opState, opLoadState:
+			if w != 0 {
+				protocol("only worker 0 exchanges the optimizer state")
+				return
+			}
+			if err := s.exchangeState(c, h, &wbuf); err != nil {
+				protocol("%v", err)
 				return
 			}
 		case opDone:

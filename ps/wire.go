@@ -17,8 +17,13 @@ import (
 //	                  opPush   step t's gradient of the segments, the step's learning rate
 //	                  opPull   ask for the parameters to compute step t with
 //	                  opDone   this worker has finished
+//	                  opState  ask for the optimizer state (worker 0, between two steps)
+//	                  opLoadState  n bytes: the optimizer state to restore (worker 0, after opInit)
 //	server → worker   opParams the parameters (the answer to opPull)
+//	                  opStateData  n bytes: the optimizer state (the answer to opState)
 //	                  opError  the job failed: n bytes of message
+//
+// A state travels as the gob encoding of a ServerState.
 const (
 	opInit uint32 = iota + 1
 	opPush
@@ -26,6 +31,9 @@ const (
 	opDone
 	opParams
 	opError
+	opState
+	opStateData
+	opLoadState
 )
 
 const headerLen = 24
@@ -54,6 +62,12 @@ func opName(op uint32) string {
 		return "params"
 	case opError:
 		return "error"
+	case opState:
+		return "state"
+	case opStateData:
+		return "state data"
+	case opLoadState:
+		return "load state"
 	}
 	return fmt.Sprintf("op %d", op)
 }
@@ -78,12 +92,18 @@ func writeError(w io.Writer, msg string) error {
 	if len(msg) > maxErrorBytes {
 		msg = msg[:maxErrorBytes]
 	}
-	b := binary.LittleEndian.AppendUint32(nil, opError)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(msg)))
-	b = append(b, make([]byte, 16)...)
+	b := appendHeader(nil, opError, len(msg))
 	b = append(b, msg...)
 	_, err := w.Write(b)
 	return err
+}
+
+// appendHeader appends the header of a frame of op carrying n bytes
+// (step and learning rate zero).
+func appendHeader(b []byte, op uint32, n int) []byte {
+	b = binary.LittleEndian.AppendUint32(b, op)
+	b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	return append(b, make([]byte, 16)...)
 }
 
 // readHeader reads one frame's header.

@@ -57,11 +57,13 @@ func moduleRNGs(m nn.Module) map[string]*tensor.RNG {
 func (t *Trainer) SaveCheckpoint(path string) error {
 	o := &t.opts
 	c := &modelfile.Checkpoint{Epoch: t.epoch, Step: t.step, GlobalStep: t.globalStep, Model: modelfile.StateEntries(o.Model)}
-	st := o.Optimizer.State()
+	st, err := checkpointState(o.Optimizer)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: optimizer state: %w", path, err)
+	}
 	for _, k := range st.TensorNames() {
 		c.Optimizer = append(c.Optimizer, modelfile.TensorEntry(k, st.Tensors[k]))
 	}
-	var err error
 	if c.OptimizerState, err = json.Marshal(st); err != nil {
 		return fmt.Errorf("checkpoint %s: optimizer state: %w", path, err)
 	}

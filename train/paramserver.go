@@ -30,6 +30,11 @@ import (
 // it is bitwise the same. Asynchronous: each worker pushes its own mean
 // gradient, which the servers apply as it arrives (one optimizer step per
 // push), within the staleness bound.
+//
+// Checkpoints (synchronous servers): the *ps.Optimizer is a StateFetcher,
+// so the checkpoint worker 0 writes holds the servers' optimizer state,
+// and after LoadCheckpoint, Setup sends it back to the servers after the
+// parameters.
 type ParameterServer struct {
 	dp    *DataParallel // over the workers
 	opt   *ps.Optimizer

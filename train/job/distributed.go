@@ -187,10 +187,14 @@ func (d *distributed) sameFile(path string) error {
 		return err
 	}
 	lo, hi := []int64{digest}, []int64{digest}
-	if err := comm.AllReduce(d.g, lo, comm.Min); err != nil {
+	g := d.g
+	if d.isPSWorker() {
+		g = d.ps.workers // the parameter servers read no checkpoint
+	}
+	if err := comm.AllReduce(g, lo, comm.Min); err != nil {
 		return fmt.Errorf("comparing the workers' checkpoints at %s: %w", path, err)
 	}
-	if err := comm.AllReduce(d.g, hi, comm.Max); err != nil {
+	if err := comm.AllReduce(g, hi, comm.Max); err != nil {
 		return fmt.Errorf("comparing the workers' checkpoints at %s: %w", path, err)
 	}
 	if lo[0] != hi[0] {

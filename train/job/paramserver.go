@@ -28,8 +28,11 @@ import (
 // configured optimizer on their shard; the workers split every global
 // batch (batch_size must be a multiple of the number of workers).
 // distributed.staleness makes the servers asynchronous with that SSP
-// bound. A server that dies stops the job with an error naming it; its
-// shard is not checkpointed, so checkpoints and output.resume are refused.
+// bound. A server that dies stops the job with an error naming it.
+// Synchronous jobs checkpoint: worker 0 asks the servers for their
+// optimizer state between two steps (ps.Optimizer.FetchState) and, on
+// resume or a restart (`fathom run --max-restarts`), sends it back after
+// the parameters; asynchronous servers refuse checkpoints.
 
 // addrWords is the size, in int64 words, of an address in the all-gather.
 const addrWords = 8
@@ -86,8 +89,8 @@ func (c *Config) validateStrategy(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps does not go together with shard_optimizer, sync_batchnorm or compression (data-parallel options)"}
 	case c.Optimizer.ClipGradNorm > 0 || c.Optimizer.ClipGradValue > 0:
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps: gradient clipping is not supported (a worker holds only its part of the gradient)"}
-	case c.Output.Resume || c.Output.CheckpointEvery > 0:
-		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy ps: checkpoints are not supported (the servers' optimizer state is not checkpointed)"}
+	case d.Staleness != nil && (c.Output.Resume || c.Output.CheckpointEvery > 0):
+		return &ConfigError{Line: line("staleness"), Msg: "distributed.staleness (asynchronous servers) does not go together with output.checkpoint_every or output.resume: the servers apply gradients as they come, so there is no step at which to checkpoint their state"}
 	}
 	for _, r := range d.ServerRanks {
 		if r < 0 {

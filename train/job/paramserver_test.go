@@ -29,3 +29,17 @@ func TestPSConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestPSCheckpointConfig: synchronous servers take checkpoints and
+// output.resume; asynchronous ones refuse them with one message.
+func TestPSCheckpointConfig(t *testing.T) {
+	for _, out := range []string{"output:\n  checkpoint_every: 5\n", "output:\n  resume: true\n"} {
+		if _, err := ParseConfig([]byte(baseConfig+out+"distributed:\n  strategy: ps\n  servers: 2\n"), "p.yaml", nil); err != nil {
+			t.Errorf("synchronous servers with %q: %v", out, err)
+		}
+		_, err := ParseConfig([]byte(baseConfig+out+"distributed:\n  strategy: ps\n  staleness: 1\n"), "p.yaml", nil)
+		if err == nil || !strings.Contains(err.Error(), "distributed.staleness (asynchronous servers) does not go together with output.checkpoint_every or output.resume") {
+			t.Errorf("asynchronous servers with %q: error %v, want the refusal", out, err)
+		}
+	}
+}
