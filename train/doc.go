@@ -34,6 +34,18 @@
 // epoch before the epoch's first step. Hooks report progress (EpochStart,
 // Batch, EpochEnd).
 //
+// # Steps
+//
+// What differs between the ways of training is only the step, which New
+// picks once (step.go): the mini-batch step above; the deterministic
+// micro-shard step (Options.MicroShards, deterministic.go); and the step
+// of a full-batch optimizer (Options.FullBatch, such as optim.LBFGS),
+// which gets the whole training set as one batch and evaluates the loss
+// through a closure as often as it needs. The loop around the step
+// (position, hooks, NaN/Inf checks, checkpoints, evaluation, early
+// stopping) is the same for all, and New is where combinations that
+// cannot work are refused.
+//
 // # Strategy
 //
 // The per-step work that depends on how training is spread over processes
