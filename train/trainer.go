@@ -184,6 +184,7 @@ type Trainer struct {
 	fixed       *fixedState // deterministic training (Options.MicroShards)
 	stepFn      stepFunc    // the step of this way of training (step.go)
 	scaler      *lossScaler // fp16 loss scaling (Options.Precision)
+	lossUnknown bool        // this process does not know the last step's loss (Stepper)
 }
 
 // New checks the options and returns a trainer positioned at the start.
@@ -253,6 +254,12 @@ func New(opts Options) (*Trainer, error) {
 		t.stepFn = fullBatchStep
 	case opts.MicroShards > 0:
 		t.stepFn = fixedBatchStep
+	}
+	if _, ok := opts.Strategy.(Stepper); ok {
+		if opts.FullBatch != nil || opts.MicroShards > 0 || opts.Precision != 0 || opts.LossScale != nil {
+			return nil, errors.New("train: a strategy that runs the passes itself (Stepper) trains in float32 with a mini-batch optimizer, without micro-shards")
+		}
+		t.stepFn = stepperStep
 	}
 	if err := t.setupPrecision(); err != nil {
 		return nil, err
@@ -386,12 +393,13 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 		}
 		t.step = k + 1
 		t.globalStep++
-		if h := o.Hooks.Batch; (h != nil && main && b.Size > 0) || o.StepReport != nil {
+		report := main && b.Size > 0 && !t.lossUnknown
+		if h := o.Hooks.Batch; (h != nil && report) || o.StepReport != nil {
 			now := time.Now()
 			e := BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
 				LR: opt.LR(0), Samples: t.partial.N, Elapsed: now.Sub(start) + time.Duration(t.partialSec*float64(time.Second)),
 				StepTime: now.Sub(mark), DataTime: fetched.Sub(mark), SyncTime: sync}
-			if h != nil && main && b.Size > 0 {
+			if h != nil && report {
 				h(e)
 			}
 			if o.StepReport != nil {
@@ -484,8 +492,15 @@ func (t *Trainer) evaluate() (metrics.Metrics, error) {
 		return metrics.Metrics{}, err
 	}
 	acc := metrics.Accumulator{Task: o.Task}
-	_, batches := o.Strategy.Batches(o.Eval, 0, 0)
-	modelfile.EvalBatches(&acc, o.Model, nonEmpty(batches), o.Loss)
+	if sp, ok := o.Strategy.(Stepper); ok {
+		o.Model.SetTraining(false)
+		if err := sp.Evaluate(o.Eval, o.Loss, &acc); err != nil {
+			return metrics.Metrics{}, err
+		}
+	} else {
+		_, batches := o.Strategy.Batches(o.Eval, 0, 0)
+		modelfile.EvalBatches(&acc, o.Model, nonEmpty(batches), o.Loss)
+	}
 	if err := o.Strategy.ReduceMetrics(&acc); err != nil {
 		return metrics.Metrics{}, err
 	}

@@ -296,18 +296,13 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 	var tr *train.Trainer
 	hooks := c.metricsHooks(ro.Hooks, res, task, state, &tr)
 	var hist []runlog.Epoch
-	if dist.isPipeline() {
-		if hist, err = c.fitPipeline(ctx, dist, net, task, trainL, evalL, hooks, logf); err != nil || !dist.main() {
-			res.Epochs, res.Main = hist, dist.main()
-			return res, err
+	if !dist.isPipeline() { // a pipeline stage checks its part
+		if err := c.checkMemory("the model (one rank)", net.Parameters(), 0); err != nil {
+			return nil, &ConfigError{File: c.file, Msg: err.Error()}
 		}
-		res.Epochs = hist
-		return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
 	}
-	if err := c.checkMemory("the model (one rank)", net.Parameters(), 0); err != nil {
-		return nil, &ConfigError{File: c.file, Msg: err.Error()}
-	}
-	if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, res.CheckpointPath, hooks, stepReport, res, &tr, logf); err != nil {
+	if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, res.CheckpointPath, hooks, stepReport, res, &tr, logf); err != nil || !dist.main() && dist.isPipeline() {
+		res.Main = dist.main()
 		return res, err
 	}
 	return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
@@ -322,7 +317,13 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
 		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport, Strategy: dist.strategy()}
 	var lbfgs *optim.LBFGS
-	if kind, _ := c.optimizerKind(); kind == "lbfgs" {
+	var pipeline *pipelineRun
+	if dist.isPipeline() {
+		var err error
+		if pipeline, err = c.pipelineOptions(dist, net, &opts, logf); err != nil {
+			return nil, err
+		}
+	} else if kind, _ := c.optimizerKind(); kind == "lbfgs" {
 		var err error
 		if lbfgs, opts.Train, opts.Penalty, err = c.newLBFGS(net, trainL.Dataset()); err != nil {
 			return nil, err
@@ -366,6 +367,9 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	hist, err := tr.Fit(ctx)
 	if err == nil {
 		err = dist.psDone()
+	}
+	if err == nil && pipeline != nil {
+		err = pipeline.end(net, logf)
 	}
 	res.Epochs, res.Stopped = hist, tr.Stopped()
 	if lbfgs != nil && err == nil {
