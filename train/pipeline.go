@@ -194,3 +194,13 @@ func (p *Pipeline) ReduceMetrics(acc *metrics.Accumulator) error {
 	acc.LossSum, acc.SqErr, acc.Correct, acc.N = sums[0], sums[1], int(sums[2]), int(sums[3])
 	return nil
 }
+
+// Part is this process's rank in the job: each stage writes its own part
+// of a checkpoint (ShardedCheckpoints).
+func (p *Pipeline) Part() int { return p.Group.Rank() }
+
+// Parts is the number of processes of the job.
+func (p *Pipeline) Parts() int { return p.Group.Size() }
+
+// Barrier waits for every process of the job.
+func (p *Pipeline) Barrier() error { return comm.Barrier(p.Group) }

@@ -346,7 +346,7 @@ func (t *Trainer) Fit(ctx context.Context) ([]runlog.Epoch, error) {
 				t.stopped = true
 			}
 		}
-		if t.opts.CheckpointPath != "" && main {
+		if _, sharded := t.opts.Strategy.(ShardedCheckpoints); t.opts.CheckpointPath != "" && (main || sharded) {
 			if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
 				return t.History(), err
 			}
@@ -452,7 +452,13 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 // processes so far (ReduceMetrics), so that a run resumed from it, in
 // which every process loads it and only the main one keeps the sums
 // (LoadCheckpoint), counts each example once.
+//
+// With a ShardedCheckpoints strategy every process writes its own sums in
+// its part instead.
 func (t *Trainer) checkpointMidEpoch(path string) error {
+	if _, ok := t.opts.Strategy.(ShardedCheckpoints); ok {
+		return t.SaveCheckpoint(path)
+	}
 	sums := t.partial
 	if err := t.opts.Strategy.ReduceMetrics(&sums); err != nil {
 		return fmt.Errorf("train: checkpoint at epoch %d, step %d: %w", t.epoch+1, t.step, err)
@@ -473,8 +479,13 @@ func (t *Trainer) checkpointMidEpoch(path string) error {
 // all-reduce), so a collective here could be matched against the wrong
 // one. The checkpoint holds the main process's sums; docs/distributed.md
 // describes the effect on the resumed epoch's training metrics.
+//
+// With a ShardedCheckpoints strategy it writes none: the parts must be
+// written at the same step on every process. A resumed run starts from
+// the last committed checkpoint.
 func (t *Trainer) interrupted(cause error) error {
-	if t.opts.CheckpointPath != "" && t.opts.Strategy.IsMain() {
+	_, sharded := t.opts.Strategy.(ShardedCheckpoints)
+	if t.opts.CheckpointPath != "" && t.opts.Strategy.IsMain() && !sharded {
 		if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
 			return errors.Join(fmt.Errorf("train: interrupted at epoch %d, step %d: %w", t.epoch+1, t.step, cause), err)
 		}

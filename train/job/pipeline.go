@@ -2,12 +2,19 @@ package job
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/data"
+	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/pipe"
 	"github.com/fathom-ml/fathom/tensor"
@@ -72,8 +79,6 @@ func (c *Config) validatePipeline(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline does not go together with deterministic, shard_optimizer, sync_batchnorm or compression (data-parallel options)"}
 	case c.Optimizer.ClipGradNorm > 0:
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline: clip_grad_norm is not supported (the norm spans the stages)"}
-	case c.Output.Resume || c.Output.CheckpointEvery > 0:
-		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline: checkpoints are not supported yet (each stage holds part of the state)"}
 	}
 	return nil
 }
@@ -141,8 +146,10 @@ func (c *Config) checkMemory(what string, params []*tensor.Tensor, activations i
 
 // pipelineCuts returns the stage boundaries: the configured split, or
 // rank 0's balance of the layers' measured forward and backward times on
-// batch b, sent to every stage.
-func (c *Config) pipelineCuts(g *comm.Group, layers []nn.Layer, b *data.Batch) ([]int, error) {
+// batch b, sent to every stage. The timed balance can differ between
+// runs, so with checkpoints (ckpt set) rank 0 records the cuts beside them
+// (checkpoint.pipeline.json) and a resumed run uses the recorded ones.
+func (c *Config) pipelineCuts(g *comm.Group, layers []nn.Layer, b *data.Batch, ckpt string, resuming bool) ([]int, error) {
 	K := g.Size()
 	if c.Distributed.Split != nil {
 		return pipe.CutsAt(len(layers), c.Distributed.Split)
@@ -152,8 +159,13 @@ func (c *Config) pipelineCuts(g *comm.Group, layers []nn.Layer, b *data.Batch) (
 	}
 	cut := make([]int64, K+1)
 	if g.Rank() == 0 {
-		costs := layerCosts(layers, b.X)
-		cs, err := pipe.Balance(costs, K)
+		cs, err := recordedCuts(ckpt, resuming, len(layers), K)
+		if err == nil && cs == nil {
+			cs, err = pipe.Balance(layerCosts(layers, b.X), K)
+		}
+		if err == nil && ckpt != "" {
+			err = recordCuts(ckpt, cs)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -169,6 +181,45 @@ func (c *Config) pipelineCuts(g *comm.Group, layers []nn.Layer, b *data.Batch) (
 		out[i] = int(v)
 	}
 	return out, nil
+}
+
+// cutsPath is where the stage cuts of the checkpoints at ckpt are kept.
+func cutsPath(ckpt string) string {
+	return strings.TrimSuffix(ckpt, filepath.Ext(ckpt)) + ".pipeline.json"
+}
+
+// recordedCuts returns the cuts recorded beside the checkpoints at ckpt
+// when resuming (nil when there are none) for a model of layers layers in
+// k stages.
+func recordedCuts(ckpt string, resuming bool, layers, k int) ([]int, error) {
+	if ckpt == "" || !resuming {
+		return nil, nil
+	}
+	b, err := os.ReadFile(cutsPath(ckpt))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var rec struct {
+		Cuts []int `json:"cuts"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", cutsPath(ckpt), err)
+	}
+	if len(rec.Cuts) != k+1 || rec.Cuts[0] != 0 || rec.Cuts[k] != layers || !slices.IsSorted(rec.Cuts) {
+		return nil, fmt.Errorf("%s: stage cuts %v do not fit %d stages of %d layers", cutsPath(ckpt), rec.Cuts, k, layers)
+	}
+	return rec.Cuts, nil
+}
+
+// recordCuts writes the stage cuts beside the checkpoints at ckpt.
+func recordCuts(ckpt string, cuts []int) error {
+	b, err := json.Marshal(map[string][]int{"cuts": cuts})
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(cutsPath(ckpt), append(b, '\n'))
 }
 
 // layerCosts times every layer's forward and backward pass on x (the
@@ -210,7 +261,7 @@ type pipelineRun struct {
 // the strategy of opts (train.Pipeline), with the configured optimizer and
 // schedule over the stage's parameters only. The Trainer runs the epochs;
 // end then gathers the stages on rank 0.
-func (c *Config) pipelineOptions(d *distributed, net *nn.Sequential, opts *train.Options, logf func(string, ...any)) (*pipelineRun, error) {
+func (c *Config) pipelineOptions(d *distributed, net *nn.Sequential, opts *train.Options, resuming bool, logf func(string, ...any)) (*pipelineRun, error) {
 	g := d.g
 	K := c.Distributed.Stages
 	if K == 0 {
@@ -223,7 +274,7 @@ func (c *Config) pipelineOptions(d *distributed, net *nn.Sequential, opts *train
 	if !ok {
 		return nil, fmt.Errorf("pipeline: no training data")
 	}
-	cut, err := c.pipelineCuts(g, layers, first)
+	cut, err := c.pipelineCuts(g, layers, first, opts.CheckpointPath, resuming)
 	if err != nil {
 		return nil, &ConfigError{File: c.file, Msg: err.Error()}
 	}

@@ -320,7 +320,8 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	var pipeline *pipelineRun
 	if dist.isPipeline() {
 		var err error
-		if pipeline, err = c.pipelineOptions(dist, net, &opts, logf); err != nil {
+		_, resuming := c.resuming(ckpt)
+		if pipeline, err = c.pipelineOptions(dist, net, &opts, resuming, logf); err != nil {
 			return nil, err
 		}
 	} else if kind, _ := c.optimizerKind(); kind == "lbfgs" {
@@ -337,32 +338,8 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		return nil, err
 	}
 	*trp = tr
-	// A worker group restarted by `fathom run --max-restarts` after a
-	// failure (FATHOM_RESTART_COUNT > 0) resumes from the checkpoint of the
-	// attempt before, as output.resume does.
-	restart := 0
-	if e, err := distenv.FromOS(); err == nil {
-		restart = e.RestartCount
-	}
-	if c.Output.Resume || (restart > 0 && ckpt != "") {
-		// Every worker must resume from the same checkpoint (or none):
-		// workers that each see their own output.dir would diverge.
-		if err := dist.sameFile(ckpt); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
-		if _, err := os.Stat(ckpt); err == nil {
-			if err := tr.LoadCheckpoint(ckpt); err != nil {
-				return nil, fmt.Errorf("resume: %w", err)
-			}
-			e, s, _ := tr.Position()
-			if restart > 0 {
-				logf("restart %d: resuming from %s at epoch %d, step %d", restart, ckpt, e+1, s)
-			} else {
-				logf("resuming from %s at epoch %d, step %d", ckpt, e+1, s)
-			}
-		} else if restart > 0 {
-			logf("restart %d: no checkpoint at %s yet; starting over", restart, ckpt)
-		}
+	if err := c.resume(dist, tr, ckpt, logf); err != nil {
+		return nil, err
 	}
 	hist, err := tr.Fit(ctx)
 	if err == nil {
@@ -376,6 +353,48 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		logf("lbfgs: %d iterations, %d loss evaluations", lbfgs.Iterations(), lbfgs.Evaluations())
 	}
 	return hist, err
+}
+
+// resuming says whether the job resumes from the checkpoint at ckpt (if
+// there is one): with output.resume, or in a worker group restarted by
+// `fathom run --max-restarts` after a failure (FATHOM_RESTART_COUNT > 0),
+// which resumes from the checkpoint of the attempt before.
+func (c *Config) resuming(ckpt string) (restart int, resume bool) {
+	if e, err := distenv.FromOS(); err == nil {
+		restart = e.RestartCount
+	}
+	return restart, c.Output.Resume || (restart > 0 && ckpt != "")
+}
+
+// resume loads the checkpoint at ckpt into tr when the job resumes and
+// there is one.
+func (c *Config) resume(dist *distributed, tr *train.Trainer, ckpt string, logf func(string, ...any)) error {
+	restart, resume := c.resuming(ckpt)
+	if !resume {
+		return nil
+	}
+	// Every worker must resume from the same checkpoint (or none):
+	// workers that each see their own output.dir would diverge.
+	file := tr.ResumeFile(ckpt)
+	if err := dist.sameFile(file); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		if restart > 0 {
+			logf("restart %d: no checkpoint at %s yet; starting over", restart, file)
+		}
+		return nil
+	}
+	if err := tr.LoadCheckpoint(ckpt); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	e, s, _ := tr.Position()
+	if restart > 0 {
+		logf("restart %d: resuming from %s at epoch %d, step %d", restart, file, e+1, s)
+	} else {
+		logf("resuming from %s at epoch %d, step %d", file, e+1, s)
+	}
+	return nil
 }
 
 // miniBatchOptions sets the mini-batch optimizer of opts (sharded with
