@@ -41,7 +41,11 @@ import (
 // and keeps its stage's layers; the last stage computes the loss and the
 // metrics and sends their sums to the others after every epoch; at the
 // end the stages send their parameters to rank 0, which scores the test
-// split and writes the files as a single process would.
+// split and writes the files as a single process would. The epochs run in
+// train.Trainer with train.Pipeline as the strategy, so early stopping and
+// checkpoints (a part per stage, train.ShardedCheckpoints) work as for the
+// other strategies; with checkpoints rank 0 records the stage cuts beside
+// them (checkpoint.pipeline.json) for a resumed run.
 //
 // distributed.memory_limit_mb bounds the training state a rank may hold:
 // its parameters, their gradients and the optimizer's state (2 values per
