@@ -315,7 +315,7 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	hooks train.Hooks, stepReport func(train.BatchEvent), res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
 	opts := train.Options{Model: net, Task: task, Loss: c.lossFunc(), Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
 		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
-		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport, Strategy: dist.strategy()}
+		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport}
 	var lbfgs *optim.LBFGS
 	var pipeline *pipelineRun
 	if dist.isPipeline() {
@@ -332,6 +332,9 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 		opts.FullBatch = lbfgs
 	} else if err := c.miniBatchOptions(ctx, dist, net, &opts, res); err != nil {
 		return nil, err
+	}
+	if pipeline == nil {
+		opts.Strategy = dist.strategy() // set up with the parameter servers' optimizer
 	}
 	tr, err := train.New(opts)
 	if err != nil {
