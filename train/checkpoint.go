@@ -53,7 +53,9 @@ func moduleRNGs(m nn.Module) map[string]*tensor.RNG {
 
 // SaveCheckpoint writes the model, the optimizer, the random streams of
 // the model's modules and the loop's position and metrics to path
-// (atomically: a temp file renamed over path).
+// (atomically: a temp file renamed over path); with a ShardedCheckpoints
+// strategy every process writes its part and the main process commits
+// them (sharded.go).
 func (t *Trainer) SaveCheckpoint(path string) error {
 	o := &t.opts
 	c := &modelfile.Checkpoint{Epoch: t.epoch, Step: t.step, GlobalStep: t.globalStep, Model: modelfile.StateEntries(o.Model)}
@@ -81,6 +83,9 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 	if c.Trainer, err = json.Marshal(ts); err != nil {
 		return fmt.Errorf("checkpoint %s: trainer state: %w", path, err)
 	}
+	if sc, ok := o.Strategy.(ShardedCheckpoints); ok {
+		return t.saveSharded(sc, path, c)
+	}
 	if err := modelfile.WriteCheckpoint(path, c); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -90,8 +95,12 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 // LoadCheckpoint restores a checkpoint written by SaveCheckpoint for the
 // same model architecture, optimizer kind and task; the next Fit resumes
 // at the saved position and yields the same batches, updates and metrics
-// as a run that was never interrupted.
+// as a run that was never interrupted. With a ShardedCheckpoints strategy
+// every process loads its part of the step the manifest names.
 func (t *Trainer) LoadCheckpoint(path string) error {
+	if sc, ok := t.opts.Strategy.(ShardedCheckpoints); ok {
+		return t.loadSharded(sc, path)
+	}
 	c, err := modelfile.ReadCheckpoint(path)
 	if err != nil {
 		return err
@@ -147,7 +156,7 @@ func (t *Trainer) restore(path string, c *modelfile.Checkpoint) error {
 	t.epoch, t.step, t.globalStep = c.Epoch, c.Step, c.GlobalStep
 	t.history = ts.History
 	t.partial = metrics.Accumulator{Task: o.Task, LossSum: ts.LossSum, Correct: ts.Correct, SqErr: ts.SqErr, N: ts.Seen}
-	if !o.Strategy.IsMain() {
+	if _, sharded := o.Strategy.(ShardedCheckpoints); !sharded && !o.Strategy.IsMain() {
 		// The sums are every process's so far (checkpointMidEpoch): the
 		// main process carries them.
 		t.partial = metrics.Accumulator{Task: o.Task}

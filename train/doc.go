@@ -34,6 +34,18 @@
 // epoch before the epoch's first step. Hooks report progress (EpochStart,
 // Batch, EpochEnd).
 //
+// # Steps
+//
+// What differs between the ways of training is only the step, which New
+// picks once (step.go): the mini-batch step above; the deterministic
+// micro-shard step (Options.MicroShards, deterministic.go); and the step
+// of a full-batch optimizer (Options.FullBatch, such as optim.LBFGS),
+// which gets the whole training set as one batch and evaluates the loss
+// through a closure as often as it needs. The loop around the step
+// (position, hooks, NaN/Inf checks, checkpoints, evaluation, early
+// stopping) is the same for all, and New is where combinations that
+// cannot work are refused.
+//
 // # Strategy
 //
 // The per-step work that depends on how training is spread over processes
@@ -42,7 +54,11 @@
 // optimizer step: where a data-parallel strategy all-reduces gradients),
 // ReduceMetrics (combining the metric sums of all processes) and IsMain
 // (only the main process writes checkpoints and runs the hooks). Local, the
-// default, is one process and leaves everything as it is.
+// default, is one process and leaves everything as it is. A Stepper is a
+// strategy that runs a step's forward and backward passes itself
+// (Pipeline: the stages of package pipe in a GPipe or 1F1B schedule, with
+// data-parallel replicas); New then picks its step, and the loop around it
+// is the same.
 //
 // # Checkpoints
 //
@@ -55,4 +71,11 @@
 // the weights and metrics of one never interrupted. Fit writes a
 // checkpoint every CheckpointEvery steps, after every epoch and when its
 // context is cancelled.
+//
+// A strategy whose processes each hold a part of the state no other holds
+// (Pipeline; later fully sharded or tensor-parallel strategies) implements
+// ShardedCheckpoints: every process writes its part under a step-numbered
+// name, and the main process commits the step in a manifest between two
+// barriers (sharded.go); LoadCheckpoint loads the part of the step the
+// manifest names.
 package train

@@ -153,6 +153,16 @@ type Options struct {
 	// LossScale tunes the dynamic loss scaling of fp16 precision (nil: the
 	// defaults); it is an error with another precision.
 	LossScale *LossScale
+	// FullBatch, instead of Optimizer, is an optimizer that trains on the
+	// whole training set at once through a closure (optim.LBFGS): Train
+	// must then hold the training set as one batch, and every epoch is one
+	// FullBatch step. Its training metrics are those of the weights the
+	// step ended with.
+	FullBatch FullBatch
+	// Penalty, if set (with FullBatch only), is added to the loss the
+	// full-batch closure minimizes, such as an L2 penalty on the weights;
+	// the reported losses leave it out.
+	Penalty func() *tensor.Tensor
 }
 
 // Trainer runs the training loop of a model: epochs of mini-batch steps,
@@ -172,14 +182,23 @@ type Trainer struct {
 	bad         int         // epochs since it improved
 	stopped     bool        // early stopping fired
 	fixed       *fixedState // deterministic training (Options.MicroShards)
+	stepFn      stepFunc    // the step of this way of training (step.go)
 	scaler      *lossScaler // fp16 loss scaling (Options.Precision)
+	lossUnknown bool        // this process does not know the last step's loss (Stepper)
 }
 
 // New checks the options and returns a trainer positioned at the start.
 func New(opts Options) (*Trainer, error) {
+	if opts.FullBatch != nil {
+		if err := checkFullBatch(&opts); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case opts.Model == nil:
 		return nil, errors.New("train: no model")
+	case opts.Penalty != nil && opts.FullBatch == nil:
+		return nil, errors.New("train: a loss penalty needs a full-batch optimizer")
 	case opts.Optimizer == nil:
 		return nil, errors.New("train: no optimizer")
 	case opts.Train == nil:
@@ -229,7 +248,19 @@ func New(opts Options) (*Trainer, error) {
 	if opts.Strategy == nil {
 		opts.Strategy = Local{}
 	}
-	t := &Trainer{opts: opts, partial: metrics.Accumulator{Task: opts.Task}}
+	t := &Trainer{opts: opts, partial: metrics.Accumulator{Task: opts.Task}, stepFn: miniBatchStep}
+	switch {
+	case opts.FullBatch != nil:
+		t.stepFn = fullBatchStep
+	case opts.MicroShards > 0:
+		t.stepFn = fixedBatchStep
+	}
+	if _, ok := opts.Strategy.(Stepper); ok {
+		if opts.FullBatch != nil || opts.MicroShards > 0 || opts.Precision != 0 || opts.LossScale != nil {
+			return nil, errors.New("train: a strategy that runs the passes itself (Stepper) trains in float32 with a mini-batch optimizer, without micro-shards")
+		}
+		t.stepFn = stepperStep
+	}
 	if err := t.setupPrecision(); err != nil {
 		return nil, err
 	}
@@ -315,7 +346,7 @@ func (t *Trainer) Fit(ctx context.Context) ([]runlog.Epoch, error) {
 				t.stopped = true
 			}
 		}
-		if t.opts.CheckpointPath != "" && main {
+		if _, sharded := t.opts.Strategy.(ShardedCheckpoints); t.opts.CheckpointPath != "" && (main || sharded) {
 			if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
 				return t.History(), err
 			}
@@ -350,72 +381,25 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 	params := o.Model.Parameters()
 	start := time.Now()
 	mark := start // the end of the step before
-	stepErr := func(k int, err error) error {
-		return fmt.Errorf("train: epoch %d, batch %d: %w", epoch+1, k+1, err)
-	}
 	for k, b := range batches {
 		fetched := time.Now()
-		var sync time.Duration
 		if err := ctx.Err(); err != nil {
 			t.partialSec += time.Since(start).Seconds()
 			return runlog.Epoch{}, t.interrupted(err)
 		}
-		// A data-parallel rank's part of a short last global batch may be
-		// empty: it computes nothing but still takes part in the step.
-		var out *tensor.Tensor
-		var lv float64
-		if t.fixed != nil {
-			var err error
-			if lv, err = t.fixedStep(b, k, params); err != nil {
-				return runlog.Epoch{}, stepErr(k, err)
-			}
-		} else if b.Size > 0 {
-			var err error
-			if out, lv, err = t.forwardBackward(b); err != nil {
-				var nf *NonFiniteLossError
-				if errors.As(err, &nf) {
-					nf.Epoch, nf.Batch, nf.Batches = epoch+1, k+1, nb
-					return runlog.Epoch{}, nf
-				}
-				return runlog.Epoch{}, stepErr(k, err)
-			}
-		} else {
-			opt.ZeroGrad()
-		}
-		if t.fixed == nil {
-			s0 := time.Now()
-			err := st.AfterBackward(params)
-			sync = time.Since(s0)
-			if err != nil {
-				return runlog.Epoch{}, stepErr(k, err)
-			}
-		}
-		if t.scaler != nil && b.Size > 0 && !t.scaler.unscale(params) {
-			// Overflow in the fp16 gradients: no step, a smaller scale.
-			opt.ZeroGrad()
-		} else {
-			if err := t.clip(params); err != nil {
-				return runlog.Epoch{}, stepErr(k, err)
-			}
-			if err := opt.Step(); err != nil {
-				return runlog.Epoch{}, stepErr(k, err)
-			}
-		}
-		if t.fixed != nil {
-			if err := t.afterFixedStep(); err != nil {
-				return runlog.Epoch{}, stepErr(k, err)
-			}
-		} else if b.Size > 0 {
-			modelfile.AddBatch(&t.partial, lv, out, b)
+		lv, sync, err := t.stepFn(t, b, k, nb, params)
+		if err != nil {
+			return runlog.Epoch{}, err
 		}
 		t.step = k + 1
 		t.globalStep++
-		if h := o.Hooks.Batch; (h != nil && main && b.Size > 0) || o.StepReport != nil {
+		report := main && b.Size > 0 && !t.lossUnknown
+		if h := o.Hooks.Batch; (h != nil && report) || o.StepReport != nil {
 			now := time.Now()
 			e := BatchEvent{Epoch: epoch + 1, Batch: k + 1, Batches: nb, Step: t.globalStep, Loss: lv,
 				LR: opt.LR(0), Samples: t.partial.N, Elapsed: now.Sub(start) + time.Duration(t.partialSec*float64(time.Second)),
 				StepTime: now.Sub(mark), DataTime: fetched.Sub(mark), SyncTime: sync}
-			if h != nil && main && b.Size > 0 {
+			if h != nil && report {
 				h(e)
 			}
 			if o.StepReport != nil {
@@ -468,7 +452,13 @@ func (t *Trainer) runEpoch(ctx context.Context) (runlog.Epoch, error) {
 // processes so far (ReduceMetrics), so that a run resumed from it, in
 // which every process loads it and only the main one keeps the sums
 // (LoadCheckpoint), counts each example once.
+//
+// With a ShardedCheckpoints strategy every process writes its own sums in
+// its part instead.
 func (t *Trainer) checkpointMidEpoch(path string) error {
+	if _, ok := t.opts.Strategy.(ShardedCheckpoints); ok {
+		return t.SaveCheckpoint(path)
+	}
 	sums := t.partial
 	if err := t.opts.Strategy.ReduceMetrics(&sums); err != nil {
 		return fmt.Errorf("train: checkpoint at epoch %d, step %d: %w", t.epoch+1, t.step, err)
@@ -489,8 +479,13 @@ func (t *Trainer) checkpointMidEpoch(path string) error {
 // all-reduce), so a collective here could be matched against the wrong
 // one. The checkpoint holds the main process's sums; docs/distributed.md
 // describes the effect on the resumed epoch's training metrics.
+//
+// With a ShardedCheckpoints strategy it writes none: the parts must be
+// written at the same step on every process. A resumed run starts from
+// the last committed checkpoint.
 func (t *Trainer) interrupted(cause error) error {
-	if t.opts.CheckpointPath != "" && t.opts.Strategy.IsMain() {
+	_, sharded := t.opts.Strategy.(ShardedCheckpoints)
+	if t.opts.CheckpointPath != "" && t.opts.Strategy.IsMain() && !sharded {
 		if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
 			return errors.Join(fmt.Errorf("train: interrupted at epoch %d, step %d: %w", t.epoch+1, t.step, cause), err)
 		}
@@ -508,8 +503,15 @@ func (t *Trainer) evaluate() (metrics.Metrics, error) {
 		return metrics.Metrics{}, err
 	}
 	acc := metrics.Accumulator{Task: o.Task}
-	_, batches := o.Strategy.Batches(o.Eval, 0, 0)
-	modelfile.EvalBatches(&acc, o.Model, nonEmpty(batches), o.Loss)
+	if sp, ok := o.Strategy.(Stepper); ok {
+		o.Model.SetTraining(false)
+		if err := sp.Evaluate(o.Eval, o.Loss, &acc); err != nil {
+			return metrics.Metrics{}, err
+		}
+	} else {
+		_, batches := o.Strategy.Batches(o.Eval, 0, 0)
+		modelfile.EvalBatches(&acc, o.Model, nonEmpty(batches), o.Loss)
+	}
 	if err := o.Strategy.ReduceMetrics(&acc); err != nil {
 		return metrics.Metrics{}, err
 	}

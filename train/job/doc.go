@@ -3,8 +3,9 @@
 // optimizer and its schedule, the loop's settings and the output
 // directory. Run loads and splits the data (LoadData), builds the model,
 // optimizer, loss and schedule from the config, trains with a
-// train.Trainer (or full-batch L-BFGS, optimizer type lbfgs), scores the
-// test split and writes model.safetensors (modelfile.Model, which records
+// train.Trainer (full-batch L-BFGS, optimizer type lbfgs, as its
+// train.FullBatch step), scores the test split and writes
+// model.safetensors (modelfile.Model, which records
 // the data and split it was trained on: UseTrainedSplit and
 // CheckTrainedOn score it again on the same held-out rows), metrics.csv
 // and curves.png (runlog, runlog/plot).

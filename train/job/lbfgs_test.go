@@ -3,8 +3,12 @@ package job
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fathom-ml/fathom/runlog"
+	"github.com/fathom-ml/fathom/train"
 )
 
 // TestLBFGSMatchesSklearn trains a linear softmax model (multinomial
@@ -100,8 +104,6 @@ func TestLBFGSConfigErrors(t *testing.T) {
 	}{
 		{[]string{"schedule.type=step", "schedule.step_size=1"}, "schedule: not supported with lbfgs"},
 		{[]string{"optimizer.clip_grad_norm=1"}, "not supported with lbfgs"},
-		{[]string{"output.checkpoint_every=5"}, "output.checkpoint_every"},
-		{[]string{"data.validation=0.2", "early_stopping.patience=2"}, "early_stopping: not supported with lbfgs"},
 		{[]string{"optimizer.max_iter=-1"}, "must not be negative"},
 	} {
 		_, err := ParseConfig([]byte(baseConfig), "base.yaml", append([]string{"optimizer.type=lbfgs"}, test.sets...))
@@ -110,4 +112,78 @@ func TestLBFGSConfigErrors(t *testing.T) {
 			t.Errorf("%v: %v, want a ConfigError containing %q", test.sets, err, test.want)
 		}
 	}
+}
+
+// TestLBFGSEarlyStoppingAndResume: L-BFGS runs in train.Trainer, so early
+// stopping ends a long run once the validation loss stops improving, and a
+// run stopped after two epochs and resumed from its checkpoint ends with
+// the uninterrupted run's weights, bit for bit, and the same per-epoch
+// losses.
+func TestLBFGSEarlyStoppingAndResume(t *testing.T) {
+	lbfgs := []string{"optimizer.type=lbfgs", "optimizer.lr=1", "optimizer.max_iter=5", "data.validation=0.2"}
+	run := func(ro RunOptions, sets ...string) (*Result, error) {
+		t.Helper()
+		c, err := ParseConfig([]byte(baseConfig), "base.yaml", append(slices.Clone(lbfgs), sets...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Run(t.Context(), c, ro)
+	}
+
+	t.Run("early stopping", func(t *testing.T) {
+		r, err := run(RunOptions{}, "epochs=200", "early_stopping.patience=3", "output.dir="+t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(r.Epochs)
+		if !r.Stopped || n >= 200 || n < 4 {
+			t.Fatalf("stopped %v after %d of 200 epochs, want early stopping", r.Stopped, n)
+		}
+		best := math.Inf(1)
+		for _, e := range r.Epochs[:n-3] {
+			best = min(best, e.Eval.Loss)
+		}
+		for _, e := range r.Epochs[n-3:] {
+			if e.Eval.Loss < best {
+				t.Errorf("epoch %d: validation loss %v improved on %v, yet training stopped", e.Epoch, e.Eval.Loss, best)
+			}
+		}
+	})
+
+	t.Run("resume", func(t *testing.T) {
+		whole, err := run(RunOptions{}, "epochs=6", "output.dir="+t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		stop := errors.New("stopped after epoch 2")
+		hooks := train.Hooks{EpochEnd: func(e runlog.Epoch) error {
+			if e.Epoch == 2 {
+				return stop
+			}
+			return nil
+		}}
+		if _, err := run(RunOptions{Hooks: hooks}, "epochs=6", "output.checkpoint_every=1", "output.dir="+dir); !errors.Is(err, stop) {
+			t.Fatalf("first part: %v, want it stopped after epoch 2", err)
+		}
+		resumed, err := run(RunOptions{}, "epochs=6", "output.checkpoint_every=1", "output.resume=true", "output.dir="+dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resumed.WeightsSHA256 != whole.WeightsSHA256 {
+			t.Errorf("resumed weights %s, uninterrupted %s", resumed.WeightsSHA256, whole.WeightsSHA256)
+		}
+		if len(resumed.Epochs) != len(whole.Epochs) {
+			t.Fatalf("resumed run has %d epochs, uninterrupted %d", len(resumed.Epochs), len(whole.Epochs))
+		}
+		for i, e := range resumed.Epochs {
+			w := whole.Epochs[i]
+			if e.Train.Loss != w.Train.Loss || e.Eval.Loss != w.Eval.Loss {
+				t.Errorf("epoch %d: losses %v/%v resumed, %v/%v uninterrupted", e.Epoch, e.Train.Loss, e.Eval.Loss, w.Train.Loss, w.Eval.Loss)
+			}
+		}
+		if whole.Epochs[1].Train.Loss == whole.Epochs[5].Train.Loss {
+			t.Errorf("training loss %v did not change after epoch 2: the comparison shows nothing", whole.Epochs[1].Train.Loss)
+		}
+	})
 }

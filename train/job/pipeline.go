@@ -2,18 +2,21 @@ package job
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fathom-ml/fathom/comm"
 	"github.com/fathom-ml/fathom/data"
-	"github.com/fathom-ml/fathom/internal/kernel"
-	"github.com/fathom-ml/fathom/metrics"
-	"github.com/fathom-ml/fathom/modelfile"
+	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/pipe"
-	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/tensor"
 	"github.com/fathom-ml/fathom/train"
 	"gopkg.in/yaml.v3"
@@ -38,7 +41,11 @@ import (
 // and keeps its stage's layers; the last stage computes the loss and the
 // metrics and sends their sums to the others after every epoch; at the
 // end the stages send their parameters to rank 0, which scores the test
-// split and writes the files as a single process would.
+// split and writes the files as a single process would. The epochs run in
+// train.Trainer with train.Pipeline as the strategy, so early stopping and
+// checkpoints (a part per stage, train.ShardedCheckpoints) work as for the
+// other strategies; with checkpoints rank 0 records the stage cuts beside
+// them (checkpoint.pipeline.json) for a resumed run.
 //
 // distributed.memory_limit_mb bounds the training state a rank may hold:
 // its parameters, their gradients and the optimizer's state (2 values per
@@ -76,8 +83,6 @@ func (c *Config) validatePipeline(root *yaml.Node) *ConfigError {
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline does not go together with deterministic, shard_optimizer, sync_batchnorm or compression (data-parallel options)"}
 	case c.Optimizer.ClipGradNorm > 0:
 		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline: clip_grad_norm is not supported (the norm spans the stages)"}
-	case c.Output.Resume || c.Output.CheckpointEvery > 0:
-		return &ConfigError{Line: line("strategy"), Msg: "distributed.strategy pipeline: checkpoints are not supported yet (each stage holds part of the state)"}
 	}
 	return nil
 }
@@ -145,8 +150,10 @@ func (c *Config) checkMemory(what string, params []*tensor.Tensor, activations i
 
 // pipelineCuts returns the stage boundaries: the configured split, or
 // rank 0's balance of the layers' measured forward and backward times on
-// batch b, sent to every stage.
-func (c *Config) pipelineCuts(g *comm.Group, layers []nn.Layer, b *data.Batch) ([]int, error) {
+// batch b, sent to every stage. The timed balance can differ between
+// runs, so with checkpoints (ckpt set) rank 0 records the cuts beside them
+// (checkpoint.pipeline.json) and a resumed run uses the recorded ones.
+func (c *Config) pipelineCuts(g *comm.Group, layers []nn.Layer, b *data.Batch, ckpt string, resuming bool) ([]int, error) {
 	K := g.Size()
 	if c.Distributed.Split != nil {
 		return pipe.CutsAt(len(layers), c.Distributed.Split)
@@ -156,8 +163,13 @@ func (c *Config) pipelineCuts(g *comm.Group, layers []nn.Layer, b *data.Batch) (
 	}
 	cut := make([]int64, K+1)
 	if g.Rank() == 0 {
-		costs := layerCosts(layers, b.X)
-		cs, err := pipe.Balance(costs, K)
+		cs, err := recordedCuts(ckpt, resuming, len(layers), K)
+		if err == nil && cs == nil {
+			cs, err = pipe.Balance(layerCosts(layers, b.X), K)
+		}
+		if err == nil && ckpt != "" {
+			err = recordCuts(ckpt, cs)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -173,6 +185,45 @@ func (c *Config) pipelineCuts(g *comm.Group, layers []nn.Layer, b *data.Batch) (
 		out[i] = int(v)
 	}
 	return out, nil
+}
+
+// cutsPath is where the stage cuts of the checkpoints at ckpt are kept.
+func cutsPath(ckpt string) string {
+	return strings.TrimSuffix(ckpt, filepath.Ext(ckpt)) + ".pipeline.json"
+}
+
+// recordedCuts returns the cuts recorded beside the checkpoints at ckpt
+// when resuming (nil when there are none) for a model of layers layers in
+// k stages.
+func recordedCuts(ckpt string, resuming bool, layers, k int) ([]int, error) {
+	if ckpt == "" || !resuming {
+		return nil, nil
+	}
+	b, err := os.ReadFile(cutsPath(ckpt))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var rec struct {
+		Cuts []int `json:"cuts"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", cutsPath(ckpt), err)
+	}
+	if len(rec.Cuts) != k+1 || rec.Cuts[0] != 0 || rec.Cuts[k] != layers || !slices.IsSorted(rec.Cuts) {
+		return nil, fmt.Errorf("%s: stage cuts %v do not fit %d stages of %d layers", cutsPath(ckpt), rec.Cuts, k, layers)
+	}
+	return rec.Cuts, nil
+}
+
+// recordCuts writes the stage cuts beside the checkpoints at ckpt.
+func recordCuts(ckpt string, cuts []int) error {
+	b, err := json.Marshal(map[string][]int{"cuts": cuts})
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(cutsPath(ckpt), append(b, '\n'))
 }
 
 // layerCosts times every layer's forward and backward pass on x (the
@@ -202,10 +253,19 @@ func layerCosts(layers []nn.Layer, x *tensor.Tensor) []float64 {
 	return costs
 }
 
-// fitPipeline trains net as stages of a pipeline, this rank's stage only,
-// and leaves the trained parameters of every stage in rank 0's net.
-func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader,
-	hooks train.Hooks, logf func(string, ...any)) ([]runlog.Epoch, error) {
+// pipelineRun is this rank's part of a pipeline job: its stage as the
+// Trainer's strategy, its replica's pipeline group and the stage cuts.
+type pipelineRun struct {
+	pl  *train.Pipeline
+	pg  *comm.Group
+	cut []int
+}
+
+// pipelineOptions makes this rank's stage of the pipeline and sets it as
+// the strategy of opts (train.Pipeline), with the configured optimizer and
+// schedule over the stage's parameters only. The Trainer runs the epochs;
+// end then gathers the stages on rank 0.
+func (c *Config) pipelineOptions(d *distributed, net *nn.Sequential, opts *train.Options, resuming bool, logf func(string, ...any)) (*pipelineRun, error) {
 	g := d.g
 	K := c.Distributed.Stages
 	if K == 0 {
@@ -214,11 +274,11 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 	D := g.Size() / K
 	replica, s := g.Rank()/K, g.Rank()%K
 	layers := net.Layers()
-	first, ok := firstBatch(trainL)
+	first, ok := firstBatch(opts.Train)
 	if !ok {
 		return nil, fmt.Errorf("pipeline: no training data")
 	}
-	cut, err := c.pipelineCuts(g, layers, first)
+	cut, err := c.pipelineCuts(g, layers, first, opts.CheckpointPath, resuming)
 	if err != nil {
 		return nil, &ConfigError{File: c.file, Msg: err.Error()}
 	}
@@ -232,174 +292,46 @@ func (c *Config) fitPipeline(ctx context.Context, d *distributed, net *nn.Sequen
 	for i := range dpRanks {
 		dpRanks[i] = i*K + s
 	}
-	pg, err := g.Subgroup(pipeRanks)
-	if err != nil {
+	r := &pipelineRun{pl: &train.Pipeline{Group: g, Replica: replica, Replicas: D}, cut: cut}
+	if r.pg, err = g.Subgroup(pipeRanks); err != nil {
 		return nil, err
 	}
-	var dp *comm.Group
 	if D > 1 {
-		if dp, err = g.Subgroup(dpRanks); err != nil {
+		if r.pl.ReplicaGroup, err = g.Subgroup(dpRanks); err != nil {
 			return nil, err
 		}
 	}
-	st, err := pipe.NewStage(pg, layers[cut[s]:cut[s+1]], sched, M)
-	if err != nil {
+	if r.pl.Stage, err = pipe.NewStage(r.pg, layers[cut[s]:cut[s+1]], sched, M); err != nil {
 		return nil, err
 	}
-	params := st.Parameters()
+	params := r.pl.Stage.Parameters()
 	what := fmt.Sprintf("pipeline stage %d of %d (layers %d-%d)", s, K, cut[s], cut[s+1]-1)
 	if err := c.checkMemory(what, params, 0); err != nil {
 		return nil, err
 	}
+	r.pl.FirstStep = func(st pipe.Stats) error { return c.checkMemory(what, params, st.PeakActivationBytes) }
 	logf("pipeline: %d stages at layers %v × %d replicas, %d micro-batches, %v schedule", K, cut, D, M, sched)
-	var flat []float32 // the stage's gradients, for the replicas' all-reduce
-	if D > 1 {
-		n := 0
-		for _, p := range params {
-			n += p.Numel()
-		}
-		flat = make([]float32, n)
+	if opts.Optimizer, err = c.newOptimizer(params); err != nil {
+		return nil, err
 	}
-	var opt interface {
-		ZeroGrad()
-		Step() error
-		LR(int) float64
+	if opts.Schedule, err = c.newSchedule(opts.Optimizer); err != nil {
+		return nil, err
 	}
-	var seek func(int)
-	if len(params) > 0 {
-		o, err := c.newOptimizer(params)
-		if err != nil {
-			return nil, err
-		}
-		sch, err := c.newSchedule(o)
-		if err != nil {
-			return nil, err
-		}
-		if sch != nil {
-			seek = sch.Seek
-		}
-		opt = o
-	}
-	lossFn := c.lossFunc()
-	var hist []runlog.Epoch
-	steps := 0
-	for epoch := range c.Epochs {
-		if err := ctx.Err(); err != nil {
-			return hist, err
-		}
-		if seek != nil {
-			seek(epoch)
-		}
-		net.SetTraining(true)
-		var tr metrics.Accumulator
-		tr.Task = task
-		start := time.Now()
-		for k, b := range trainL.Epoch(epoch) {
-			if opt != nil {
-				opt.ZeroGrad()
-			}
-			part := train.SubBatch(b, b.Size*replica/D, b.Size*(replica+1)/D)
-			loss := func(out *tensor.Tensor, lo, hi int) *tensor.Tensor {
-				sub := train.SubBatch(part, lo, hi)
-				l := lossFn(out, sub)
-				modelfile.AddBatch(&tr, l.Item(), out, sub)
-				return l
-			}
-			if part.Size > 0 {
-				if _, err := st.Step(part.X, part.Size, loss); err != nil {
-					return hist, fmt.Errorf("epoch %d, batch %d: %w", epoch+1, k+1, err)
-				}
-			}
-			if D > 1 {
-				if err := sumReplicas(dp, params, flat, float32(part.Size)/float32(b.Size)); err != nil {
-					return hist, fmt.Errorf("epoch %d, batch %d: %w", epoch+1, k+1, err)
-				}
-			}
-			if steps == 0 {
-				if err := c.checkMemory(what, params, st.Stats().PeakActivationBytes); err != nil {
-					return hist, err
-				}
-			}
-			if opt != nil {
-				if err := opt.Step(); err != nil {
-					return hist, err
-				}
-			}
-			steps++
-		}
-		secs := time.Since(start).Seconds()
-		net.SetTraining(false)
-		ev := metrics.Accumulator{Task: task}
-		es := time.Now()
-		if evalL != nil && replica == 0 { // replica 0 scores the evaluation data
-			for _, b := range evalL.Epoch(0) {
-				sink := func(out *tensor.Tensor, lo, hi int) {
-					sub := train.SubBatch(b, lo, hi)
-					modelfile.AddBatch(&ev, lossFn(out, sub).Item(), out, sub)
-				}
-				if err := st.Forward(b.X, b.Size, sink); err != nil {
-					return hist, fmt.Errorf("evaluating after epoch %d: %w", epoch+1, err)
-				}
-			}
-		}
-		// Only last stages hold sums (the others' are zero): the training
-		// sums of every replica, the evaluation sums of replica 0.
-		sums := []float64{tr.LossSum, tr.SqErr, float64(tr.Correct), float64(tr.N), ev.LossSum, ev.SqErr, float64(ev.Correct), float64(ev.N)}
-		if err := comm.AllReduce(g, sums, comm.Sum); err != nil {
-			return hist, fmt.Errorf("pipeline: epoch %d's metrics: %w", epoch+1, err)
-		}
-		tr = metrics.Accumulator{Task: task, LossSum: sums[0], SqErr: sums[1], Correct: int(sums[2]), N: int(sums[3])}
-		ev = metrics.Accumulator{Task: task, LossSum: sums[4], SqErr: sums[5], Correct: int(sums[6]), N: int(sums[7])}
-		r := runlog.Epoch{Epoch: epoch + 1, Train: tr.Metrics(), Seconds: secs, EvalSeconds: time.Since(es).Seconds(), Steps: steps}
-		if opt != nil {
-			r.LR = opt.LR(0)
-		}
-		if evalL != nil {
-			m := ev.Metrics()
-			r.Eval = &m
-		}
-		hist = append(hist, r)
-		if d.main() && hooks.EpochEnd != nil {
-			if err := hooks.EpochEnd(r); err != nil {
-				return hist, err
-			}
-		}
-	}
-	stats := st.Stats()
-	logf("pipeline: stage %d, last step: bubble %.0f%% (ideal %.0f%%), peak activations %.1f KiB",
-		s, 100*stats.Bubble(), 100*pipe.IdealBubble(K, stats.Micro), float64(stats.PeakActivationBytes)/1024)
-	if replica != 0 {
-		return hist, nil
-	}
-	return hist, gatherStages(pg, layers, cut)
+	opts.Strategy = r.pl
+	return r, nil
 }
 
-// sumReplicas weights the stage's gradients by the replica's share of the
-// batch and sums them over the replicas (dp: the same stage of each).
-func sumReplicas(dp *comm.Group, params []*tensor.Tensor, flat []float32, share float32) error {
-	off := 0
-	for _, p := range params {
-		n := p.Numel()
-		if g := p.Grad(); g != nil {
-			kernel.MulScalarF32(flat[off:off+n], g.Float32s(), share)
-		} else {
-			clear(flat[off : off+n])
-		}
-		off += n
+// end reports the stage's last step and sends every stage's trained
+// parameters to rank 0's copy of the model.
+func (r *pipelineRun) end(net *nn.Sequential, logf func(string, ...any)) error {
+	st := r.pl.Stage
+	stats := st.Stats()
+	logf("pipeline: stage %d, last step: bubble %.0f%% (ideal %.0f%%), peak activations %.1f KiB",
+		st.Index(), 100*stats.Bubble(), 100*pipe.IdealBubble(st.Stages(), stats.Micro), float64(stats.PeakActivationBytes)/1024)
+	if r.pl.Replica != 0 {
+		return nil
 	}
-	if err := comm.AllReduce(dp, flat, comm.Sum); err != nil {
-		return fmt.Errorf("pipeline: summing the replicas' gradients: %w", err)
-	}
-	off = 0
-	for _, p := range params {
-		n := p.Numel()
-		if p.Grad() == nil {
-			p.SetGrad(tensor.Zeros(tensor.Float32, p.Shape()...))
-		}
-		copy(p.Grad().Float32s(), flat[off:off+n])
-		off += n
-	}
-	return nil
+	return gatherStages(r.pg, net.Layers(), r.cut)
 }
 
 // gatherStages sends every stage's parameters to rank 0's copy of the

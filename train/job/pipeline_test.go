@@ -1,6 +1,9 @@
 package job
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,5 +32,38 @@ func TestPipelineConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), test.want) {
 			t.Errorf("%q: error %v, want one saying %q", test.section, err, test.want)
 		}
+	}
+}
+
+// TestPipelineConfigCheckpoints: a pipeline job may checkpoint and resume.
+func TestPipelineConfigCheckpoints(t *testing.T) {
+	section := "distributed:\n  strategy: pipeline\n  split: [2]\n"
+	if _, err := ParseConfig([]byte(baseConfig+section), "p.yaml", []string{"output.checkpoint_every=20", "output.resume=true"}); err != nil {
+		t.Fatalf("pipeline with checkpoints: %v", err)
+	}
+}
+
+// TestRecordedCuts: the stage cuts recorded beside the checkpoints are the
+// ones a resumed run uses (and only a resumed run); cuts that do not fit
+// the model are an error.
+func TestRecordedCuts(t *testing.T) {
+	ckpt := filepath.Join(t.TempDir(), "checkpoint.safetensors")
+	if cuts, err := recordedCuts(ckpt, true, 7, 2); cuts != nil || err != nil {
+		t.Fatalf("no record: %v, %v; want none", cuts, err)
+	}
+	if err := recordCuts(ckpt, []int{0, 3, 7}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(ckpt), "checkpoint.pipeline.json")); err != nil {
+		t.Fatal(err)
+	}
+	if cuts, err := recordedCuts(ckpt, true, 7, 2); err != nil || !slices.Equal(cuts, []int{0, 3, 7}) {
+		t.Errorf("resuming: cuts %v, %v; want the recorded [0 3 7]", cuts, err)
+	}
+	if cuts, err := recordedCuts(ckpt, false, 7, 2); cuts != nil || err != nil {
+		t.Errorf("a new run: cuts %v, %v; want none (it balances again)", cuts, err)
+	}
+	if _, err := recordedCuts(ckpt, true, 9, 2); err == nil || !strings.Contains(err.Error(), "do not fit") {
+		t.Errorf("cuts of another model: %v, want an error", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
+	"github.com/fathom-ml/fathom/optim"
 	"github.com/fathom-ml/fathom/prune"
 	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/runlog/plot"
@@ -123,6 +124,86 @@ func (w *stateWriter) write(force bool) error {
 	return dashboard.WriteState(w.path, w.board.Snapshot())
 }
 
+// loaderFunc returns the function that makes a split's loader: the
+// training split's shuffled (unless data.shuffle is false) with the
+// config's batch size, the others in order in batches of at least 1000.
+func (c *Config) loaderFunc(shape []int) func(*data.Table, bool) (*data.Loader, error) {
+	return func(t *data.Table, train bool) (*data.Loader, error) {
+		ds, err := data.NewDataset(t, data.DatasetOptions{Shape: shape})
+		if err != nil {
+			return nil, fmt.Errorf("data: %w", err)
+		}
+		o := data.LoaderOptions{BatchSize: c.BatchSize}
+		if train {
+			o.Shuffle = c.Data.Shuffle == nil || *c.Data.Shuffle
+			o.Seed = c.Seed
+		} else {
+			o.BatchSize = max(c.BatchSize, 1000)
+		}
+		return data.NewLoader(ds, o)
+	}
+}
+
+// newResult makes the output directory and returns the job's result with
+// the paths of the files it writes (PlotPath empty without a plot,
+// CheckpointPath without checkpoints); with metrics and a board it points
+// state at the board's file.
+func (c *Config) newResult(task metrics.Task, m *modelfile.Model, board *dashboard.Board, state *stateWriter) (*Result, error) {
+	dir := c.Output.Dir
+	if dir == "" {
+		dir = "runs/fathom"
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	res := &Result{Task: task, Model: m, ModelPath: c.Output.Model}
+	if res.ModelPath == "" {
+		res.ModelPath = filepath.Join(dir, runlog.ModelFile)
+	}
+	if c.writesMetrics() {
+		res.MetricsPath = filepath.Join(dir, runlog.MetricsFile)
+		if board != nil {
+			*state = stateWriter{board: board, path: filepath.Join(dir, runlog.DashboardFile), last: time.Now()}
+		}
+	}
+	if c.Output.Plot == nil || *c.Output.Plot {
+		res.PlotPath = filepath.Join(dir, runlog.CurvesFile)
+	}
+	if c.Output.CheckpointEvery > 0 || c.Output.Resume {
+		res.CheckpointPath = filepath.Join(dir, runlog.CheckpointFile)
+	}
+	return res, nil
+}
+
+// metricsHooks returns hooks with an EpochEnd that rewrites metrics.csv
+// and the dashboard file with the epochs so far (the trainer's history,
+// which includes the epochs of a resumed run, once *tr is set) before
+// calling hooks' own.
+func (c *Config) metricsHooks(hooks train.Hooks, res *Result, task metrics.Task, state *stateWriter, tr **train.Trainer) train.Hooks {
+	var done []runlog.Epoch
+	metricsCSV := &runlog.MetricsCSV{Path: res.MetricsPath, Task: task, Split: c.EvalSplit()}
+	next := hooks.EpochEnd
+	hooks.EpochEnd = func(r runlog.Epoch) error {
+		done = append(done, r)
+		if *tr != nil {
+			done = (*tr).History()
+		}
+		if res.MetricsPath != "" {
+			if err := metricsCSV.Write(done); err != nil {
+				return err
+			}
+			if err := state.write(false); err != nil {
+				return err
+			}
+		}
+		if next != nil {
+			return next(r)
+		}
+		return nil
+	}
+	return hooks
+}
+
 func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Result, error) {
 	logf := func(format string, a ...any) {
 		if ro.Log != nil {
@@ -187,20 +268,7 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 		}
 		return nil, &ConfigError{File: c.file, Line: line, Msg: "model: " + err.Error()}
 	}
-	mkLoader := func(t *data.Table, train bool) (*data.Loader, error) {
-		ds, err := data.NewDataset(t, data.DatasetOptions{Shape: shape})
-		if err != nil {
-			return nil, fmt.Errorf("data: %w", err)
-		}
-		o := data.LoaderOptions{BatchSize: c.BatchSize}
-		if train {
-			o.Shuffle = c.Data.Shuffle == nil || *c.Data.Shuffle
-			o.Seed = c.Seed
-		} else {
-			o.BatchSize = max(c.BatchSize, 1000)
-		}
-		return data.NewLoader(ds, o)
-	}
+	mkLoader := c.loaderFunc(shape)
 	trainL, err := mkLoader(splits.Train, true)
 	if err != nil {
 		return nil, err
@@ -209,33 +277,11 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 	if err != nil {
 		return nil, err
 	}
-	dir := c.Output.Dir
-	if dir == "" {
-		dir = "runs/fathom"
+	res, err := c.newResult(task, m, ro.Dashboard, state)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("output: %w", err)
-	}
-	res := &Result{Task: task, Model: m, ModelPath: c.Output.Model}
-	if res.ModelPath == "" {
-		res.ModelPath = filepath.Join(dir, runlog.ModelFile)
-	}
-	writeMetrics := c.writesMetrics()
-	writePlot := c.Output.Plot == nil || *c.Output.Plot
-	if writeMetrics {
-		res.MetricsPath = filepath.Join(dir, runlog.MetricsFile)
-		if ro.Dashboard != nil {
-			*state = stateWriter{board: ro.Dashboard, path: filepath.Join(dir, runlog.DashboardFile), last: time.Now()}
-		}
-	}
-	if writePlot {
-		res.PlotPath = filepath.Join(dir, runlog.CurvesFile)
-	}
-	ckpt := ""
-	if c.Output.CheckpointEvery > 0 || c.Output.Resume {
-		ckpt = filepath.Join(dir, runlog.CheckpointFile)
-		res.CheckpointPath = ckpt
-	}
+	writePlot := res.PlotPath != ""
 	if splits.EvalIsTest {
 		logf("data: %s, %d training rows, %d test rows (evaluated every epoch), %d features", c.Data.Source,
 			splits.Train.Rows, splits.Test.Rows, splits.Train.Cols)
@@ -247,68 +293,120 @@ func run(ctx context.Context, c *Config, ro RunOptions, state *stateWriter) (*Re
 	if ro.Dashboard != nil {
 		ro.Dashboard.SetInfo(c.dashboardInfo(task, net, splits))
 	}
-
-	// The epochs so far: the trainer's history (which includes the epochs
-	// of a resumed run), or those of the L-BFGS loop.
 	var tr *train.Trainer
-	var done []runlog.Epoch
-	metricsCSV := &runlog.MetricsCSV{Path: res.MetricsPath, Task: task, Split: c.EvalSplit()}
-	hooks := ro.Hooks
-	hooks.EpochEnd = func(r runlog.Epoch) error {
-		done = append(done, r)
-		if tr != nil {
-			done = tr.History()
-		}
-		if writeMetrics {
-			if err := metricsCSV.Write(done); err != nil {
-				return err
-			}
-			if err := state.write(false); err != nil {
-				return err
-			}
-		}
-		if ro.Hooks.EpochEnd != nil {
-			return ro.Hooks.EpochEnd(r)
-		}
-		return nil
-	}
+	hooks := c.metricsHooks(ro.Hooks, res, task, state, &tr)
 	var hist []runlog.Epoch
-	if dist.isPipeline() {
-		if hist, err = c.fitPipeline(ctx, dist, net, task, trainL, evalL, hooks, logf); err != nil || !dist.main() {
-			res.Epochs, res.Main = hist, dist.main()
-			return res, err
+	if !dist.isPipeline() { // a pipeline stage checks its part
+		if err := c.checkMemory("the model (one rank)", net.Parameters(), 0); err != nil {
+			return nil, &ConfigError{File: c.file, Msg: err.Error()}
 		}
-		res.Epochs = hist
-		return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
 	}
-	if err := c.checkMemory("the model (one rank)", net.Parameters(), 0); err != nil {
-		return nil, &ConfigError{File: c.file, Msg: err.Error()}
-	}
-	if kind, _ := c.optimizerKind(); kind == "lbfgs" {
-		if dist != nil {
-			return nil, &ConfigError{File: c.file, Msg: "optimizer lbfgs trains full-batch in one process; run it without fathom run -n N"}
-		}
-		ds, err := data.NewDataset(splits.Train, data.DatasetOptions{Shape: shape})
-		if err != nil {
-			return nil, fmt.Errorf("data: %w", err)
-		}
-		hist, err = c.fitLBFGS(ctx, net, ds, evalL, task, hooks, logf)
-		res.Epochs = hist
-		if err != nil {
-			return res, err
-		}
-	} else if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, ckpt, hooks, stepReport, res, &tr, logf); err != nil {
+	if hist, err = c.fitTrainer(ctx, dist, net, task, trainL, evalL, res.CheckpointPath, hooks, stepReport, res, &tr, logf); err != nil || !dist.main() && dist.isPipeline() {
+		res.Main = dist.main()
 		return res, err
 	}
 	return c.finish(dist, res, splits, net, task, hist, trainL, mkLoader, writePlot, logf)
 }
 
-// fitTrainer trains with a mini-batch optimizer through train.Trainer.
+// fitTrainer trains through train.Trainer: with the config's mini-batch
+// optimizer, or with full-batch L-BFGS (the whole training set as one
+// batch, the train.FullBatch step).
 func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequential, task metrics.Task, trainL, evalL *data.Loader, ckpt string,
 	hooks train.Hooks, stepReport func(train.BatchEvent), res *Result, trp **train.Trainer, logf func(string, ...any)) ([]runlog.Epoch, error) {
-	opt, err := c.newOptimizer(trainable(net.Parameters()))
+	opts := train.Options{Model: net, Task: task, Loss: c.lossFunc(), Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
+		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
+		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport}
+	var lbfgs *optim.LBFGS
+	var pipeline *pipelineRun
+	if dist.isPipeline() {
+		var err error
+		_, resuming := c.resuming(ckpt)
+		if pipeline, err = c.pipelineOptions(dist, net, &opts, resuming, logf); err != nil {
+			return nil, err
+		}
+	} else if kind, _ := c.optimizerKind(); kind == "lbfgs" {
+		var err error
+		if lbfgs, opts.Train, opts.Penalty, err = c.newLBFGS(net, trainL.Dataset()); err != nil {
+			return nil, err
+		}
+		opts.FullBatch = lbfgs
+	} else if err := c.miniBatchOptions(ctx, dist, net, &opts, res); err != nil {
+		return nil, err
+	}
+	if pipeline == nil {
+		opts.Strategy = dist.strategy() // set up with the parameter servers' optimizer
+	}
+	tr, err := train.New(opts)
 	if err != nil {
 		return nil, err
+	}
+	*trp = tr
+	if err := c.resume(dist, tr, ckpt, logf); err != nil {
+		return nil, err
+	}
+	hist, err := tr.Fit(ctx)
+	if err == nil {
+		err = dist.psDone()
+	}
+	if err == nil && pipeline != nil {
+		err = pipeline.end(net, logf)
+	}
+	res.Epochs, res.Stopped = hist, tr.Stopped()
+	if lbfgs != nil && err == nil {
+		logf("lbfgs: %d iterations, %d loss evaluations", lbfgs.Iterations(), lbfgs.Evaluations())
+	}
+	return hist, err
+}
+
+// resuming says whether the job resumes from the checkpoint at ckpt (if
+// there is one): with output.resume, or in a worker group restarted by
+// `fathom run --max-restarts` after a failure (FATHOM_RESTART_COUNT > 0),
+// which resumes from the checkpoint of the attempt before.
+func (c *Config) resuming(ckpt string) (restart int, resume bool) {
+	if e, err := distenv.FromOS(); err == nil {
+		restart = e.RestartCount
+	}
+	return restart, c.Output.Resume || (restart > 0 && ckpt != "")
+}
+
+// resume loads the checkpoint at ckpt into tr when the job resumes and
+// there is one.
+func (c *Config) resume(dist *distributed, tr *train.Trainer, ckpt string, logf func(string, ...any)) error {
+	restart, resume := c.resuming(ckpt)
+	if !resume {
+		return nil
+	}
+	// Every worker must resume from the same checkpoint (or none):
+	// workers that each see their own output.dir would diverge.
+	file := tr.ResumeFile(ckpt)
+	if err := dist.sameFile(file); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		if restart > 0 {
+			logf("restart %d: no checkpoint at %s yet; starting over", restart, file)
+		}
+		return nil
+	}
+	if err := tr.LoadCheckpoint(ckpt); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	e, s, _ := tr.Position()
+	if restart > 0 {
+		logf("restart %d: resuming from %s at epoch %d, step %d", restart, file, e+1, s)
+	} else {
+		logf("resuming from %s at epoch %d, step %d", file, e+1, s)
+	}
+	return nil
+}
+
+// miniBatchOptions sets the mini-batch optimizer of opts (sharded with
+// distributed.shard_optimizer, pruning, pushed to the parameter servers),
+// its schedule and the precision.
+func (c *Config) miniBatchOptions(ctx context.Context, dist *distributed, net *nn.Sequential, opts *train.Options, res *Result) error {
+	opt, err := c.newOptimizer(trainable(net.Parameters()))
+	if err != nil {
+		return err
 	}
 	if dist.sharded() {
 		// ZeRO-1: the same optimizer over this worker's parts of the
@@ -317,77 +415,34 @@ func (c *Config) fitTrainer(ctx context.Context, dist *distributed, net *nn.Sequ
 	}
 	if c.Prune != nil {
 		if dist.sharded() {
-			return nil, &ConfigError{File: c.file, Msg: "prune does not combine with distributed.shard_optimizer"}
+			return &ConfigError{File: c.file, Msg: "prune does not combine with distributed.shard_optimizer"}
 		}
 		if dist.isPSWorker() {
-			return nil, &ConfigError{File: c.file, Msg: "prune does not combine with distributed.strategy ps (the servers run the optimizer)"}
+			return &ConfigError{File: c.file, Msg: "prune does not combine with distributed.strategy ps (the servers run the optimizer)"}
 		}
-		plan, err := c.Prune.schedule(c.Epochs, trainL.Len())
+		plan, err := c.Prune.schedule(c.Epochs, opts.Train.Len())
 		if err != nil {
-			return nil, &ConfigError{File: c.file, Msg: err.Error()}
+			return &ConfigError{File: c.file, Msg: err.Error()}
 		}
 		if opt, err = prune.NewOptimizer(opt, net, plan); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if dist.isPSWorker() {
 		// The optimizer runs on the servers; this one pushes and pulls.
 		if opt, err = dist.psOptimizer(ctx, net, opt); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	res.OptimizerStateBytes = func() int64 { return ddp.StateBytes(opt) }
-	sched, err := c.newSchedule(opt)
-	if err != nil {
-		return nil, err
+	if opts.Schedule, err = c.newSchedule(opt); err != nil {
+		return err
 	}
-	prec, scale, err := c.precision()
-	if err != nil {
-		return nil, err
+	if opts.Precision, opts.LossScale, err = c.precision(); err != nil {
+		return err
 	}
-	tr, err := train.New(train.Options{Model: net, Task: task, Loss: c.lossFunc(), Optimizer: opt, Schedule: sched,
-		ClipGradNorm: c.Optimizer.ClipGradNorm, ClipGradValue: c.Optimizer.ClipGradValue,
-		Train: trainL, Eval: evalL, EvalSplit: c.evalSplitName(), Epochs: c.Epochs,
-		EarlyStopping:  train.EarlyStopping{Monitor: c.EarlyStopping.Monitor, Patience: c.EarlyStopping.Patience, MinDelta: c.EarlyStopping.MinDelta},
-		CheckpointPath: ckpt, CheckpointEvery: c.Output.CheckpointEvery, Hooks: hooks, StepReport: stepReport, Strategy: dist.strategy(),
-		MicroShards: c.Distributed.microShards(), Precision: prec, LossScale: scale})
-	if err != nil {
-		return nil, err
-	}
-	*trp = tr
-	// A worker group restarted by `fathom run --max-restarts` after a
-	// failure (FATHOM_RESTART_COUNT > 0) resumes from the checkpoint of the
-	// attempt before, as output.resume does.
-	restart := 0
-	if e, err := distenv.FromOS(); err == nil {
-		restart = e.RestartCount
-	}
-	if c.Output.Resume || (restart > 0 && ckpt != "") {
-		// Every worker must resume from the same checkpoint (or none):
-		// workers that each see their own output.dir would diverge.
-		if err := dist.sameFile(ckpt); err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
-		if _, err := os.Stat(ckpt); err == nil {
-			if err := tr.LoadCheckpoint(ckpt); err != nil {
-				return nil, fmt.Errorf("resume: %w", err)
-			}
-			e, s, _ := tr.Position()
-			if restart > 0 {
-				logf("restart %d: resuming from %s at epoch %d, step %d", restart, ckpt, e+1, s)
-			} else {
-				logf("resuming from %s at epoch %d, step %d", ckpt, e+1, s)
-			}
-		} else if restart > 0 {
-			logf("restart %d: no checkpoint at %s yet; starting over", restart, ckpt)
-		}
-	}
-	hist, err := tr.Fit(ctx)
-	if err == nil {
-		err = dist.psDone()
-	}
-	res.Epochs, res.Stopped = hist, tr.Stopped()
-	return hist, err
+	opts.Optimizer = opt
+	return nil
 }
 
 // finish scores the trained model on the test split and writes the model
