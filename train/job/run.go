@@ -402,7 +402,8 @@ func (c *Config) resume(dist *distributed, tr *train.Trainer, ckpt string, logf 
 
 // miniBatchOptions sets the mini-batch optimizer of opts (sharded with
 // distributed.shard_optimizer, pruning, pushed to the parameter servers),
-// its schedule and the precision.
+// its schedule, gradient clipping, the precision and the micro-shards of
+// deterministic training.
 func (c *Config) miniBatchOptions(ctx context.Context, dist *distributed, net *nn.Sequential, opts *train.Options, res *Result) error {
 	opt, err := c.newOptimizer(trainable(net.Parameters()))
 	if err != nil {
@@ -442,6 +443,8 @@ func (c *Config) miniBatchOptions(ctx context.Context, dist *distributed, net *n
 		return err
 	}
 	opts.Optimizer = opt
+	opts.ClipGradNorm, opts.ClipGradValue = c.Optimizer.ClipGradNorm, c.Optimizer.ClipGradValue
+	opts.MicroShards = c.Distributed.microShards()
 	return nil
 }
 
