@@ -59,7 +59,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if *dashboardScreenshot {
 		epochs = "60" // the whole example, for the picture
 	}
-	cfg, err := job.LoadConfig("../../examples/iris.yaml", []string{"epochs=" + epochs, "output.dir=" + t.TempDir()})
+	cfg, err := job.Load("../../examples/iris.yaml", []string{"epochs=" + epochs, "output.dir=" + t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func TestMLFitDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	cfg, err := mljob.LoadConfig("../../examples/ml/iris-logreg.yaml", []string{"output.dir=" + t.TempDir()})
+	cfg, err := mljob.Load("../../examples/ml/iris-logreg.yaml", []string{"output.dir=" + t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

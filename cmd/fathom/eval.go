@@ -91,7 +91,7 @@ func evalTable(o evalOptions, m *modelfile.Model, stderr io.Writer) (*data.Table
 		}
 		return nil, fmt.Errorf("--split %q: want test or train", split)
 	case strings.HasSuffix(lower, ".yaml") || strings.HasSuffix(lower, ".yml"):
-		cfg, err := job.LoadConfig(source, append(slices.Clone(o.sets), "data.standardize=false"))
+		cfg, err := job.Load(source, append(slices.Clone(o.sets), "data.standardize=false"))
 		if err != nil {
 			return nil, err
 		}

@@ -117,7 +117,7 @@ Prints "metric: value", or with --json {"metrics": {metric: value}, "rows": n}.`
 }
 
 func runMLFit(cmd *cobra.Command, path string, sets []string, log io.Writer, dash dashboardFlags) error {
-	cfg, err := mljob.LoadConfig(path, sets)
+	cfg, err := mljob.Load(path, sets)
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func TestPredictOutCreatesDir(t *testing.T) {
 func TestEvalUsesRecordedSplit(t *testing.T) {
 	dir := t.TempDir()
 	var res *job.Result
-	cfg, err := job.LoadConfig("../../examples/iris.yaml", []string{"data.split_seed=7", "epochs=10", "output.dir=" + dir})
+	cfg, err := job.Load("../../examples/iris.yaml", []string{"data.split_seed=7", "epochs=10", "output.dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // model file.
 func trainIrisModel(t *testing.T) string {
 	t.Helper()
-	cfg, err := job.LoadConfig("../../examples/iris.yaml", []string{"output.dir=" + t.TempDir()})
+	cfg, err := job.Load("../../examples/iris.yaml", []string{"output.dir=" + t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

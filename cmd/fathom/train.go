@@ -107,7 +107,7 @@ func runTrain(ctx context.Context, path string, sets []string, quiet bool, stder
 // runTrainOn is runTrain reporting to a dashboard board (nil for none);
 // workers makes every rank of a distributed job report to rank 0's.
 func runTrainOn(ctx context.Context, path string, sets []string, quiet bool, board *dashboard.Board, workers bool, stderr io.Writer) error {
-	cfg, err := job.LoadConfig(path, sets)
+	cfg, err := job.Load(path, sets)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ func TestTrainIrisJSON(t *testing.T) {
 // trained model's predictions exactly.
 func TestPredictMatchesTraining(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := job.LoadConfig("../../examples/iris.yaml", []string{"epochs=10", "output.dir=" + dir})
+	cfg, err := job.Load("../../examples/iris.yaml", []string{"epochs=10", "output.dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestBenchRecipesMatchExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ex, err := job.LoadConfig("../../examples/"+file, nil)
+		ex, err := job.Load("../../examples/"+file, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -89,7 +89,7 @@ func aloneIris(t *testing.T) (shas []string, accs []float64) {
 	t.Helper()
 	for _, lr := range []string{"0.1", "0.003"} {
 		for _, seed := range []string{"1", "2"} {
-			cfg, err := job.LoadConfig("../../examples/iris.yaml", []string{"epochs=8", "optimizer.lr=" + lr, "seed=" + seed,
+			cfg, err := job.Load("../../examples/iris.yaml", []string{"epochs=8", "optimizer.lr=" + lr, "seed=" + seed,
 				"output.dir=" + t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
@@ -226,7 +226,7 @@ func TestTuneMLFit(t *testing.T) {
 		t.Fatalf("%d trials", len(rows))
 	}
 	for i, reg := range regs {
-		cfg, err := mljob.LoadConfig("../../examples/ml/iris-logreg.yaml", []string{"pipeline.3.params.regParam=" + reg})
+		cfg, err := mljob.Load("../../examples/ml/iris-logreg.yaml", []string{"pipeline.3.params.regParam=" + reg})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -310,9 +310,9 @@ type gridAxis struct {
 	values []*yaml.Node
 }
 
-// LoadConfig reads a config file and applies overrides ("a.b=value", the
+// Load reads a config file and applies overrides ("a.b=value", the
 // value parsed as YAML, as given to `fathom ml fit --set`).
-func LoadConfig(path string, overrides []string) (*Config, error) {
+func Load(path string, overrides []string) (*Config, error) {
 	root, err := config.Load(path, overrides, configSpec)
 	if err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ var configSpec = config.Spec{
 }
 
 // ParseConfig parses a config from YAML text; name is used in errors.
-// Relative paths resolve against the working directory (LoadConfig
+// Relative paths resolve against the working directory (Load
 // resolves them against the file's directory). Stage and evaluator types
 // must be registered (ml.RegisterStage, ml.RegisterEvaluator): this
 // package registers every one fathom has (see stages.go).

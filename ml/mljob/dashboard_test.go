@@ -13,7 +13,7 @@ import (
 // same.
 func TestRunReportsToDashboard(t *testing.T) {
 	dir := t.TempDir()
-	c, err := LoadConfig("../../examples/ml/iris-logreg.yaml", []string{"output.dir=" + dir})
+	c, err := Load("../../examples/ml/iris-logreg.yaml", []string{"output.dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}

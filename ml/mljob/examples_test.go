@@ -88,7 +88,7 @@ func TestExamples(t *testing.T) {
 				}
 				t.Skipf("keys checked; types not registered in this build, not fitted: %v", m)
 			}
-			c, err := LoadConfig(path, []string{"output.dir=" + t.TempDir()})
+			c, err := Load(path, []string{"output.dir=" + t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestFashionExamples(t *testing.T) {
 			}
 			continue
 		}
-		if _, err := LoadConfig(path, nil); err != nil {
+		if _, err := Load(path, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestIrisCVParallelism(t *testing.T) {
 		{"tuning.crossValidator.parallelism=1"},
 		{"tuning.crossValidator.parallelism=4"},
 	} {
-		c, err := LoadConfig(path, set)
+		c, err := Load(path, set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestIrisCVParallelism(t *testing.T) {
 		}
 		results = append(results, res)
 	}
-	c, err := LoadConfig(path, []string{"tuning.crossValidator.distribution=spread", "output.dir=" + t.TempDir()})
+	c, err := Load(path, []string{"tuning.crossValidator.distribution=spread", "output.dir=" + t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func loadTestConfig(t *testing.T, dir string, extra string, set ...string) *Conf
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadConfig(path, append([]string{"output.dir=" + filepath.Join(dir, "out")}, set...))
+	c, err := Load(path, append([]string{"output.dir=" + filepath.Join(dir, "out")}, set...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ pipeline:
   - {type: mljobTestRidge, params: {labelCol: c3}}
 evaluator: {type: mljobTestRegressionEvaluator, params: {labelCol: c3}}
 `), 0o644)
-	c, err := LoadConfig(path, []string{"output.dir=" + filepath.Join(dir, "out")})
+	c, err := Load(path, []string{"output.dir=" + filepath.Join(dir, "out")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestFashionCNNMatchesPyTorch(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadConfig("../../examples/fashion-cnn.yaml", nil)
+	c, err := Load("../../examples/fashion-cnn.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -567,9 +567,9 @@ func valueLine(root *yaml.Node, path ...string) int {
 // when known: the config layer's one error type (internal/config).
 type ConfigError = config.Error
 
-// LoadConfig reads a config file and applies overrides ("a.b=value", the
+// Load reads a config file and applies overrides ("a.b=value", the
 // value parsed as YAML, as given to `fathom train --set`).
-func LoadConfig(path string, overrides []string) (*Config, error) {
+func Load(path string, overrides []string) (*Config, error) {
 	root, err := config.Load(path, overrides, configSpec)
 	if err != nil {
 		return nil, err
@@ -609,7 +609,7 @@ func isNumber(v *yaml.Node) bool {
 }
 
 // ParseConfig parses a config from YAML text; name is used in errors.
-// Relative data paths resolve against the working directory (LoadConfig
+// Relative data paths resolve against the working directory (Load
 // resolves them against the file's directory).
 func ParseConfig(text []byte, name string, overrides []string) (*Config, error) {
 	root, err := config.Parse(text, name, overrides, configSpec)

@@ -126,7 +126,7 @@ func TestExamplesParse(t *testing.T) {
 	}
 	for _, f := range files {
 		for _, sets := range [][]string{nil, {"epochs=1"}} {
-			c, err := LoadConfig(f, sets)
+			c, err := Load(f, sets)
 			if err != nil {
 				t.Errorf("%s %v: %v", f, sets, err)
 				continue
@@ -154,7 +154,7 @@ func TestModelSizeErrors(t *testing.T) {
 		if err := os.WriteFile(p, []byte(strings.Replace(baseConfig, test.from, test.to, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := LoadConfig(p, []string{"output.dir=" + dir})
+		c, err := Load(p, []string{"output.dir=" + dir})
 		if err != nil {
 			t.Fatal(err)
 		}

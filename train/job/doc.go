@@ -32,11 +32,11 @@
 // Every key is checked against these types: an unknown key, anywhere, is
 // a *ConfigError naming the file, line and key (internal/config reads,
 // bounds and checks the text for train, ml fit and tune alike; renamed
-// keys are listed in docs/config.md). LoadConfig applies
+// keys are listed in docs/config.md). Load applies
 // overrides such as "optimizer.lr=0.05" or "model.0.out=32" (values are
 // YAML), as `fathom train --set` does:
 //
-//	c, err := job.LoadConfig("examples/iris.yaml", []string{"epochs=10"})
+//	c, err := job.Load("examples/iris.yaml", []string{"epochs=10"})
 //	if err != nil { ... }
 //	res, err := job.Run(ctx, c, job.RunOptions{Log: os.Stderr})
 //	fmt.Println(res.Test.Accuracy, res.ModelPath)

@@ -48,7 +48,7 @@ func TestDataSources(t *testing.T) {
 		if err := os.WriteFile(p, []byte(test.data+model), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := LoadConfig(p, []string{"output.dir=" + filepath.Join(dir, "out-"+strings.ReplaceAll(test.name, " ", "-"))})
+		c, err := Load(p, []string{"output.dir=" + filepath.Join(dir, "out-"+strings.ReplaceAll(test.name, " ", "-"))})
 		if err != nil {
 			t.Fatalf("%s: %v", test.name, err)
 		}

@@ -89,7 +89,7 @@ var errASHAStop = errors.New("stopped by ASHA")
 
 // trainTarget runs trials of a fathom train config.
 func trainTarget(path string, o Options) (*trials.Target, error) {
-	base, err := job.LoadConfig(path, o.Sets)
+	base, err := job.Load(path, o.Sets)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func trainTarget(path string, o Options) (*trials.Target, error) {
 	t.Objective = func(ctx context.Context, tr trials.Trial, report trials.Report) (trials.Outcome, error) {
 		sets := slices.Concat(o.Sets, tr.Overrides(), []string{
 			"output.dir=" + trials.TrialDir(o.Out, tr.ID), "output.plot=false", `output.model=""`})
-		cfg, err := job.LoadConfig(path, sets)
+		cfg, err := job.Load(path, sets)
 		if err != nil {
 			return trials.Outcome{}, err
 		}
@@ -165,7 +165,7 @@ func metricOf(v float64, ok bool) float64 {
 // mlTarget runs trials of a fathom ml fit config: the metric is an
 // evaluator's on the held-out rows.
 func mlTarget(path string, o Options) (*trials.Target, error) {
-	base, err := mljob.LoadConfig(path, o.Sets)
+	base, err := mljob.Load(path, o.Sets)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func mlTarget(path string, o Options) (*trials.Target, error) {
 	}
 	t.Objective = func(ctx context.Context, tr trials.Trial, _ trials.Report) (trials.Outcome, error) {
 		sets := slices.Concat(o.Sets, tr.Overrides(), []string{"output.dir=" + trials.TrialDir(o.Out, tr.ID)})
-		cfg, err := mljob.LoadConfig(path, sets)
+		cfg, err := mljob.Load(path, sets)
 		if err != nil {
 			return trials.Outcome{}, err
 		}
@@ -213,7 +213,7 @@ func mlTarget(path string, o Options) (*trials.Target, error) {
 // trains with, or "". Configs that do not load are passed over.
 func autocastTrials(path string, sets []string, list []trials.Trial) string {
 	for _, tr := range list {
-		c, err := job.LoadConfig(path, append(slices.Clone(sets), tr.Overrides()...))
+		c, err := job.Load(path, append(slices.Clone(sets), tr.Overrides()...))
 		if err != nil {
 			continue // the trial fails, saying why, when it runs
 		}
