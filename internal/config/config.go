@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -103,6 +104,13 @@ func Load(path string, overrides []string, s Spec) (*yaml.Node, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return Parse(b, path, overrides, s)
+}
+
+// RunDir is the output directory of a config file that names none:
+// runs/ and the file's name without its extension (runs/iris for
+// examples/iris.yaml).
+func RunDir(path string) string {
+	return filepath.Join("runs", strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 }
 
 // Parse parses config text (name is used in errors): one YAML mapping,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,4 +173,16 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestRunDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"examples/iris.yaml": filepath.Join("runs", "iris"),
+		"/a/b/fit.v2.yml":    filepath.Join("runs", "fit.v2"),
+		"noext":              filepath.Join("runs", "noext"),
+	} {
+		if got := RunDir(in); got != want {
+			t.Errorf("RunDir(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -580,8 +580,7 @@ func Load(path string, overrides []string) (*Config, error) {
 	}
 	c.dir = filepath.Dir(path)
 	if c.Output.Dir == "" {
-		base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		c.Output.Dir = filepath.Join("runs", base)
+		c.Output.Dir = config.RunDir(path)
 	}
 	return c, nil
 }
