@@ -106,6 +106,17 @@ func Load(path string, overrides []string, s Spec) (*yaml.Node, error) {
 	return Parse(b, path, overrides, s)
 }
 
+// Shorthand decodes a key that takes a scalar as short for one field of
+// its mapping ("optimizer: adam" for {type: adam}): a scalar into short,
+// anything else into full (the mapping's type without its UnmarshalYAML,
+// so that decoding does not recurse).
+func Shorthand(n *yaml.Node, short, full any) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(short)
+	}
+	return n.Decode(full)
+}
+
 // RunDir is the output directory of a config file that names none:
 // runs/ and the file's name without its extension (runs/iris for
 // examples/iris.yaml).

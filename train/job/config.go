@@ -253,11 +253,8 @@ type LossConfig struct {
 
 // UnmarshalYAML accepts "loss: mse" as well as a mapping.
 func (l *LossConfig) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		return n.Decode(&l.Type)
-	}
 	type plain LossConfig
-	return n.Decode((*plain)(l))
+	return config.Shorthand(n, &l.Type, (*plain)(l))
 }
 
 // OptimizerConfig selects and tunes the optimizer: sgd, adam, adamw,
@@ -294,11 +291,8 @@ type OptimizerConfig struct {
 
 // UnmarshalYAML accepts "optimizer: adam" as well as a mapping.
 func (o *OptimizerConfig) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		return n.Decode(&o.Type)
-	}
 	type plain OptimizerConfig
-	return n.Decode((*plain)(o))
+	return config.Shorthand(n, &o.Type, (*plain)(o))
 }
 
 // ScheduleConfig sets the learning rate per epoch: none (default), step
@@ -314,11 +308,8 @@ type ScheduleConfig struct {
 
 // UnmarshalYAML accepts "schedule: cosine" as well as a mapping.
 func (s *ScheduleConfig) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		return n.Decode(&s.Type)
-	}
 	type plain ScheduleConfig
-	return n.Decode((*plain)(s))
+	return config.Shorthand(n, &s.Type, (*plain)(s))
 }
 
 // EarlyStoppingConfig mirrors train.EarlyStopping.
