@@ -67,7 +67,7 @@ def value(r):
     # A rate where the record has one (higher is better), else a time.
     for k in ("seconds_per_epoch",):
         if k in r: return k, r[k], False
-    for k in ("gflops", "gbps", "images_per_second", "rows_per_second", "samples_per_second"):
+    for k in ("gflops", "gbps", "rows_per_s", "images_per_second", "rows_per_second", "samples_per_second"):
         if k in r: return k, r[k], True
     return None, None, None
 tags = []
