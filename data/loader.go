@@ -54,7 +54,7 @@ type Loader struct {
 	opts LoaderOptions
 
 	mu   sync.Mutex
-	pool []*Batch // idle full-size batch buffers, reused across epochs
+	idle []*Batch // idle full-size batch buffers, reused across epochs
 }
 
 // NewLoader returns a loader over ds.
@@ -298,17 +298,17 @@ func (l *Loader) prefetch(eb epochBatches, start, nb int, yield func(int, *Batch
 func (l *Loader) get() *Batch {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if n := len(l.pool); n > 0 {
-		b := l.pool[n-1]
-		l.pool = l.pool[:n-1]
+	if n := len(l.idle); n > 0 {
+		b := l.idle[n-1]
+		l.idle = l.idle[:n-1]
 		return b
 	}
 	return l.ds.NewBatch(l.opts.BatchSize)
 }
 
-// put returns a buffer to the idle pool.
+// put returns a buffer to the idle buffers.
 func (l *Loader) put(b *Batch) {
 	l.mu.Lock()
-	l.pool = append(l.pool, b)
+	l.idle = append(l.idle, b)
 	l.mu.Unlock()
 }
