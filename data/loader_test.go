@@ -265,9 +265,9 @@ func TestLoaderEarlyExitJoinsProducer(t *testing.T) {
 		}
 	}()
 	waitGoroutines(t, base)
-	// Buffers went back to the pool and are reused, not multiplied.
-	if len(l.pool) > l.opts.Prefetch+2 {
-		t.Fatalf("pool holds %d buffers, want at most %d", len(l.pool), l.opts.Prefetch+2)
+	// Buffers went back to the idle list and are reused, not multiplied.
+	if len(l.idle) > l.opts.Prefetch+2 {
+		t.Fatalf("idle list holds %d buffers, want at most %d", len(l.idle), l.opts.Prefetch+2)
 	}
 	if rows := collect(t, l, 2, 0); len(rows) != l.Len() {
 		t.Fatalf("after early exits an epoch has %d batches, want %d", len(rows), l.Len())
