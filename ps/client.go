@@ -170,18 +170,11 @@ func (sc *serverConn) write(h header, payload []float32) error {
 
 // pull asks for the parameters of step and scatters them into params.
 func (sc *serverConn) pull(step int, params [][]float32) error {
-	if err := sc.write(header{op: opPull, step: int64(step)}, nil); err != nil {
+	h, err := sc.call(header{op: opPull, step: int64(step)})
+	if err != nil {
 		return err
 	}
-	sc.c.SetReadDeadline(time.Now().Add(sc.timeout))
-	h, err := readHeader(sc.c)
-	if err != nil {
-		return sc.wrap(err)
-	}
-	switch {
-	case h.op == opError:
-		return fmt.Errorf("ps: parameter server %d at %s: %s", sc.idx, sc.addr, readError(sc.c, h.n))
-	case h.op != opParams || h.n != len(sc.buf):
+	if h.op != opParams || h.n != len(sc.buf) {
 		return fmt.Errorf("ps: parameter server %d at %s answered a pull with %s of %d values, want params of %d",
 			sc.idx, sc.addr, opName(h.op), h.n, len(sc.buf))
 	}
@@ -194,6 +187,23 @@ func (sc *serverConn) pull(step int, params [][]float32) error {
 		off += s.Len()
 	}
 	return nil
+}
+
+// call sends a request with no payload and reads the header of the
+// answer, turning the server's error answer into an error that names it.
+func (sc *serverConn) call(req header) (header, error) {
+	if err := sc.write(req, nil); err != nil {
+		return header{}, err
+	}
+	sc.c.SetReadDeadline(time.Now().Add(sc.timeout))
+	h, err := readHeader(sc.c)
+	if err != nil {
+		return header{}, sc.wrap(err)
+	}
+	if h.op == opError {
+		return header{}, fmt.Errorf("ps: parameter server %d at %s: %s", sc.idx, sc.addr, readError(sc.c, h.n))
+	}
+	return h, nil
 }
 
 // wrap names the server in a transport error: the server died or the

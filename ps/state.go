@@ -105,18 +105,11 @@ func (s *Server) loadState(ws *ServerState) error {
 func (c *Client) FetchState() ([]*ServerState, error) {
 	out := make([]*ServerState, len(c.conns))
 	err := c.each(func(sc *serverConn) error {
-		if err := sc.write(header{op: opState}, nil); err != nil {
+		h, err := sc.call(header{op: opState})
+		if err != nil {
 			return err
 		}
-		sc.c.SetReadDeadline(time.Now().Add(sc.timeout))
-		h, err := readHeader(sc.c)
-		if err != nil {
-			return sc.wrap(err)
-		}
-		switch {
-		case h.op == opError:
-			return fmt.Errorf("ps: parameter server %d at %s: %s", sc.idx, sc.addr, readError(sc.c, h.n))
-		case h.op != opStateData:
+		if h.op != opStateData {
 			return fmt.Errorf("ps: parameter server %d at %s answered a state request with %s", sc.idx, sc.addr, opName(h.op))
 		}
 		b, err := readBytes(sc.c, h.n, maxStateBytes(len(sc.buf)))
