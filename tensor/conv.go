@@ -113,25 +113,10 @@ func Conv2d(x, w, b *Tensor, opts Conv2dOpts) *Tensor {
 	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[0]) {
 		panic(fmt.Sprintf("tensor: Conv2d: bias %v does not match weight %v", b.shape, w.shape))
 	}
-	ct := PromoteTypes(x.dtype, w.dtype)
-	if b != nil {
-		ct = PromoteTypes(ct, b.dtype)
-	}
-	if ct.IsHalf() || !ct.IsFloat() || x.dtype != ct || w.dtype != ct || (b != nil && b.dtype != ct) {
-		ft := floatOf(ct)
-		if ft.IsHalf() {
-			ft = Float32
-		}
-		var bf *Tensor
-		if b != nil {
-			bf = b.To(ft)
-		}
-		r := Conv2d(x.To(ft), w.To(ft), bf, opts)
-		if ct.IsFloat() {
-			r = r.To(ct)
-		}
+	if r, ok := viaFloat(x, w, b, func(x, w, b *Tensor) *Tensor { return Conv2d(x, w, b, opts) }); ok {
 		return r
 	}
+	ct := x.dtype
 	g := newConvGeom(x.shape, w.shape, opts)
 	xc, wc := x.contiguousRaw(), w.contiguousRaw()
 	var bc *Tensor

@@ -238,26 +238,10 @@ func linear(x, w, b *Tensor, relu bool) *Tensor {
 	if b != nil && (b.Numel() != outF || len(b.shape) > 1) {
 		panic(fmt.Sprintf("tensor: Linear: bias %v does not match weight %v", b.shape, w.shape))
 	}
-	ct := PromoteTypes(x.dtype, w.dtype)
-	if b != nil {
-		ct = PromoteTypes(ct, b.dtype)
-	}
-	if ct.IsHalf() || !ct.IsFloat() || x.dtype != ct || w.dtype != ct || (b != nil && b.dtype != ct) {
-		// Mixed or 16-bit types go through float32 (recorded casts).
-		ft := floatOf(ct)
-		if ft.IsHalf() {
-			ft = Float32
-		}
-		var bf *Tensor
-		if b != nil {
-			bf = b.To(ft)
-		}
-		r := linear(x.To(ft), w.To(ft), bf, relu)
-		if ct.IsFloat() {
-			r = r.To(ct)
-		}
+	if r, ok := viaFloat(x, w, b, func(x, w, b *Tensor) *Tensor { return linear(x, w, b, relu) }); ok {
 		return r
 	}
+	ct := x.dtype
 	x2 := x
 	if len(x.shape) != 2 {
 		x2 = x.reshapeRaw([]int{-1, in})
@@ -389,4 +373,32 @@ func fillRowsSlice[T float](o, b []T, rows, n int) {
 	for r := range rows {
 		copy(o[r*n:(r+1)*n], b)
 	}
+}
+
+// viaFloat runs f, an operation on an input, a weight and an optional
+// bias, on the three cast to one float type (recorded casts) when their
+// types differ or are 16-bit, and casts the result back to the promoted
+// type when it is a float type. It returns false, having done nothing,
+// when the three already share a 32- or 64-bit float type.
+func viaFloat(x, w, b *Tensor, f func(x, w, b *Tensor) *Tensor) (*Tensor, bool) {
+	ct := PromoteTypes(x.dtype, w.dtype)
+	if b != nil {
+		ct = PromoteTypes(ct, b.dtype)
+	}
+	if !ct.IsHalf() && ct.IsFloat() && x.dtype == ct && w.dtype == ct && (b == nil || b.dtype == ct) {
+		return nil, false
+	}
+	ft := floatOf(ct)
+	if ft.IsHalf() {
+		ft = Float32
+	}
+	var bf *Tensor
+	if b != nil {
+		bf = b.To(ft)
+	}
+	r := f(x.To(ft), w.To(ft), bf)
+	if ct.IsFloat() {
+		r = r.To(ct)
+	}
+	return r, true
 }
