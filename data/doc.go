@@ -69,9 +69,9 @@
 // list is ErrNotMatrix. Files not mapped go through arrow-go's page reader
 // with the same decoding (scalar columns) or its column readers; encrypted
 // chunks and other encodings through the column readers. A bad page is an
-// error naming the file, column, row group and page. The walker is kept
-// where it beats arrow-go's page reader (docs/inference.md has the
-// measurement and the rule).
+// error naming the file, column, row group and page. The walker is to be
+// kept only where it beats arrow-go's page reader (docs/inference.md has
+// the measurement, the rule and what it leaves open).
 //
 // One writer writes Parquet: [ParquetFrameWriter] streams Frames, a row
 // group a batch (or RowGroupRows); [WriteParquetFrame] writes a whole
