@@ -50,8 +50,9 @@
 // batch column-major, the layout a GEMM takes as a transposed operand, with
 // no transpose at all: a page that holds only values of the batch's rows is
 // decompressed (or its dictionary indices decoded) straight into the
-// caller's buffer. In a mapped file the package walks each column chunk's
-// pages itself: the page headers are decoded from the Thrift compact
+// caller's buffer. In a mapped file each column chunk's pages are walked
+// by internal/parquetpage (plain slices, no arrow-go): the page headers
+// are decoded from the Thrift compact
 // protocol (parquet-format's parquet.thrift, Apache Thrift's compact
 // protocol specification), unknown fields skipped, every size checked
 // against the chunk before any allocation, and pages decompressed from the
@@ -68,7 +69,14 @@
 // list is ErrNotMatrix. Files not mapped go through arrow-go's page reader
 // with the same decoding (scalar columns) or its column readers; encrypted
 // chunks and other encodings through the column readers. A bad page is an
-// error naming the file, column, row group and page.
+// error naming the file, column, row group and page. The walker is to be
+// kept only where it beats arrow-go's page reader (docs/inference.md has
+// the measurement, the rule and what it leaves open).
+//
+// One writer writes Parquet: [ParquetFrameWriter] streams Frames, a row
+// group a batch (or RowGroupRows); [WriteParquetFrame] writes a whole
+// Frame to a path through a temporary file renamed into place, and
+// [WriteParquet] a Table the same way.
 //
 // # Readers
 //

@@ -86,51 +86,13 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Check the types and lay out the Table columns.
-	var cols []string
-	featureNames := make([]string, len(sel.features))
-	vector := make([]bool, len(sel.features))
-	widths := make([]int, len(sel.features))
-	for k, j := range sel.features {
-		c := f.cols[j]
-		featureNames[k], widths[k] = c.Name(), 1
-		switch c := c.(type) {
-		case *Float64Column, *Float32Column, *Int64Column, *BoolColumn:
-		case *VectorColumn:
-			vector[k], widths[k] = true, c.Width()
-		case *StringColumn:
-			return nil, fmt.Errorf("column %q has type string; features must be numbers, booleans or vectors (index or encode strings first)", c.Name())
-		default:
-			return nil, fmt.Errorf("column %q: Table cannot convert a column of Go type %T", c.Name(), c)
-		}
-	}
-	cols = expandVectorNames(featureNames, vector, widths)
-	if len(opts.Features) > 0 {
-		// Element names must select whole vectors, in order.
-		var want []string
-		for _, n := range opts.Features {
-			if k := slices.Index(featureNames, n); k >= 0 && vector[k] {
-				want = append(want, expandVectorNames(featureNames[k:k+1], vector[k:k+1], widths[k:k+1])...)
-			} else {
-				want = append(want, n)
-			}
-		}
-		if !slices.Equal(want, cols) {
-			return nil, fmt.Errorf("the selected columns %v do not match the vector columns they name, whose elements are %v", opts.Features, cols)
-		}
+	cols, vector, widths, err := f.tableLayout(sel.features, opts.Features)
+	if err != nil {
+		return nil, err
 	}
 	if sel.label >= 0 {
-		c := f.cols[sel.label]
-		switch c.(type) {
-		case *Float64Column, *Float32Column, *Int64Column, *BoolColumn, *StringColumn, *VectorColumn:
-		default:
-			return nil, fmt.Errorf("label column %q: Table cannot convert a column of Go type %T", c.Name(), c)
-		}
-		switch {
-		case c.Kind() == Vector:
-			return nil, fmt.Errorf("label column %q has type %s", c.Name(), describeKind(c))
-		case opts.LabelKind == LabelNumeric && c.Kind() == String:
-			return nil, fmt.Errorf("label column %q: type string is not numeric", c.Name())
+		if err := checkTableLabel(f.cols[sel.label], opts.LabelKind); err != nil {
+			return nil, err
 		}
 	}
 
@@ -148,6 +110,83 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 			t.FeatureShape = shape
 		}
 	}
+	missing, err := f.fillTableFeatures(t, sel.features, vector, widths, opts)
+	if err != nil {
+		return nil, err
+	}
+	if sel.label >= 0 {
+		if err := fillTableLabel(t, f.cols[sel.label], classes, opts); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Impute == MissingMean {
+		if err := missing.imputeMean(t, func(k int) string { return strconv.Quote(t.Columns[k]) }); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// tableLayout checks the types of the feature columns (indices into
+// f.cols) and lays out the Table's columns: their names (a vector's
+// elements one each), which features are vectors and their widths.
+// selected, the features as the caller named them, must name whole
+// vectors, in order.
+func (f *Frame) tableLayout(features []int, selected []string) (cols []string, vector []bool, widths []int, _ error) {
+	featureNames := make([]string, len(features))
+	vector = make([]bool, len(features))
+	widths = make([]int, len(features))
+	for k, j := range features {
+		c := f.cols[j]
+		featureNames[k], widths[k] = c.Name(), 1
+		switch c := c.(type) {
+		case *Float64Column, *Float32Column, *Int64Column, *BoolColumn:
+		case *VectorColumn:
+			vector[k], widths[k] = true, c.Width()
+		case *StringColumn:
+			return nil, nil, nil, fmt.Errorf("column %q has type string; features must be numbers, booleans or vectors (index or encode strings first)", c.Name())
+		default:
+			return nil, nil, nil, fmt.Errorf("column %q: Table cannot convert a column of Go type %T", c.Name(), c)
+		}
+	}
+	cols = expandVectorNames(featureNames, vector, widths)
+	if len(selected) > 0 {
+		// Element names must select whole vectors, in order.
+		var want []string
+		for _, n := range selected {
+			if k := slices.Index(featureNames, n); k >= 0 && vector[k] {
+				want = append(want, expandVectorNames(featureNames[k:k+1], vector[k:k+1], widths[k:k+1])...)
+			} else {
+				want = append(want, n)
+			}
+		}
+		if !slices.Equal(want, cols) {
+			return nil, nil, nil, fmt.Errorf("the selected columns %v do not match the vector columns they name, whose elements are %v", selected, cols)
+		}
+	}
+	return cols, vector, widths, nil
+}
+
+// checkTableLabel checks that c can be a label of kind kind.
+func checkTableLabel(c Column, kind LabelKind) error {
+	switch c.(type) {
+	case *Float64Column, *Float32Column, *Int64Column, *BoolColumn, *StringColumn, *VectorColumn:
+	default:
+		return fmt.Errorf("label column %q: Table cannot convert a column of Go type %T", c.Name(), c)
+	}
+	switch {
+	case c.Kind() == Vector:
+		return fmt.Errorf("label column %q has type %s", c.Name(), describeKind(c))
+	case kind == LabelNumeric && c.Kind() == String:
+		return fmt.Errorf("label column %q: type string is not numeric", c.Name())
+	}
+	return nil
+}
+
+// fillTableFeatures writes the feature columns into t.X and returns the
+// cells left missing (NaN) for imputation; a null is an error unless
+// opts imputes it.
+func (f *Frame) fillTableFeatures(t *Table, features []int, vector []bool, widths []int, opts TableOptions) (missingCells, error) {
 	var missing missingCells
 	null := func(i int, name string, p int) error {
 		if opts.Impute != MissingMean {
@@ -159,62 +198,62 @@ func (f *Frame) table(opts TableOptions) (*Table, error) {
 	}
 	stride := t.Cols
 	off := 0
-	for k, j := range sel.features {
+	for k, j := range features {
 		c := f.cols[j]
 		if vector[k] {
 			if err := fillVector(t.X, stride, off, c.(*VectorColumn), null); err != nil {
-				return nil, err
+				return missing, err
 			}
 			off += widths[k]
 			continue
 		}
 		if err := fillScalar(t.X, stride, off, c, opts.parquetCompat); err != nil {
-			return nil, err
+			return missing, err
 		}
 		for i, ok := range c.Valid() { // nil when nothing is missing
 			if !ok {
 				if err := null(i, c.Name(), i*stride+off); err != nil {
-					return nil, err
+					return missing, err
 				}
 			}
 		}
 		off++
 	}
-	if sel.label >= 0 {
-		c := f.cols[sel.label]
-		t.LabelName = c.Name()
+	return missing, nil
+}
+
+// fillTableLabel sets t's label from column c: numeric targets (Y) or
+// class indices (Labels, Classes) encoded by classes. A null label is an
+// error.
+func fillTableLabel(t *Table, c Column, classes *classEncoder, opts TableOptions) error {
+	n := t.Rows
+	t.LabelName = c.Name()
+	for i := range n {
+		if c.IsNull(i) {
+			return rowErrorf(i, "label column %q: null label", c.Name())
+		}
+	}
+	if opts.LabelKind == LabelNumeric {
+		t.Y = make([]float32, n)
 		for i := range n {
-			if c.IsNull(i) {
-				return nil, rowErrorf(i, "label column %q: null label", c.Name())
+			t.Y[i] = scalarFloat32(c, i)
+			if !isFinite32(t.Y[i]) {
+				return rowErrorf(i, "label column %q: %v is not a finite number", c.Name(), scalarFloat64(c, i))
 			}
 		}
-		if opts.LabelKind == LabelNumeric {
-			t.Y = make([]float32, n)
-			for i := range n {
-				t.Y[i] = scalarFloat32(c, i)
-				if !isFinite32(t.Y[i]) {
-					return nil, rowErrorf(i, "label column %q: %v is not a finite number", c.Name(), scalarFloat64(c, i))
-				}
-			}
-		} else {
-			t.Labels = make([]int64, n)
-			for i := range n {
-				s := classNameOf(c, i, opts.parquetCompat)
-				idx, ok := classes.encode(s)
-				if !ok {
-					return nil, rowErrorf(i, "label column %q: %s", c.Name(), classes.unknownClass(s))
-				}
-				t.Labels[i] = idx
-			}
-			t.Classes = classes.sortClasses(t.Labels)
-		}
+		return nil
 	}
-	if opts.Impute == MissingMean {
-		if err := missing.imputeMean(t, func(k int) string { return strconv.Quote(t.Columns[k]) }); err != nil {
-			return nil, err
+	t.Labels = make([]int64, n)
+	for i := range n {
+		s := classNameOf(c, i, opts.parquetCompat)
+		idx, ok := classes.encode(s)
+		if !ok {
+			return rowErrorf(i, "label column %q: %s", c.Name(), classes.unknownClass(s))
 		}
+		t.Labels[i] = idx
 	}
-	return t, nil
+	t.Classes = classes.sortClasses(t.Labels)
+	return nil
 }
 
 // fillScalar writes the values of a numeric or boolean column into Table

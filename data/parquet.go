@@ -3,18 +3,10 @@ package data
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
-	"github.com/fathom-ml/fathom/internal/atomicfile"
-
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // ParquetOptions says how to read Parquet files. The zero value reads every
@@ -194,81 +186,61 @@ func checkLabelType(dt arrow.DataType, kind LabelKind) error {
 // columns named after t.Columns ("c1", "c2", ... when t has no names); class
 // labels a string column of class names, numeric targets a float32 column,
 // called t.LabelName or "label". t.FeatureShape is kept in the schema metadata.
+// It writes with ParquetFrameWriter, a batch of rows at a time.
 func WriteParquet(path string, t *Table) error {
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	fields := make([]arrow.Field, 0, t.Cols+1)
+	names := make([]string, 0, t.Cols+1)
 	for j := 0; j < t.Cols; j++ {
 		name := "c" + strconv.Itoa(j+1)
 		if t.Columns != nil {
 			name = t.Columns[j]
 		}
-		fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float32})
+		names = append(names, name)
 	}
 	labelName := t.LabelName
 	if labelName == "" {
 		labelName = "label"
 	}
-	switch {
-	case t.Labels != nil:
-		fields = append(fields, arrow.Field{Name: labelName, Type: arrow.BinaryTypes.String})
-	case t.Y != nil:
-		fields = append(fields, arrow.Field{Name: labelName, Type: arrow.PrimitiveTypes.Float32})
+	if t.Labels != nil || t.Y != nil {
+		names = append(names, labelName)
 	}
-	var md arrow.Metadata
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return fmt.Errorf("%s: column name %q appears twice", path, n)
+		}
+		seen[n] = true
+	}
+	opts := ParquetWriteOptions{Dictionary: true, Required: true}
 	if t.FeatureShape != nil {
 		b, _ := json.Marshal(t.FeatureShape)
-		md = arrow.NewMetadata([]string{featureShapeKey}, []string{string(b)})
+		opts.Metadata = map[string]string{featureShapeKey: string(b)}
 	}
-	schema := arrow.NewSchema(fields, &md)
-	seen := map[string]bool{}
-	for _, f := range fields {
-		if seen[f.Name] {
-			return fmt.Errorf("%s: column name %q appears twice", path, f.Name)
-		}
-		seen[f.Name] = true
-	}
+	return writeParquetBatches(path, t.Rows, opts, func(lo, hi int) (*Frame, error) { return t.frameRows(names, lo, hi) })
+}
 
-	return atomicfile.Write(path, func(w io.Writer) error {
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
-		fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-		if err != nil {
-			return err
+// frameRows returns rows lo to hi of t as a Frame of float32 feature
+// columns and the label (class names or targets), named by names.
+func (t *Table) frameRows(names []string, lo, hi int) (*Frame, error) {
+	cols := make([]Column, 0, len(names))
+	for j := 0; j < t.Cols; j++ {
+		v := make([]float32, hi-lo)
+		for i := range v {
+			v[i] = t.X[(lo+i)*t.Cols+j]
 		}
-		const batch = 1 << 16
-		mem := memory.DefaultAllocator
-		for start := 0; start < t.Rows || (start == 0 && t.Rows == 0); start += batch {
-			end := min(start+batch, t.Rows)
-			b := array.NewRecordBuilder(mem, schema)
-			for j := 0; j < t.Cols; j++ {
-				fb := b.Field(j).(*array.Float32Builder)
-				fb.Reserve(end - start)
-				for i := start; i < end; i++ {
-					fb.UnsafeAppend(t.X[i*t.Cols+j])
-				}
-			}
-			switch {
-			case t.Labels != nil:
-				sb := b.Field(t.Cols).(*array.StringBuilder)
-				for i := start; i < end; i++ {
-					sb.Append(t.Classes[t.Labels[i]])
-				}
-			case t.Y != nil:
-				b.Field(t.Cols).(*array.Float32Builder).AppendValues(t.Y[start:end], nil)
-			}
-			rec := b.NewRecordBatch()
-			err := fw.Write(rec)
-			rec.Release()
-			b.Release()
-			if err != nil {
-				fw.Close()
-				return err
-			}
-			if t.Rows == 0 {
-				break
-			}
+		cols = append(cols, NewColumn(names[j], v, nil))
+	}
+	switch {
+	case t.Labels != nil:
+		v := make([]string, hi-lo)
+		for i := range v {
+			v[i] = t.Classes[t.Labels[lo+i]]
 		}
-		return fw.Close()
-	})
+		cols = append(cols, NewColumn(names[t.Cols], v, nil))
+	case t.Y != nil:
+		cols = append(cols, NewColumn(names[t.Cols], t.Y[lo:hi], nil))
+	}
+	return NewFrame(cols...)
 }

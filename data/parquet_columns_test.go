@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/fathom-ml/fathom/internal/parquetpage"
 	pqgo "github.com/parquet-go/parquet-go"
 )
 
@@ -254,7 +255,7 @@ func checkEncodings(t *testing.T, name, path string) {
 	stats := cc.EncodingStats()
 	plainData := false
 	for _, s := range stats {
-		if int(s.PageType) == pageData || int(s.PageType) == pageDataV2 {
+		if int(s.PageType) == parquetpage.PageData || int(s.PageType) == parquetpage.PageDataV2 {
 			plainData = plainData || s.Encoding == parquet.Encodings.Plain
 		}
 	}

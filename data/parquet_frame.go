@@ -142,12 +142,51 @@ func readParquetFrameFile(part parquetPart, keys []hiveKey, opts ParquetFrameOpt
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
 	}
-	avail := make([]parquetColumn, 0, schema.NumFields()+len(keys))
-	names := make([]string, 0, cap(avail))
-	pos := make(map[string]int, cap(avail))
+	avail, names, pos, err := parquetFileColumns(path, fr, schema, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := selectParquetColumns(path, avail, names, pos, opts, plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	fileCols, leaves, err := parquetColumnBuilders(path, avail, src, schema.NumFields())
+	if err != nil {
+		return nil, nil, err
+	}
+	if cols, meta, err = mergeParquetColumns(path, cols, fileCols, schema, meta); err != nil {
+		return nil, nil, err
+	}
+	if err := checkParquetRows(path, cols, pf.NumRows(), opts); err != nil {
+		return nil, nil, err
+	}
+	for _, c := range cols {
+		c.reserve(int(pf.NumRows()))
+	}
+	fileRow := int(pf.NumRows()) // only key=value columns: nothing to decode
+	if len(leaves) > 0 {
+		if fileRow, err = readParquetRows(path, fr, leaves, cols); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, c := range cols {
+		if c.key >= 0 {
+			c.appendRepeated(part.vals[c.key], fileRow)
+		}
+	}
+	return cols, meta, nil
+}
+
+// parquetFileColumns lists the columns a file offers: its own, then the
+// data set's key=value columns; names are their names and pos their
+// positions by name.
+func parquetFileColumns(path string, fr *pqarrow.FileReader, schema *arrow.Schema, keys []hiveKey) (avail []parquetColumn, names []string, pos map[string]int, _ error) {
+	avail = make([]parquetColumn, 0, schema.NumFields()+len(keys))
+	names = make([]string, 0, cap(avail))
+	pos = make(map[string]int, cap(avail))
 	for i, f := range schema.Fields() {
 		if _, dup := pos[f.Name]; dup {
-			return nil, nil, fmt.Errorf("%s: column name %q appears twice", path, f.Name)
+			return nil, nil, nil, fmt.Errorf("%s: column name %q appears twice", path, f.Name)
 		}
 		pos[f.Name] = i
 		names = append(names, f.Name)
@@ -155,25 +194,32 @@ func readParquetFrameFile(part parquetPart, keys []hiveKey, opts ParquetFrameOpt
 	}
 	for _, k := range keys {
 		if _, dup := pos[k.name]; dup {
-			return nil, nil, fmt.Errorf("%s: column %q is both in the file and a key of its key=value directories", path, k.name)
+			return nil, nil, nil, fmt.Errorf("%s: column %q is both in the file and a key of its key=value directories", path, k.name)
 		}
 		pos[k.name] = len(avail)
 		names = append(names, k.name)
 		avail = append(avail, parquetColumn{name: k.name, typ: k.arrowType()})
 	}
+	return avail, names, pos, nil
+}
+
+// selectParquetColumns returns the indices into avail of the columns to
+// read: plan's choice, opts.Columns, or all of them.
+func selectParquetColumns(path string, avail []parquetColumn, names []string, pos map[string]int, opts ParquetFrameOptions, plan parquetPlan) ([]int, error) {
 	src := make([]int, 0, len(names))
 	if plan != nil {
+		var err error
 		if src, err = plan(avail); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	} else if len(opts.Columns) > 0 {
 		for _, n := range opts.Columns {
 			j, ok := pos[n]
 			if !ok {
-				return nil, nil, fmt.Errorf("%s: column %q not found (columns: %s)", path, n, strings.Join(names, ", "))
+				return nil, fmt.Errorf("%s: column %q not found (columns: %s)", path, n, strings.Join(names, ", "))
 			}
 			if slices.Contains(src, j) {
-				return nil, nil, fmt.Errorf("%s: column %q is selected twice", path, n)
+				return nil, fmt.Errorf("%s: column %q is selected twice", path, n)
 			}
 			src = append(src, j)
 		}
@@ -183,9 +229,16 @@ func readParquetFrameFile(part parquetPart, keys []hiveKey, opts ParquetFrameOpt
 		}
 	}
 	if len(src) == 0 {
-		return nil, nil, fmt.Errorf("%s: no columns", path)
+		return nil, fmt.Errorf("%s: no columns", path)
 	}
-	nFile := schema.NumFields()
+	return src, nil
+}
+
+// parquetColumnBuilders returns a builder for each column of avail that
+// src selects, and the file's leaf columns to decode for them (the
+// first nFile columns of avail are the file's own, the rest key=value
+// columns).
+func parquetColumnBuilders(path string, avail []parquetColumn, src []int, nFile int) ([]*frameColumnBuilder, []int, error) {
 	fileCols := make([]*frameColumnBuilder, len(src))
 	var leaves []int
 	for k, j := range src {
@@ -212,8 +265,14 @@ func readParquetFrameFile(part parquetPart, keys []hiveKey, opts ParquetFrameOpt
 			leaves = append(leaves, c.field.ColIndex)
 		}
 	}
+	return fileCols, leaves, nil
+}
+
+// mergeParquetColumns returns the builders of the data set: the first
+// file's (cols nil), with its schema's metadata, or the earlier files'
+// once checked against this file's.
+func mergeParquetColumns(path string, cols, fileCols []*frameColumnBuilder, schema *arrow.Schema, meta map[string]string) ([]*frameColumnBuilder, map[string]string, error) {
 	if cols == nil {
-		cols = fileCols
 		md := schema.Metadata()
 		if md.Len() > 0 {
 			meta = make(map[string]string, md.Len())
@@ -221,76 +280,75 @@ func readParquetFrameFile(part parquetPart, keys []hiveKey, opts ParquetFrameOpt
 				meta[key] = md.Values()[i]
 			}
 		}
-	} else {
-		for k, c := range cols {
-			fc := fileCols[k]
-			if fc.name != c.name || fc.kind != c.kind || fc.elem32 != c.elem32 || (fc.width != 0 && c.width != 0 && fc.width != c.width) {
-				return nil, nil, fmt.Errorf("%s: column %q (%s) differs from the earlier partitions' %q (%s)", path, fc.name, fc.describe(), c.name, c.describe())
-			}
-			if c.width == 0 {
-				c.width = fc.width
-			}
+		return fileCols, meta, nil
+	}
+	for k, c := range cols {
+		fc := fileCols[k]
+		if fc.name != c.name || fc.kind != c.kind || fc.elem32 != c.elem32 || (fc.width != 0 && c.width != 0 && fc.width != c.width) {
+			return nil, nil, fmt.Errorf("%s: column %q (%s) differs from the earlier partitions' %q (%s)", path, fc.name, fc.describe(), c.name, c.describe())
+		}
+		if c.width == 0 {
+			c.width = fc.width
 		}
 	}
-	// The footer declares the row count: refuse a file (or a data set)
-	// whose columns would take more than the limit before reading it, so
-	// that a few bytes of footer cannot claim 2^40 rows.
+	return cols, meta, nil
+}
+
+// checkParquetRows refuses a file (or a data set) whose columns would
+// take more than the limit with the n rows its footer declares, before
+// reading it, so that a few bytes of footer cannot claim 2^40 rows.
+func checkParquetRows(path string, cols []*frameColumnBuilder, n int64, opts ParquetFrameOptions) error {
 	limit := opts.MaxBytes
 	if limit <= 0 {
+		var err error
 		if limit, err = MaxInputBytes(); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	n := pf.NumRows()
 	if n < 0 || n > math.MaxInt32*math.MaxInt32 {
-		return nil, nil, fmt.Errorf("%s: parquet: the footer declares %d rows", path, n)
+		return fmt.Errorf("%s: parquet: the footer declares %d rows", path, n)
 	}
 	var need float64
 	for _, c := range cols {
 		need += float64(c.rows+int(n)) * float64(c.rowBytes())
 	}
 	if need > float64(limit) {
-		return nil, nil, fmt.Errorf("%s: parquet: its footer declares %d rows, which (with earlier files) need about %.0f bytes of memory, over the limit of %d bytes (set %s to raise it)",
+		return fmt.Errorf("%s: parquet: its footer declares %d rows, which (with earlier files) need about %.0f bytes of memory, over the limit of %d bytes (set %s to raise it)",
 			path, n, need, limit, MaxInputBytesEnv)
 	}
-	for _, c := range cols {
-		c.reserve(int(pf.NumRows()))
+	return nil
+}
+
+// readParquetRows decodes the file's leaf columns into the builders of
+// the file's own columns, record batch by record batch, and returns the
+// number of rows read.
+func readParquetRows(path string, fr *pqarrow.FileReader, leaves []int, cols []*frameColumnBuilder) (int, error) {
+	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: parquet: %w", path, err)
 	}
+	defer rr.Release()
 	fileRow := 0
-	if len(leaves) == 0 {
-		fileRow = int(pf.NumRows()) // only key=value columns: nothing to decode
-	} else {
-		rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: parquet: %w", path, err)
-		}
-		defer rr.Release()
-		for rr.Next() {
-			rec := rr.RecordBatch()
-			for _, c := range cols {
-				if c.key >= 0 {
-					continue
-				}
-				a, err := recordColumn(rec, c.name)
-				if err != nil {
-					return nil, nil, fmt.Errorf("%s: %w", path, err)
-				}
-				if err := c.append(a, fileRow); err != nil {
-					return nil, nil, fmt.Errorf("%s: %w", path, err)
-				}
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for _, c := range cols {
+			if c.key >= 0 {
+				continue
 			}
-			fileRow += int(rec.NumRows())
+			a, err := recordColumn(rec, c.name)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %w", path, err)
+			}
+			if err := c.append(a, fileRow); err != nil {
+				return 0, fmt.Errorf("%s: %w", path, err)
+			}
 		}
-		if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-			return nil, nil, fmt.Errorf("%s: parquet: after row %d: %w", path, fileRow, err)
-		}
+		fileRow += int(rec.NumRows())
 	}
-	for _, c := range cols {
-		if c.key >= 0 {
-			c.appendRepeated(part.vals[c.key], fileRow)
-		}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("%s: parquet: after row %d: %w", path, fileRow, err)
 	}
-	return cols, meta, nil
+	return fileRow, nil
 }
 
 // frameColumnBuilder accumulates one Frame column over record batches.

@@ -3,7 +3,11 @@ package data
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"unsafe"
+
+	"github.com/fathom-ml/fathom/internal/atomicfile"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,7 +22,9 @@ import (
 // in the memory of one batch. Column kinds map back as ReadParquetFrame
 // reads them: Float64, Float32, Int64, Bool and String columns to the
 // matching Parquet types, Vector columns to fixed-size lists of float or
-// double. Nulls are kept.
+// double. Nulls are kept. It is the project's one Parquet writer:
+// WriteParquetFrame writes a whole Frame to a path through it, and
+// WriteParquet a Table.
 type ParquetFrameWriter struct {
 	schema *arrow.Schema
 	kinds  []Kind
@@ -26,11 +32,18 @@ type ParquetFrameWriter struct {
 	fw     *pqarrow.FileWriter
 	group  int // RowGroupRows
 	rows   int // rows in the current buffered row group
+	// required: the columns are REQUIRED (ParquetWriteOptions.Required).
+	required bool
 }
 
 // ParquetFrameSchema returns the Arrow schema a Frame's columns are
 // written with; every batch written must have the same columns and kinds.
 func ParquetFrameSchema(f *Frame) (*arrow.Schema, error) {
+	return frameSchema(f, ParquetWriteOptions{})
+}
+
+// frameSchema is the schema of f's columns as opts writes them.
+func frameSchema(f *Frame, opts ParquetWriteOptions) (*arrow.Schema, error) {
 	fields := make([]arrow.Field, f.NumCols())
 	for j, c := range f.cols {
 		var dt arrow.DataType
@@ -55,9 +68,18 @@ func ParquetFrameSchema(f *Frame) (*arrow.Schema, error) {
 		default:
 			return nil, fmt.Errorf("column %q: cannot write kind %s", c.Name(), c.Kind())
 		}
-		fields[j] = arrow.Field{Name: c.Name(), Type: dt, Nullable: true}
+		fields[j] = arrow.Field{Name: c.Name(), Type: dt, Nullable: !opts.Required}
 	}
-	return arrow.NewSchema(fields, nil), nil
+	if len(opts.Metadata) == 0 {
+		return arrow.NewSchema(fields, nil), nil
+	}
+	keys := slices.Sorted(maps.Keys(opts.Metadata))
+	vals := make([]string, len(keys))
+	for i, k := range keys {
+		vals[i] = opts.Metadata[k]
+	}
+	md := arrow.NewMetadata(keys, vals)
+	return arrow.NewSchema(fields, &md), nil
 }
 
 // ParquetWriteOptions says how ParquetFrameWriter encodes. The zero value
@@ -78,6 +100,11 @@ type ParquetWriteOptions struct {
 	// the row groups readers want, and sets up its column writers once
 	// per row group, not once per batch.
 	RowGroupRows int
+	// Required writes every column REQUIRED (not nullable), as columns
+	// that can hold no null are; a batch with nulls is then an error.
+	Required bool
+	// Metadata is stored in the file's Arrow schema (key, value).
+	Metadata map[string]string
 
 	// props are appended to the writer properties (tests: page versions,
 	// page sizes, codecs).
@@ -87,7 +114,7 @@ type ParquetWriteOptions struct {
 // NewParquetFrameWriter starts a Parquet stream on w with the columns of
 // first (which is not written).
 func NewParquetFrameWriter(w io.Writer, first *Frame, opts ParquetWriteOptions) (*ParquetFrameWriter, error) {
-	schema, err := ParquetFrameSchema(first)
+	schema, err := frameSchema(first, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +136,7 @@ func NewParquetFrameWriter(w io.Writer, first *Frame, opts ParquetWriteOptions) 
 	if err != nil {
 		return nil, err
 	}
-	pw := &ParquetFrameWriter{schema: schema, fw: fw, group: opts.RowGroupRows}
+	pw := &ParquetFrameWriter{schema: schema, fw: fw, group: opts.RowGroupRows, required: opts.Required}
 	for _, c := range first.cols {
 		pw.kinds = append(pw.kinds, c.Kind())
 		w := 0
@@ -159,6 +186,9 @@ func (pw *ParquetFrameWriter) write(f *Frame, buffered bool) error {
 	for j, c := range f.cols {
 		if c.Kind() != pw.kinds[j] || c.Name() != pw.schema.Field(j).Name {
 			return fmt.Errorf("parquet writer: column %d is %q (%s), the file's is %q (%s)", j, c.Name(), c.Kind(), pw.schema.Field(j).Name, pw.kinds[j])
+		}
+		if pw.required && c.NullCount() > 0 {
+			return fmt.Errorf("parquet writer: column %q has %d nulls, the file's columns are required", c.Name(), c.NullCount())
 		}
 		var err error
 		if cols[j], err = pw.array(j, c, n); err != nil {
@@ -245,6 +275,45 @@ func inPlaceArray[T float32 | float64 | int64](typ arrow.DataType, v []T) arrow.
 // Close finishes the stream (the footer) and closes the writer under it
 // if that is an io.Closer.
 func (pw *ParquetFrameWriter) Close() error { return pw.fw.Close() }
+
+// WriteParquetFrame writes f to path as a Parquet file through a
+// temporary file renamed into place (internal/atomicfile), with a
+// ParquetFrameWriter: row groups of at most 65,536 rows (one, empty, for
+// an empty frame) unless opts.RowGroupRows says otherwise.
+func WriteParquetFrame(path string, f *Frame, opts ParquetWriteOptions) error {
+	return writeParquetBatches(path, f.Len(), opts, func(lo, hi int) (*Frame, error) { return f.Slice(lo, hi), nil })
+}
+
+// parquetFileBatch is the number of rows WriteParquetFrame and
+// WriteParquet hand the writer at a time.
+const parquetFileBatch = 1 << 16
+
+// writeParquetBatches writes rows rows to path through a temporary file,
+// the batches of at most parquetFileBatch rows given by batch(lo, hi).
+func writeParquetBatches(path string, rows int, opts ParquetWriteOptions, batch func(lo, hi int) (*Frame, error)) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		var pw *ParquetFrameWriter
+		for start := 0; start < rows || start == 0; start += parquetFileBatch {
+			f, err := batch(start, min(start+parquetFileBatch, rows))
+			if err == nil && pw == nil {
+				pw, err = NewParquetFrameWriter(w, f, opts)
+				if err != nil {
+					return err
+				}
+			}
+			if err == nil {
+				err = pw.Write(f)
+			}
+			if err != nil {
+				if pw != nil {
+					pw.Close()
+				}
+				return err
+			}
+		}
+		return pw.Close()
+	})
+}
 
 func validOrAll(valid []bool, n int) []bool {
 	if valid != nil {

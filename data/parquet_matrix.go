@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/bits"
 	"os"
 	"runtime/debug"
 	"slices"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -18,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/internal/parquetpage"
 )
 
 // ErrNotMatrix says that a file's columns are not laid out as
@@ -51,8 +50,8 @@ type NullCell struct{ Row, Col int }
 // ParquetMatrix is used by one goroutine at a time.
 type ParquetMatrix struct {
 	path    string
-	closer  io.Closer   // the file
-	mapped  *mappedFile // the file when mapped, or nil
+	closer  io.Closer               // the file
+	mapped  *parquetpage.MappedFile // the file when mapped, or nil
 	pf      *file.Reader
 	names   []string
 	leaves  []int
@@ -104,11 +103,11 @@ func OpenParquetMatrix(path string, opts MatrixOptions) (_ *ParquetMatrix, err e
 	// unmapped as the next one starts; otherwise the column chunks of a
 	// row group, which lie one after the other, are read a window at a
 	// time rather than one read each.
-	props := parquet.NewReaderProperties(pagePool)
+	props := parquet.NewReaderProperties(pageBufs)
 	var closer io.Closer
-	var mf *mappedFile
+	var mf *parquetpage.MappedFile
 	var pf *file.Reader
-	if mf, err = openMapped(path); err == nil {
+	if mf, err = parquetpage.OpenMapped(path); err == nil {
 		if pf, err = file.NewParquetReader(mf, file.WithReadProps(props)); err != nil {
 			mf.Close()
 			return nil, fmt.Errorf("%s: parquet: %w", path, err)
@@ -300,8 +299,8 @@ func (m *ParquetMatrix) RowsFromIndices() (ok bool) {
 		if err != nil || cc.DictionaryPageOffset() > cc.DataPageOffset() {
 			return false
 		}
-		h, _, err := parsePageHeader(chunk)
-		if err != nil || h.typ != pageDictionary || !h.dict || h.numValues < 0 || h.numValues > 256 {
+		h, _, err := parquetpage.ParseHeader(chunk)
+		if err != nil || h.Type != parquetpage.PageDictionary || !h.HasDict || h.NumValues < 0 || h.NumValues > 256 {
 			return false
 		}
 	}
@@ -313,7 +312,7 @@ func (m *ParquetMatrix) RowsFromIndices() (ok bool) {
 func dictDataOnly(stats []metadata.PageEncodingStats) bool {
 	data := false
 	for _, s := range stats {
-		if int(s.PageType) != pageData && int(s.PageType) != pageDataV2 {
+		if int(s.PageType) != parquetpage.PageData && int(s.PageType) != parquetpage.PageDataV2 {
 			continue
 		}
 		if !dictEncoded(s.Encoding) {
@@ -338,7 +337,7 @@ func (m *ParquetMatrix) fault(n *int, err *error) {
 // mappingFault panics again with r, a recovered panic, unless it is a
 // fault reading the mapping.
 func (m *ParquetMatrix) mappingFault(r any) {
-	if f, ok := r.(interface{ Addr() uintptr }); !ok || !m.mapped.contains(f.Addr()) {
+	if f, ok := r.(interface{ Addr() uintptr }); !ok || !m.mapped.Contains(f.Addr()) {
 		panic(r)
 	}
 }
@@ -459,7 +458,7 @@ func (m *ParquetMatrix) openRowGroup() error {
 			if cc.HasDictionaryPage() {
 				start = min(start, cc.DictionaryPageOffset())
 			}
-			m.mapped.release(start)
+			m.mapped.Release(start)
 		}
 	}
 	for j, leaf := range m.leaves {
@@ -515,10 +514,8 @@ func (m *ParquetMatrix) cursor(j int) *pageCursor {
 	if c := m.pages[j]; c != nil {
 		return c
 	}
-	c := &pageCursor{maxDef: m.maxDef[j]}
-	if m.vector {
-		c.maxRep = 1
-	} else {
+	c := newPageCursor(m.maxDef[j], repLevel(m.vector))
+	if !m.vector {
 		if m.groupTabs == nil {
 			m.groupTabs = make([]([matrixGroup][256]float32), (m.width+matrixGroup-1)/matrixGroup)
 		}
@@ -649,7 +646,7 @@ func (m *ParquetMatrix) readVector(x []float32, tn int) error {
 }
 
 // closeReaders releases the column chunk readers of the row group read
-// last (their buffers go back to the pool).
+// last (their buffers go back to pageBufs).
 func (m *ParquetMatrix) closeReaders() {
 	for j, r := range m.readers {
 		if r != nil {
@@ -668,7 +665,7 @@ func (m *ParquetMatrix) closeReaders() {
 // ParquetMatrix itself, in the mapped file: not encrypted, compressed
 // by a codec arrow-go has.
 func (m *ParquetMatrix) ownPages(cc *metadata.ColumnChunkMetaData) bool {
-	if m.mapped == nil || m.mapped.bytes() == nil || !matrixOwnPages || cc.CryptoMetadata() != nil {
+	if m.mapped == nil || m.mapped.Bytes() == nil || !matrixOwnPages || cc.CryptoMetadata() != nil {
 		return false
 	}
 	switch c := cc.Compression(); c {
@@ -684,7 +681,7 @@ func (m *ParquetMatrix) ownPages(cc *metadata.ColumnChunkMetaData) bool {
 // dictionary page (if any) or first data page, of its total compressed
 // size.
 func (m *ParquetMatrix) chunkBytes(cc *metadata.ColumnChunkMetaData) ([]byte, error) {
-	data := m.mapped.bytes()
+	data := m.mapped.Bytes()
 	start := cc.DataPageOffset()
 	if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 {
 		start = min(start, cc.DictionaryPageOffset())
@@ -745,62 +742,6 @@ func (w *windowReader) ReadAt(p []byte, off int64) (int, error) {
 
 func (w *windowReader) Seek(off int64, whence int) (int64, error) { return w.f.Seek(off, whence) }
 
-// pagePool holds the page buffers of the ParquetMatrix readers of a
-// process, from one file to the next.
-var pagePool = newPoolAllocator(96 << 20)
-
-// poolAllocator is an arrow memory.Allocator that recycles the buffers
-// freed to it (in power-of-two size classes) without zeroing them: the
-// page buffers of a Parquet reader, which it fills before reading. It
-// keeps at most limit bytes of free buffers.
-type poolAllocator struct {
-	mu    sync.Mutex
-	free  [48][][]byte
-	bytes int
-	limit int
-}
-
-func newPoolAllocator(limit int) *poolAllocator { return &poolAllocator{limit: limit} }
-
-// class returns the size class of n bytes: buffers of 1<<class bytes.
-func poolClass(n int) int { return max(6, bits.Len(uint(n-1))) }
-
-func (a *poolAllocator) Allocate(size int) []byte {
-	if size == 0 {
-		return []byte{}
-	}
-	c := poolClass(size)
-	a.mu.Lock()
-	if l := a.free[c]; len(l) > 0 {
-		b := l[len(l)-1]
-		a.free[c] = l[:len(l)-1]
-		a.bytes -= cap(b)
-		a.mu.Unlock()
-		return b[:size]
-	}
-	a.mu.Unlock()
-	return make([]byte, size, 1<<c)
-}
-
-func (a *poolAllocator) Reallocate(size int, b []byte) []byte {
-	if size <= cap(b) {
-		return b[:size]
-	}
-	nb := a.Allocate(size)
-	copy(nb, b)
-	a.Free(b)
-	return nb
-}
-
-func (a *poolAllocator) Free(b []byte) {
-	c := bits.Len(uint(cap(b))) - 1
-	if cap(b) == 0 || cap(b) != 1<<c || c < 6 {
-		return
-	}
-	a.mu.Lock()
-	if a.bytes+cap(b) <= a.limit {
-		a.free[c] = append(a.free[c], b[:0])
-		a.bytes += cap(b)
-	}
-	a.mu.Unlock()
-}
+// pageBufs keeps the page buffers of the ParquetMatrix readers of a
+// process for reuse, from one file to the next.
+var pageBufs = parquetpage.NewSpares(96 << 20)

@@ -9,31 +9,6 @@ import (
 	"testing"
 )
 
-// TestMappedFileTruncated: a mapped file cut short by someone else gives
-// an error naming it, not a crash.
-func TestMappedFileTruncated(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "part.parquet")
-	if err := os.WriteFile(path, make([]byte, 1<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := openMapped(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	buf := make([]byte, 4096)
-	if _, err := m.ReadAt(buf, 1<<19); err != nil {
-		t.Fatalf("before truncation: %v", err)
-	}
-	if err := os.Truncate(path, 4096); err != nil {
-		t.Fatal(err)
-	}
-	_, err = m.ReadAt(buf, 1<<19+8192)
-	if err == nil || !strings.Contains(err.Error(), "changed while mapped") || !strings.Contains(err.Error(), "part.parquet") {
-		t.Fatalf("after truncation: %v", err)
-	}
-}
-
 // TestParquetMatrixTruncatedWhileMapped: a file cut short after the
 // matrix reader opened it (the pages are read straight from the mapping)
 // gives an error naming it from Next and NextColumns, not a crash.

@@ -8,10 +8,11 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 
 	"github.com/fathom-ml/fathom/internal/kernel"
+	"github.com/fathom-ml/fathom/internal/parquetpage"
 )
 
 // The pages of the one list<float32> column of a vector layout, read
-// from the mapping like those of scalar columns (pageCursor): when every
+// from the mapping like those of scalar columns (pageCursor and its parquetpage.Walker): when every
 // row holds Width values, all present, the values of the chunk, page after
 // page, are the row-major feature matrix itself, so each page's values go
 // straight to the caller's batch (decompressed into it, or dictionary
@@ -31,10 +32,10 @@ var errVectorLayout = errors.New("rows of other lengths or nulls")
 func (m *ParquetMatrix) readVectorOwn(c *pageCursor, out []float32) error {
 	for off := 0; off < len(out); {
 		if c.rows == 0 {
-			if err := c.peek(); err != nil {
+			if err := c.Peek(); err != nil {
 				return err
 			}
-			nv := int(c.hdr.numValues)
+			nv := int(c.Hdr.NumValues)
 			done, err := c.loadVector(out, off, m.width)
 			if err != nil {
 				return err
@@ -58,32 +59,32 @@ func (m *ParquetMatrix) readVectorOwn(c *pageCursor, out []float32) error {
 // on; its values go to out[at:] when they fit there (done), else the page
 // becomes the current one (c.vals).
 func (c *pageCursor) loadVector(x []float32, at, width int) (done bool, err error) {
-	h := c.hdr
-	nv := int(h.numValues)
-	enc := parquet.Encoding(h.encoding)
+	h := c.Hdr
+	nv := int(h.NumValues)
+	enc := parquet.Encoding(h.Encoding)
 	out := x[at:]
 	fits := nv <= len(out)
-	if h.typ == pageDataV2 {
+	if h.Type == parquetpage.PageDataV2 {
 		// Levels uncompressed in front: checked before the values are
 		// read, which may then go straight to out.
-		b := c.chunk[c.hdrLen : c.hdrLen+int(h.compressed)]
-		if int(h.repLen)+int(h.defLen) > len(b) {
-			return false, fmt.Errorf("page %d: %d bytes of levels in a page of %d: %w", c.page+1, h.repLen+h.defLen, len(b), errPage)
+		b := c.PeekedBody()
+		if int(h.RepLen)+int(h.DefLen) > len(b) {
+			return false, fmt.Errorf("page %d: %d bytes of levels in a page of %d: %w", c.Page+1, h.RepLen+h.DefLen, len(b), errPage)
 		}
-		if h.numNulls != 0 {
-			return false, fmt.Errorf("page %d: %d nulls: %w", c.page+1, h.numNulls, ErrNotMatrix)
+		if h.NumNulls != 0 {
+			return false, fmt.Errorf("page %d: %d nulls: %w", c.Page+1, h.NumNulls, ErrNotMatrix)
 		}
-		if err := c.checkVectorLevels(b[:h.repLen], b[h.repLen:h.repLen+h.defLen], nv, width, c.page+1); err != nil {
+		if err := c.checkVectorLevels(b[:h.RepLen], b[h.RepLen:h.RepLen+h.DefLen], nv, width, c.Page+1); err != nil {
 			return false, err
 		}
 		if fits && enc == parquet.Encodings.Plain {
-			if int(h.uncompressed)-int(h.repLen)-int(h.defLen) != 4*nv {
-				return false, fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.page+1, int(h.uncompressed)-int(h.repLen)-int(h.defLen), nv, errPage)
+			if int(h.Uncompressed)-int(h.RepLen)-int(h.DefLen) != 4*nv {
+				return false, fmt.Errorf("page %d: %d bytes for %d float32 values: %w", c.Page+1, int(h.Uncompressed)-int(h.RepLen)-int(h.DefLen), nv, errPage)
 			}
-			_, _, err := c.values(asBytes(out[:nv]))
+			_, _, err := c.Values(asBytes(out[:nv]))
 			return err == nil, err
 		}
-		_, vals, err := c.values(nil)
+		_, vals, err := c.Values(nil)
 		if err != nil {
 			return false, err
 		}
@@ -91,29 +92,29 @@ func (c *pageCursor) loadVector(x []float32, at, width int) (done bool, err erro
 	}
 	// v1: repetition levels, definition levels and values in one
 	// (compressed) block.
-	if h.repEncoding != int32(parquet.Encodings.RLE) || h.defEncoding != int32(parquet.Encodings.RLE) {
-		return false, fmt.Errorf("page %d: levels of %s and %s encoding: %w", c.page+1, parquet.Encoding(h.repEncoding), parquet.Encoding(h.defEncoding), errPage)
+	if h.RepEncoding != int32(parquet.Encodings.RLE) || h.DefEncoding != int32(parquet.Encodings.RLE) {
+		return false, fmt.Errorf("page %d: levels of %s and %s encoding: %w", c.Page+1, parquet.Encoding(h.RepEncoding), parquet.Encoding(h.DefEncoding), errPage)
 	}
-	if p := int(h.uncompressed) - 4*nv; fits && enc == parquet.Encodings.Plain && c.compressed() && p >= 8 && p <= 4*at && p <= maxVectorLevelBytes {
+	if p := int(h.Uncompressed) - 4*nv; fits && enc == parquet.Encodings.Plain && c.Compressed() && p >= 8 && p <= 4*at && p <= maxVectorLevelBytes {
 		// Decompressed straight into x, the levels spilling over the
 		// values before at, which are put back once the levels are
 		// checked.
 		if c.spill == nil {
 			c.spill = new([32 << 10]byte)
 		}
-		levels, err := c.valuesBefore(x, at, p, c.spill[:])
+		levels, err := c.ValuesBefore(asBytes(x), 4*at, p, c.spill[:])
 		if err != nil {
 			return false, err
 		}
 		if rest, err := c.vectorLevels(levels, nv, width); err != nil || len(rest) != 0 {
 			if err == nil {
-				err = fmt.Errorf("page %d: %d bytes of levels, %d more than they hold: %w", c.page, p, len(rest), errPage)
+				err = fmt.Errorf("page %d: %d bytes of levels, %d more than they hold: %w", c.Page, p, len(rest), errPage)
 			}
 			return false, err
 		}
 		return true, nil
 	}
-	_, b, err := c.values(nil)
+	_, b, err := c.Values(nil)
 	if err != nil {
 		return false, err
 	}
@@ -134,15 +135,15 @@ func (c *pageCursor) vectorLevels(b []byte, nv, width int) ([]byte, error) {
 	var rep, def []byte
 	for _, dst := range []*[]byte{&rep, &def} {
 		if len(b) < 4 {
-			return nil, fmt.Errorf("page %d: levels missing: %w", c.page, errPage)
+			return nil, fmt.Errorf("page %d: levels missing: %w", c.Page, errPage)
 		}
 		l := binary.LittleEndian.Uint32(b)
 		if uint64(l) > uint64(len(b)-4) {
-			return nil, fmt.Errorf("page %d: %d bytes of levels in a page of %d: %w", c.page, l, len(b), errPage)
+			return nil, fmt.Errorf("page %d: %d bytes of levels in a page of %d: %w", c.Page, l, len(b), errPage)
 		}
 		*dst, b = b[4:4+l], b[4+l:]
 	}
-	return b, c.checkVectorLevels(rep, def, nv, width, c.page)
+	return b, c.checkVectorLevels(rep, def, nv, width, c.Page)
 }
 
 // placeVector puts the nv values of a decompressed page (vals, PLAIN
@@ -166,12 +167,12 @@ func (c *pageCursor) placeVector(out []float32, vals []byte, enc parquet.Encodin
 
 // checkVectorLevels checks the levels of n values that follow value
 // c.vpos of a row: repetition level 0 at the first value of every row of
-// width values and 1 elsewhere, definition level c.maxDef everywhere (no
+// width values and 1 elsewhere, definition level c.MaxDef everywhere (no
 // empty or null list, no null element); it moves c.vpos past them. page
 // numbers the page for errors.
 func (c *pageCursor) checkVectorLevels(rep, def []byte, n, width, page int) error {
-	top := int(c.maxDef)
-	if err := checkRunLevels(def, n, c.maxDef, func(v, _, _ int) bool { return v == top }); err != nil {
+	top := int(c.MaxDef)
+	if err := checkRunLevels(def, n, c.MaxDef, func(v, _, _ int) bool { return v == top }); err != nil {
 		return fmt.Errorf("page %d: definition levels: %w", page, err)
 	}
 	pos := c.vpos
@@ -196,7 +197,7 @@ func (c *pageCursor) checkVectorLevels(rep, def []byte, n, width, page int) erro
 // bit-packed group is checked level by level, k = 1). Levels that fail
 // are errVectorLayout and ErrNotMatrix; malformed runs errPage.
 func checkRunLevels(b []byte, n int, max int16, ok func(v, at, k int) bool) error {
-	return walkLevels(b, n, max, func(v, at, k int) error {
+	return parquetpage.WalkLevels(b, n, max, func(v, at, k int) error {
 		if !ok(v, at, k) {
 			return fmt.Errorf("%d levels of %d from value %d on: %w: %w", k, v, at, errVectorLayout, ErrNotMatrix)
 		}

@@ -9,13 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/internal/atomicfile"
 	"github.com/fathom-ml/fathom/ml"
@@ -93,7 +86,7 @@ func WritePredictions(path string, f *data.Frame, names []string) error {
 	}
 	switch {
 	case data.IsParquetFile(path):
-		return writeParquet(path, f.Len(), cols)
+		return writeParquet(path, cols)
 	case strings.EqualFold(filepath.Ext(path), ".csv"):
 		return atomicfile.Write(path, func(w io.Writer) error { return writeCSV(w, f.Len(), cols) })
 	}
@@ -125,14 +118,9 @@ func writeCSV(w io.Writer, rows int, cols []outColumn) error {
 	return cw.Error()
 }
 
-func writeParquet(path string, rows int, cols []outColumn) error {
-	fields := make([]arrow.Field, len(cols))
-	for j, c := range cols {
-		fields[j] = arrow.Field{Name: c.name, Type: arrow.PrimitiveTypes.Float64}
-		if c.strs != nil {
-			fields[j].Type = arrow.BinaryTypes.String
-		}
-	}
+// writeParquet writes the columns with data's Parquet writer: REQUIRED
+// float64 and string columns, dictionary-encoded where it pays, Snappy.
+func writeParquet(path string, cols []outColumn) error {
 	names := make([]string, len(cols))
 	for j, c := range cols {
 		names[j] = c.name
@@ -140,38 +128,19 @@ func writeParquet(path string, rows int, cols []outColumn) error {
 	if s := slices.Clone(names); len(slices.Compact(slices.Sorted(slices.Values(s)))) != len(names) {
 		return fmt.Errorf("%s: column names repeat: %v", path, names)
 	}
-	schema := arrow.NewSchema(fields, nil)
-	return atomicfile.Write(path, func(w io.Writer) error {
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
-		fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-		if err != nil {
-			return err
+	fcols := make([]data.Column, len(cols))
+	for j, c := range cols {
+		if c.strs != nil {
+			fcols[j] = data.NewColumn(c.name, c.strs, nil)
+		} else {
+			fcols[j] = data.NewColumn(c.name, c.nums, nil)
 		}
-		const batch = 1 << 16
-		for start := 0; start < rows || start == 0; start += batch {
-			end := min(start+batch, rows)
-			b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-			for j, c := range cols {
-				if c.strs != nil {
-					b.Field(j).(*array.StringBuilder).AppendValues(c.strs[start:end], nil)
-				} else {
-					b.Field(j).(*array.Float64Builder).AppendValues(c.nums[start:end], nil)
-				}
-			}
-			rec := b.NewRecordBatch()
-			err := fw.Write(rec)
-			rec.Release()
-			b.Release()
-			if err != nil {
-				fw.Close()
-				return err
-			}
-			if rows == 0 {
-				break
-			}
-		}
-		return fw.Close()
-	})
+	}
+	f, err := data.NewFrame(fcols...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return data.WriteParquetFrame(path, f, data.ParquetWriteOptions{Dictionary: true, Required: true})
 }
 
 // DefaultEvaluator is the evaluator type `fathom ml eval` uses when none

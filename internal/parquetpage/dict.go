@@ -1,4 +1,4 @@
-package data
+package parquetpage
 
 import (
 	"encoding/binary"
@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// decodeDictF32 decodes len(dst) dictionary indices from b and sets
+// DecodeDictF32 decodes len(dst) dictionary indices from b and sets
 // dst[i] = dict[index i].
 //
 // b is the value section of a Parquet data page of encoding
@@ -23,7 +23,7 @@ import (
 // bytes the group count claims must be within b. Bytes after the last
 // index needed are ignored.
 //
-// The error (wrapping errPage) says what is wrong and where (byte offset
+// The error (wrapping ErrPage) says what is wrong and where (byte offset
 // in b, index ordinal): a bit width above 32, a run header that is not a
 // varint of at most 64 bits, a run whose bytes go past the end of b, an
 // index not below len(dict), or b ending before len(dst) indices. It
@@ -35,7 +35,7 @@ import (
 // checked branch-free per run, and not at all when the dictionary has
 // 1<<width entries or more); widths 9 to 32 take 4 (width ≤ 14), 2
 // (≤ 28) or 1 index from each 64-bit load.
-func decodeDictF32(dst []float32, dict []float32, b []byte) error {
+func DecodeDictF32(dst []float32, dict []float32, b []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -44,7 +44,7 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 	}
 	bw := uint(b[0])
 	if bw > 32 {
-		return fmt.Errorf("dictionary indices: bit width %d (at most 32): %w", bw, errPage)
+		return fmt.Errorf("dictionary indices: bit width %d (at most 32): %w", bw, ErrPage)
 	}
 	vb := int(bw+7) / 8 // bytes of an RLE run's value
 	var nd dictNarrow   // on the stack: 1 KiB
@@ -106,44 +106,44 @@ func decodeDictF32(dst []float32, dict []float32, b []byte) error {
 	return nil
 }
 
-// The errors of the dictionary index decoders (decodeDictF32,
-// decodeDictIdx8): what is wrong with the indices and where.
+// The errors of the dictionary index decoders (DecodeDictF32,
+// DecodeDictIdx8): what is wrong with the indices and where.
 
 func errDictNoWidth(n int) error {
-	return fmt.Errorf("dictionary indices: no bit width byte for %d values: %w", n, errPage)
+	return fmt.Errorf("dictionary indices: no bit width byte for %d values: %w", n, ErrPage)
 }
 
 // errDictHeader: binary.Uvarint returned k ≤ 0 for the run header at
 // byte pos, after i of n indices.
 func errDictHeader(k, i, n, pos int) error {
 	if k == 0 {
-		return fmt.Errorf("dictionary indices: %d of %d decoded when the data ends at byte %d: %w", i, n, pos, errPage)
+		return fmt.Errorf("dictionary indices: %d of %d decoded when the data ends at byte %d: %w", i, n, pos, ErrPage)
 	}
-	return fmt.Errorf("dictionary indices: run header at byte %d overflows 64 bits: %w", pos, errPage)
+	return fmt.Errorf("dictionary indices: run header at byte %d overflows 64 bits: %w", pos, ErrPage)
 }
 
 func errDictRLEShort(hpos, vb, left int) error {
-	return fmt.Errorf("dictionary indices: RLE run at byte %d: %d value bytes, %d left: %w", hpos, vb, left, errPage)
+	return fmt.Errorf("dictionary indices: RLE run at byte %d: %d value bytes, %d left: %w", hpos, vb, left, ErrPage)
 }
 
 func errDictPacked(hpos int, groups uint64, bw uint, left int) error {
-	return fmt.Errorf("dictionary indices: bit-packed run at byte %d: %d groups of %d bytes, %d bytes left: %w", hpos, groups, bw, left, errPage)
+	return fmt.Errorf("dictionary indices: bit-packed run at byte %d: %d groups of %d bytes, %d bytes left: %w", hpos, groups, bw, left, ErrPage)
 }
 
 func errDictIndex(i int, v uint64, n int) error {
-	return fmt.Errorf("dictionary indices: value %d has index %d, past the dictionary of %d values: %w", i, v, n, errPage)
+	return fmt.Errorf("dictionary indices: value %d has index %d, past the dictionary of %d values: %w", i, v, n, ErrPage)
 }
 
-// decodeDictIdx8 decodes len(dst) dictionary indices of bit width at
+// DecodeDictIdx8 decodes len(dst) dictionary indices of bit width at
 // most 8 from b, the value section of a dictionary-encoded data page (as
-// decodeDictF32 reads it), into dst: the indices themselves, each below
+// DecodeDictF32 reads it), into dst: the indices themselves, each below
 // dictLen, for a caller that looks them up later (a dictionary of at most
-// 256 values). It checks what decodeDictF32 checks, with the same errors;
+// 256 values). It checks what DecodeDictF32 checks, with the same errors;
 // a bit width above 8 is an error too. Bit-packed indices are unpacked 8
 // at a time from one 64-bit load into one 64-bit store (copied at width
-// 8), range-checked branch-free per run as decodeDictF32 does, and not
+// 8), range-checked branch-free per run as DecodeDictF32 does, and not
 // at all when dictLen is 1<<width or more.
-func decodeDictIdx8(dst []uint8, dictLen int, b []byte) error {
+func DecodeDictIdx8(dst []uint8, dictLen int, b []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -152,7 +152,7 @@ func decodeDictIdx8(dst []uint8, dictLen int, b []byte) error {
 	}
 	bw := uint(b[0])
 	if bw > 8 {
-		return fmt.Errorf("dictionary indices: bit width %d (at most 8 for byte indices): %w", bw, errPage)
+		return fmt.Errorf("dictionary indices: bit width %d (at most 8 for byte indices): %w", bw, ErrPage)
 	}
 	u := idxUnpacker{bw: bw, n: dictLen, check: uint64(dictLen) < uint64(1)<<bw}
 	if u.check && bw > 0 {

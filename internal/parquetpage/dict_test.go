@@ -1,4 +1,4 @@
-package data
+package parquetpage
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // hybridEncoder writes the value section of a dictionary-encoded data page:
@@ -95,14 +96,14 @@ func encodeLikeWriter(idx []uint64, bw uint) []byte {
 }
 
 // refDecodeDictF32 is the plain reading of the spec, index by index and bit by
-// bit, with decodeDictF32's rules (the bytes a run claims must be in b;
+// bit, with DecodeDictF32's rules (the bytes a run claims must be in b;
 // padding indices past len(dst) are not checked).
 func refDecodeDictF32(dst []float32, dict []float32, b []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
 	if len(b) == 0 || b[0] > 32 {
-		return errPage
+		return ErrPage
 	}
 	bw := uint(b[0])
 	b = b[1:]
@@ -110,13 +111,13 @@ func refDecodeDictF32(dst []float32, dict []float32, b []byte) error {
 	for i < len(dst) {
 		h, k := binary.Uvarint(b)
 		if k <= 0 {
-			return errPage
+			return ErrPage
 		}
 		b = b[k:]
 		if h&1 == 0 {
 			vb := int(bw+7) / 8
 			if len(b) < vb {
-				return errPage
+				return ErrPage
 			}
 			var v uint64
 			for j := range vb {
@@ -124,7 +125,7 @@ func refDecodeDictF32(dst []float32, dict []float32, b []byte) error {
 			}
 			b = b[vb:]
 			if v >= uint64(len(dict)) {
-				return errPage
+				return ErrPage
 			}
 			for c := uint64(0); c < h>>1 && i < len(dst); c++ {
 				dst[i] = dict[v]
@@ -134,7 +135,7 @@ func refDecodeDictF32(dst []float32, dict []float32, b []byte) error {
 		}
 		g := h >> 1
 		if bw > 0 && g > uint64(len(b))/uint64(bw) {
-			return errPage
+			return ErrPage
 		}
 		for j := uint64(0); j/8 < g && i < len(dst); j++ {
 			var v uint64
@@ -143,7 +144,7 @@ func refDecodeDictF32(dst []float32, dict []float32, b []byte) error {
 				v |= uint64(b[bit/8]>>(bit%8)&1) << k
 			}
 			if v >= uint64(len(dict)) {
-				return errPage
+				return ErrPage
 			}
 			dst[i] = dict[v]
 			i++
@@ -249,7 +250,7 @@ func TestDecodeDictF32RoundTrip(t *testing.T) {
 			for i := range dst {
 				dst[i] = float32(math.NaN())
 			}
-			if err := decodeDictF32(dst, dict, b); err != nil {
+			if err := DecodeDictF32(dst, dict, b); err != nil {
 				t.Fatalf("width %d trial %d (%d values, dictionary %d): %v", bw, trial, len(idx), n, err)
 			}
 			for i, v := range idx {
@@ -264,7 +265,7 @@ func TestDecodeDictF32RoundTrip(t *testing.T) {
 			if bw <= 8 {
 				// the indices themselves
 				got := make([]uint8, len(idx))
-				if err := decodeDictIdx8(got, int(n), b); err != nil {
+				if err := DecodeDictIdx8(got, int(n), b); err != nil {
 					t.Fatalf("width %d trial %d (%d values, dictionary %d): byte indices: %v", bw, trial, len(idx), n, err)
 				}
 				for i, v := range idx {
@@ -276,7 +277,7 @@ func TestDecodeDictF32RoundTrip(t *testing.T) {
 			// a prefix of the page decodes to a prefix of the values
 			if k := r.IntN(len(idx) + 1); k > 0 {
 				pre := make([]float32, k)
-				if err := decodeDictF32(pre, dict, b); err != nil {
+				if err := DecodeDictF32(pre, dict, b); err != nil {
 					t.Fatalf("width %d trial %d: first %d values: %v", bw, trial, k, err)
 				}
 				for i := range pre {
@@ -315,7 +316,7 @@ func TestDecodeDictF32Spec(t *testing.T) {
 		{"width 1", []byte{1, 0x05, 0x55, 0xf0}, []uint64{1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1}},
 	} {
 		dst := make([]float32, len(test.want))
-		if err := decodeDictF32(dst, dict, test.b); err != nil {
+		if err := DecodeDictF32(dst, dict, test.b); err != nil {
 			t.Errorf("%s: %v", test.name, err)
 			continue
 		}
@@ -448,7 +449,7 @@ func readDictPages(tb testing.TB, path string) ([]float32, []arrowDictPage) {
 }
 
 // readDictColumn decodes the one column of path page by page with
-// decodeDictF32.
+// DecodeDictF32.
 func readDictColumn(t *testing.T, path, name string) []float32 {
 	t.Helper()
 	dict, pages := readDictPages(t, path)
@@ -459,7 +460,7 @@ func readDictColumn(t *testing.T, path, name string) []float32 {
 			widths[p.data[0]] = true
 		}
 		vals := make([]float32, p.n)
-		if err := decodeDictF32(vals, dict, p.data); err != nil {
+		if err := DecodeDictF32(vals, dict, p.data); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		out = append(out, vals...)
@@ -469,7 +470,7 @@ func readDictColumn(t *testing.T, path, name string) []float32 {
 }
 
 // TestDecodeDictF32Errors: every kind of bad page is an error wrapping
-// errPage that says what is wrong, and no panic.
+// ErrPage that says what is wrong, and no panic.
 func TestDecodeDictF32Errors(t *testing.T) {
 	dict := seqDict(10) // indices 0..9 exist
 	packed := func(bw uint, vals ...uint64) []byte {
@@ -533,10 +534,10 @@ func TestDecodeDictF32Errors(t *testing.T) {
 					t.Errorf("%s: panic %v", test.name, p)
 				}
 			}()
-			err = decodeDictF32(dst, test.dict, test.b)
+			err = DecodeDictF32(dst, test.dict, test.b)
 		}()
-		if err == nil || !errors.Is(err, errPage) || !strings.Contains(err.Error(), test.want) {
-			t.Errorf("%s: error %v, want one saying %q and wrapping errPage", test.name, err, test.want)
+		if err == nil || !errors.Is(err, ErrPage) || !strings.Contains(err.Error(), test.want) {
+			t.Errorf("%s: error %v, want one saying %q and wrapping ErrPage", test.name, err, test.want)
 		}
 		if refDecodeDictF32(make([]float32, test.n), test.dict, test.b) == nil {
 			t.Errorf("%s: the reference decoder accepts it", test.name)
@@ -551,29 +552,29 @@ func TestDecodeDictF32Errors(t *testing.T) {
 					t.Errorf("%s: byte indices: panic %v", test.name, p)
 				}
 			}()
-			err = decodeDictIdx8(make([]uint8, test.n), len(test.dict), test.b)
+			err = DecodeDictIdx8(make([]uint8, test.n), len(test.dict), test.b)
 		}()
-		if err == nil || !errors.Is(err, errPage) || !strings.Contains(err.Error(), test.want) {
-			t.Errorf("%s: byte indices: error %v, want one saying %q and wrapping errPage", test.name, err, test.want)
+		if err == nil || !errors.Is(err, ErrPage) || !strings.Contains(err.Error(), test.want) {
+			t.Errorf("%s: byte indices: error %v, want one saying %q and wrapping ErrPage", test.name, err, test.want)
 		}
 	}
-	if err := decodeDictIdx8(make([]uint8, 3), 10, []byte{9, 0x06, 1, 0}); err == nil || !strings.Contains(err.Error(), "bit width 9") {
+	if err := DecodeDictIdx8(make([]uint8, 3), 10, []byte{9, 0x06, 1, 0}); err == nil || !strings.Contains(err.Error(), "bit width 9") {
 		t.Errorf("byte indices of width 9: error %v", err)
 	}
 	// padding past len(dst) is not range-checked
 	b := packed(4, 1, 2, 3, 4, 5, 15, 15, 15)
 	dst := make([]float32, 5)
-	if err := decodeDictF32(dst, dict, b); err != nil {
+	if err := DecodeDictF32(dst, dict, b); err != nil {
 		t.Errorf("bad indices in padding: %v", err)
 	}
-	if err := decodeDictIdx8(make([]uint8, 5), len(dict), b); err != nil {
+	if err := DecodeDictIdx8(make([]uint8, 5), len(dict), b); err != nil {
 		t.Errorf("byte indices: bad indices in padding: %v", err)
 	}
 }
 
-// FuzzDecodeDictF32: on any bytes, decodeDictF32 never panics and agrees
+// FuzzDecodeDictF32: on any bytes, DecodeDictF32 never panics and agrees
 // with the bit-by-bit reference decoder: both fail, or both fill dst with
-// the same dictionary values. So does decodeDictIdx8 for dictionaries of
+// the same dictionary values. So does DecodeDictIdx8 for dictionaries of
 // at most 256 values (its indices looked up), but that it refuses bit
 // widths above 8.
 func FuzzDecodeDictF32(f *testing.F) {
@@ -591,17 +592,17 @@ func FuzzDecodeDictF32(f *testing.F) {
 		for i := range dst {
 			dst[i] = -1
 		}
-		err := decodeDictF32(dst, dict, b)
+		err := DecodeDictF32(dst, dict, b)
 		rerr := refDecodeDictF32(ref, dict, b)
 		if nd <= 256 {
 			idx := make([]uint8, n)
-			ierr := decodeDictIdx8(idx, int(nd), b)
+			ierr := DecodeDictIdx8(idx, int(nd), b)
 			wide := n > 0 && len(b) > 0 && b[0] > 8
 			if (ierr == nil) != (rerr == nil && !wide) {
 				t.Fatalf("byte indices: error %v, the reference's %v", ierr, rerr)
 			}
-			if ierr != nil && !errors.Is(ierr, errPage) {
-				t.Fatalf("byte indices: error %v does not wrap errPage", ierr)
+			if ierr != nil && !errors.Is(ierr, ErrPage) {
+				t.Fatalf("byte indices: error %v does not wrap ErrPage", ierr)
 			}
 			for i, v := range idx {
 				if ierr == nil && dict[v] != ref[i] {
@@ -613,8 +614,8 @@ func FuzzDecodeDictF32(f *testing.F) {
 			t.Fatalf("error %v, the reference's %v", err, rerr)
 		}
 		if err != nil {
-			if !errors.Is(err, errPage) {
-				t.Fatalf("error %v does not wrap errPage", err)
+			if !errors.Is(err, ErrPage) {
+				t.Fatalf("error %v does not wrap ErrPage", err)
 			}
 			return
 		}
@@ -631,7 +632,7 @@ func FuzzDecodeDictF32(f *testing.F) {
 // do (RLE runs of 8 or more, bit-packed groups between); checked: the
 // same with a dictionary of 230 values (indices range-checked).
 // packed/wN: bit-packed only at width N. .../idx8: the fmnist pages
-// decoded to byte indices (decodeDictIdx8).
+// decoded to byte indices (DecodeDictIdx8).
 func BenchmarkDecodeDictF32(b *testing.B) {
 	const n = 10000
 	r := rand.New(rand.NewPCG(1, 2))
@@ -696,7 +697,7 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 			dict = arrowDict
 		}
 		dst := make([]float32, n)
-		decode := decodeDictF32
+		decode := DecodeDictF32
 		if strings.HasSuffix(bc.name, "/reference") {
 			decode = refDecodeDictF32 // the bit-by-bit decoder of the tests, for scale
 		}
@@ -710,13 +711,13 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/value")
 		})
 	}
-	// the byte indices of the same pages (decodeDictIdx8)
+	// the byte indices of the same pages (DecodeDictIdx8)
 	for _, bc := range benches[:2] {
 		idx := make([]uint8, n)
 		b.Run(bc.name+"/idx8", func(b *testing.B) {
 			b.SetBytes(n)
 			for b.Loop() {
-				if err := decodeDictIdx8(idx, bc.dict, bc.b); err != nil {
+				if err := DecodeDictIdx8(idx, bc.dict, bc.b); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -725,7 +726,7 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 	}
 	// a column chunk of 200,000 values (pages of 64 KiB) from the file's
 	// bytes in memory: arrow-go's column reader (its own dictionary
-	// decoder), and its page reader with decodeDictF32
+	// decoder), and its page reader with DecodeDictF32
 	const big = 200000
 	col = make([]float32, 0, big)
 	for len(col) < big {
@@ -757,7 +758,7 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/big, "ns/value")
 	})
-	b.Run("fmnist/w8/file/decodeDictF32", func(b *testing.B) {
+	b.Run("fmnist/w8/file/DecodeDictF32", func(b *testing.B) {
 		var dict []float32
 		for b.Loop() {
 			pr, err := rd.RowGroup(0).GetColumnPageReader(0)
@@ -778,7 +779,7 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 					if k > len(dst[got:]) {
 						b.Fatalf("%d values past %d", k, got)
 					}
-					if err := decodeDictF32(dst[got:got+k], dict, p.Data()); err != nil {
+					if err := DecodeDictF32(dst[got:got+k], dict, p.Data()); err != nil {
 						b.Fatal(err)
 					}
 					got += k
@@ -790,4 +791,24 @@ func BenchmarkDecodeDictF32(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/big, "ns/value")
 	})
+}
+
+// writeArrowRecord writes rec to path with arrow-go's writer, the
+// reference the decoders are checked against.
+func writeArrowRecord(tb testing.TB, path string, rec arrow.RecordBatch, props *parquet.WriterProperties) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fw, err := pqarrow.NewFileWriter(rec.Schema(), f, props, pqarrow.NewArrowWriterProperties())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		tb.Fatal(err)
+	}
+	if err := fw.Close(); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package data
+package parquetpage
 
 import (
 	"errors"
@@ -13,19 +13,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mappedFile is a file mapped into memory for reading: a read is a copy
+// MappedFile is a file mapped into memory for reading: a read is a copy
 // from the page cache, without a system call, and release gives the pages
 // already read back to the system, so that the process's resident memory
 // does not grow with the file.
-type mappedFile struct {
+type MappedFile struct {
 	f        *os.File
 	data     []byte
 	pos      int64
 	released int64
 }
 
-// openMapped maps the file at path.
-func openMapped(path string) (*mappedFile, error) {
+// OpenMapped maps the file at path.
+func OpenMapped(path string) (*MappedFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -44,13 +44,13 @@ func openMapped(path string) (*mappedFile, error) {
 		f.Close()
 		return nil, err
 	}
-	return &mappedFile{f: f, data: data}, nil
+	return &MappedFile{f: f, data: data}, nil
 }
 
 // ReadAt copies from the mapping. A file truncated by someone else while
 // it is mapped makes the copy fault; the fault becomes an error here
 // instead of a crash of the process.
-func (m *mappedFile) ReadAt(p []byte, off int64) (n int, err error) {
+func (m *MappedFile) ReadAt(p []byte, off int64) (n int, err error) {
 	if off < 0 || off >= int64(len(m.data)) {
 		return 0, io.EOF
 	}
@@ -67,7 +67,7 @@ func (m *mappedFile) ReadAt(p []byte, off int64) (n int, err error) {
 	return n, nil
 }
 
-func (m *mappedFile) Seek(off int64, whence int) (int64, error) {
+func (m *MappedFile) Seek(off int64, whence int) (int64, error) {
 	switch whence {
 	case io.SeekCurrent:
 		off += m.pos
@@ -81,10 +81,10 @@ func (m *mappedFile) Seek(off int64, whence int) (int64, error) {
 	return off, nil
 }
 
-// release drops the mapping's pages before offset upTo from the
+// Release drops the mapping's pages before offset upTo from the
 // process's memory (they stay in the page cache; a later read maps them
 // again).
-func (m *mappedFile) release(upTo int64) {
+func (m *MappedFile) Release(upTo int64) {
 	page := int64(os.Getpagesize())
 	upTo = min(upTo, int64(len(m.data))) / page * page
 	if upTo > m.released {
@@ -93,16 +93,16 @@ func (m *mappedFile) release(upTo int64) {
 	}
 }
 
-// contains reports whether addr lies in the mapping.
-func (m *mappedFile) contains(addr uintptr) bool {
+// Contains reports whether addr lies in the mapping.
+func (m *MappedFile) Contains(addr uintptr) bool {
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(m.data)))
 	return addr >= base && addr-base < uintptr(len(m.data))
 }
 
-// bytes is the mapping.
-func (m *mappedFile) bytes() []byte { return m.data }
+// Bytes is the mapping.
+func (m *MappedFile) Bytes() []byte { return m.data }
 
-func (m *mappedFile) Close() error {
+func (m *MappedFile) Close() error {
 	err := unix.Munmap(m.data)
 	if cerr := m.f.Close(); err == nil {
 		err = cerr

@@ -1,16 +1,11 @@
-package data
+package parquetpage
 
 import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/thrift/lib/go/thrift"
 )
 
@@ -94,7 +89,7 @@ func thriftHeader(t *testing.T) []byte {
 		must(p.WriteStructEnd(ctx))
 	}
 	must(p.WriteStructBegin(ctx, "PageHeader"))
-	i32(1, pageDataV2)
+	i32(1, PageDataV2)
 	i32(2, 4000)
 	i32(3, 1234)
 	i32(4, -559038737)                                   // crc
@@ -106,7 +101,7 @@ func thriftHeader(t *testing.T) []byte {
 	i32(1, 1000)
 	i32(2, 17)
 	i32(3, 1000)
-	i32(4, int32(parquet.Encodings.RLEDict))
+	i32(4, int32(RLEDict))
 	i32(5, 130)
 	i32(6, 0)
 	must(p.WriteFieldBegin(ctx, "", thrift.BOOL, 7))
@@ -133,17 +128,17 @@ func thriftHeader(t *testing.T) []byte {
 // random bytes are errors (or headers), never a panic.
 func TestParsePageHeader(t *testing.T) {
 	b := thriftHeader(t)
-	h, n, err := parsePageHeader(append(b, 0xde, 0xad, 0xbe, 0xef)) // the page follows
+	h, n, err := ParseHeader(append(b, 0xde, 0xad, 0xbe, 0xef)) // the page follows
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := pageHeader{typ: pageDataV2, uncompressed: 4000, compressed: 1234, numValues: 1000, encoding: int32(parquet.Encodings.RLEDict),
-		numNulls: 17, defLen: 130, valuesCompressed: false, v2: true}
+	want := Header{Type: PageDataV2, Uncompressed: 4000, Compressed: 1234, NumValues: 1000, Encoding: int32(RLEDict),
+		NumNulls: 17, DefLen: 130, ValuesCompressed: false, HasV2: true}
 	if h != want || n != len(b) {
 		t.Fatalf("%+v, %d bytes\nwant %+v, %d bytes", h, n, want, len(b))
 	}
 	for k := range len(b) {
-		if _, _, err := parsePageHeader(b[:k]); !errors.Is(err, errPage) {
+		if _, _, err := ParseHeader(b[:k]); !errors.Is(err, ErrPage) {
 			t.Fatalf("%d of %d bytes: %v, want a page error", k, len(b), err)
 		}
 	}
@@ -152,11 +147,11 @@ func TestParsePageHeader(t *testing.T) {
 	for range 100 {
 		deep = append(deep, 0x1c) // field delta 1, struct
 	}
-	if _, _, err := parsePageHeader(deep); !errors.Is(err, errPage) {
+	if _, _, err := ParseHeader(deep); !errors.Is(err, ErrPage) {
 		t.Fatalf("deep nesting: %v", err)
 	}
 	// A list claiming more elements than the bytes left.
-	if _, _, err := parsePageHeader([]byte{0xa9, 0xf5, 0xff, 0xff, 0xff, 0xff, 0x0f}); !errors.Is(err, errPage) {
+	if _, _, err := ParseHeader([]byte{0xa9, 0xf5, 0xff, 0xff, 0xff, 0xff, 0x0f}); !errors.Is(err, ErrPage) {
 		t.Fatalf("long list: %v", err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -169,89 +164,8 @@ func TestParsePageHeader(t *testing.T) {
 			r = append([]byte(nil), b...)
 			r[rng.IntN(len(r))] ^= byte(1 + rng.IntN(255))
 		}
-		if _, n, err := parsePageHeader(r); err == nil && (n <= 0 || n > len(r)) {
+		if _, n, err := ParseHeader(r); err == nil && (n <= 0 || n > len(r)) {
 			t.Fatalf("% x: header of %d bytes", r, n)
-		}
-	}
-}
-
-// TestParsePageHeaderArrow: the page headers arrow-go writes (with their
-// statistics) decode, page for page, to the pages arrow-go's own page
-// reader gives: type, values, encodings, sizes.
-func TestParsePageHeaderArrow(t *testing.T) {
-	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
-		path := filepath.Join(t.TempDir(), "h.parquet")
-		writeFloatSpec(t, path, floatSpec{n: 900, w: 3, rg: 500, nullable: func(j int) bool { return j > 0 }, null: func(i, j int) bool { return i%7 == j },
-			value: func(i, j int) float32 { return float32(i % (10 + 400*j)) },
-			props: []parquet.WriterProperty{parquet.WithDataPageVersion(v), parquet.WithDataPageSize(512), parquet.WithCompression(compress.Codecs.Snappy),
-				parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(800), parquet.WithStats(true)}})
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pf, err := file.OpenParquetFile(path, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages, stats := 0, false
-		for g := range pf.NumRowGroups() {
-			rg := pf.RowGroup(g)
-			for c := range 3 {
-				cc, _ := rg.MetaData().ColumnChunk(c)
-				if ok, _ := cc.StatsSet(); !ok {
-					t.Fatal("no statistics written")
-				}
-				start := cc.DataPageOffset()
-				if cc.HasDictionaryPage() {
-					start = cc.DictionaryPageOffset()
-				}
-				chunk := raw[start : start+cc.TotalCompressedSize()]
-				pr, err := rg.GetColumnPageReader(c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for pr.Next() {
-					h, n, err := parsePageHeader(chunk)
-					if err != nil {
-						t.Fatalf("row group %d column %d: %v", g, c, err)
-					}
-					p := pr.Page()
-					var enc parquet.Encoding
-					size := len(p.Data())
-					switch p := p.(type) {
-					case *file.DictionaryPage:
-						enc = parquet.Encoding(p.Encoding())
-						if h.typ != pageDictionary || !h.dict {
-							t.Fatalf("%+v for a dictionary page", h)
-						}
-					case *file.DataPageV1:
-						enc, size = parquet.Encoding(p.Encoding()), int(p.UncompressedSize())
-						stats = stats || p.Statistics().HasMax
-						if h.typ != pageData || !h.data || h.defEncoding != int32(p.DefinitionLevelEncoding()) {
-							t.Fatalf("%+v for a v1 page", h)
-						}
-					case *file.DataPageV2:
-						enc, size = parquet.Encoding(p.Encoding()), int(p.UncompressedSize())
-						stats = stats || p.Statistics().HasMax
-						if h.typ != pageDataV2 || !h.v2 || h.numNulls != p.NumNulls() || h.defLen != p.DefinitionLevelByteLen() || h.valuesCompressed != p.IsCompressed() {
-							t.Fatalf("%+v for a v2 page", h)
-						}
-					}
-					if h.numValues != p.NumValues() || parquet.Encoding(h.encoding) != enc || int(h.uncompressed) != size {
-						t.Fatalf("%+v for a page of %d values, %s, %d bytes", h, p.NumValues(), enc, size)
-					}
-					chunk = chunk[n+int(h.compressed):]
-					pages++
-				}
-				if err := pr.Err(); err != nil || len(chunk) != 0 {
-					t.Fatalf("%v, %d bytes left", err, len(chunk))
-				}
-				pr.Close()
-			}
-		}
-		pf.Close()
-		if pages < 20 || !stats {
-			t.Fatalf("%d pages, statistics in their headers: %v", pages, stats)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package data
+package parquetpage
 
 import (
 	"encoding/binary"
@@ -8,16 +8,16 @@ import (
 // The page headers of a Parquet column chunk are Thrift structs in the
 // compact protocol (parquet-format's parquet.thrift: PageHeader,
 // DataPageHeader, DataPageHeaderV2, DictionaryPageHeader; the protocol in
-// Apache Thrift's doc/specs/thrift-compact-protocol.md). Only what a
-// ParquetMatrix needs is kept; every other field, statistics included,
+// Apache Thrift's doc/specs/thrift-compact-protocol.md). Only what the
+// page walker needs is kept; every other field, statistics included,
 // is skipped whatever its type.
 
 // Parquet page types (PageType).
 const (
-	pageData       = 0
-	pageIndex      = 1
-	pageDictionary = 2
-	pageDataV2     = 3
+	PageData       = 0
+	PageIndex      = 1
+	PageDictionary = 2
+	PageDataV2     = 3
 )
 
 // Compact protocol types.
@@ -41,17 +41,19 @@ const (
 // thriftMaxDepth bounds the nesting of structs, lists and maps skipped.
 const thriftMaxDepth = 16
 
-// pageHeader is the part of a PageHeader a ParquetMatrix reads.
-type pageHeader struct {
-	typ                      int32
-	uncompressed, compressed int32
-	numValues                int32 // of the data or dictionary page
-	encoding                 int32 // of the values
-	defEncoding, repEncoding int32 // v1 pages
-	numNulls                 int32 // v2 pages
-	defLen, repLen           int32 // v2 pages: bytes of levels before the values
-	valuesCompressed         bool  // v2 pages (is_compressed, true unless said)
-	data, dict, v2           bool  // which of the three headers was present
+// Header is the part of a PageHeader the page walker reads.
+type Header struct {
+	Type                     int32 // PageData, PageIndex, PageDictionary or PageDataV2
+	Uncompressed, Compressed int32 // the page's sizes in bytes
+	NumValues                int32 // of the data or dictionary page
+	Encoding                 int32 // of the values (an Encoding)
+	DefEncoding, RepEncoding int32 // v1 pages
+	NumNulls                 int32 // v2 pages
+	DefLen, RepLen           int32 // v2 pages: bytes of levels before the values
+	ValuesCompressed         bool  // v2 pages (is_compressed, true unless said)
+	// Which of the three headers was present: DataPageHeader,
+	// DictionaryPageHeader, DataPageHeaderV2.
+	HasData, HasDict, HasV2 bool
 }
 
 // thriftReader decodes the compact protocol from b; the first error
@@ -64,7 +66,7 @@ type thriftReader struct {
 
 func (r *thriftReader) fail(what string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("page header: %s at byte %d: %w", what, r.n, errPage)
+		r.err = fmt.Errorf("page header: %s at byte %d: %w", what, r.n, ErrPage)
 	}
 	r.b = nil
 }
@@ -225,27 +227,27 @@ func (r *thriftReader) i32Field(t byte, name string) int32 {
 	return r.i32()
 }
 
-// parsePageHeader decodes the PageHeader at the start of b and returns it
+// ParseHeader decodes the PageHeader at the start of b and returns it
 // with its length in bytes.
-func parsePageHeader(b []byte) (pageHeader, int, error) {
+func ParseHeader(b []byte) (Header, int, error) {
 	r := thriftReader{b: b}
-	h := pageHeader{typ: -1, uncompressed: -1, compressed: -1, valuesCompressed: true}
+	h := Header{Type: -1, Uncompressed: -1, Compressed: -1, ValuesCompressed: true}
 	r.fields(0, func(id int16, t byte) bool {
 		switch {
 		case id == 1:
-			h.typ = r.i32Field(t, "type")
+			h.Type = r.i32Field(t, "type")
 		case id == 2:
-			h.uncompressed = r.i32Field(t, "uncompressed_page_size")
+			h.Uncompressed = r.i32Field(t, "uncompressed_page_size")
 		case id == 3:
-			h.compressed = r.i32Field(t, "compressed_page_size")
+			h.Compressed = r.i32Field(t, "compressed_page_size")
 		case id == 5 && t == tcStruct:
-			h.data = true
+			h.HasData = true
 			r.dataPageHeader(&h)
 		case id == 7 && t == tcStruct:
-			h.dict = true
+			h.HasDict = true
 			r.dictPageHeader(&h)
 		case id == 8 && t == tcStruct:
-			h.v2 = true
+			h.HasV2 = true
 			r.dataPageHeaderV2(&h)
 		default:
 			return false
@@ -255,8 +257,8 @@ func parsePageHeader(b []byte) (pageHeader, int, error) {
 	if r.err != nil {
 		return h, 0, r.err
 	}
-	if h.typ < 0 || h.uncompressed < 0 || h.compressed < 0 {
-		return h, 0, fmt.Errorf("page header: type %d, sizes %d and %d (missing or negative): %w", h.typ, h.uncompressed, h.compressed, errPage)
+	if h.Type < 0 || h.Uncompressed < 0 || h.Compressed < 0 {
+		return h, 0, fmt.Errorf("page header: type %d, sizes %d and %d (missing or negative): %w", h.Type, h.Uncompressed, h.Compressed, ErrPage)
 	}
 	return h, r.n, nil
 }
@@ -277,17 +279,17 @@ func (r *thriftReader) fields(depth int, read func(id int16, t byte) bool) {
 	}
 }
 
-func (r *thriftReader) dataPageHeader(h *pageHeader) {
+func (r *thriftReader) dataPageHeader(h *Header) {
 	r.fields(1, func(id int16, t byte) bool {
 		switch id {
 		case 1:
-			h.numValues = r.i32Field(t, "num_values")
+			h.NumValues = r.i32Field(t, "num_values")
 		case 2:
-			h.encoding = r.i32Field(t, "encoding")
+			h.Encoding = r.i32Field(t, "encoding")
 		case 3:
-			h.defEncoding = r.i32Field(t, "definition_level_encoding")
+			h.DefEncoding = r.i32Field(t, "definition_level_encoding")
 		case 4:
-			h.repEncoding = r.i32Field(t, "repetition_level_encoding")
+			h.RepEncoding = r.i32Field(t, "repetition_level_encoding")
 		default:
 			return false
 		}
@@ -295,13 +297,13 @@ func (r *thriftReader) dataPageHeader(h *pageHeader) {
 	})
 }
 
-func (r *thriftReader) dictPageHeader(h *pageHeader) {
+func (r *thriftReader) dictPageHeader(h *Header) {
 	r.fields(1, func(id int16, t byte) bool {
 		switch id {
 		case 1:
-			h.numValues = r.i32Field(t, "num_values")
+			h.NumValues = r.i32Field(t, "num_values")
 		case 2:
-			h.encoding = r.i32Field(t, "encoding")
+			h.Encoding = r.i32Field(t, "encoding")
 		default:
 			return false
 		}
@@ -309,21 +311,21 @@ func (r *thriftReader) dictPageHeader(h *pageHeader) {
 	})
 }
 
-func (r *thriftReader) dataPageHeaderV2(h *pageHeader) {
+func (r *thriftReader) dataPageHeaderV2(h *Header) {
 	r.fields(1, func(id int16, t byte) bool {
 		switch {
 		case id == 1:
-			h.numValues = r.i32Field(t, "num_values")
+			h.NumValues = r.i32Field(t, "num_values")
 		case id == 2:
-			h.numNulls = r.i32Field(t, "num_nulls")
+			h.NumNulls = r.i32Field(t, "num_nulls")
 		case id == 4:
-			h.encoding = r.i32Field(t, "encoding")
+			h.Encoding = r.i32Field(t, "encoding")
 		case id == 5:
-			h.defLen = r.i32Field(t, "definition_levels_byte_length")
+			h.DefLen = r.i32Field(t, "definition_levels_byte_length")
 		case id == 6:
-			h.repLen = r.i32Field(t, "repetition_levels_byte_length")
+			h.RepLen = r.i32Field(t, "repetition_levels_byte_length")
 		case id == 7 && (t == tcTrue || t == tcFalse):
-			h.valuesCompressed = t == tcTrue
+			h.ValuesCompressed = t == tcTrue
 		default:
 			return false
 		}
