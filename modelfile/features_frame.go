@@ -51,6 +51,47 @@ func (f *Features) Frame(in *data.Frame, buf []float32) (x []float32, rows []int
 	return f.finish(x, n, faults, name, false)
 }
 
+// ImputeFrame returns in with the missing values of the model's scalar
+// feature columns filled with the imputation means (as float64 columns:
+// a Table holds them as float32(mean), the value Frame and Rows impute);
+// in itself without imputation.
+func (f *Features) ImputeFrame(in *data.Frame) (*data.Frame, error) {
+	if f.impute == nil {
+		return in, nil
+	}
+	for j, name := range f.Columns {
+		c := in.Col(name)
+		if c == nil || c.NullCount() == 0 {
+			continue
+		}
+		vals := make([]float64, c.Len())
+		switch c := c.(type) {
+		case *data.Float64Column:
+			copy(vals, c.Values())
+		case *data.Float32Column:
+			for i, v := range c.Values() {
+				vals[i] = float64(v)
+			}
+		case *data.Int64Column:
+			for i, v := range c.Values() {
+				vals[i] = float64(v)
+			}
+		default:
+			return nil, fmt.Errorf("column %q is %s, not a number", name, c.Kind())
+		}
+		for i := range vals {
+			if c.IsNull(i) {
+				vals[i] = f.impute[j]
+			}
+		}
+		var err error
+		if in, err = in.With(data.NewColumn(name, vals, nil)); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
 // frameColumns finds the source columns of the features in in and checks
 // that they fit the model.
 func (f *Features) frameColumns(in *data.Frame) ([]frameCol, []source, error) {
