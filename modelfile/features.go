@@ -78,9 +78,6 @@ func (m *Model) Features() *Features {
 	return f
 }
 
-// Standardized reports whether the model standardizes its inputs.
-func (f *Features) Standardized() bool { return f.mean != nil }
-
 // Table checks that t has the model's feature columns (reordering them
 // by name when both sides have names) and returns a standardized copy
 // ready for the network.
@@ -155,38 +152,38 @@ func (f *Features) Name(col string, elem int) string {
 	return col + "[" + strconv.Itoa(elem) + "]"
 }
 
-// Faults collects the rows of a batch that cannot be scored.
-type Faults struct {
+// faults collects the rows of a batch that cannot be scored.
+type faults struct {
 	ok     []bool
 	reason map[int]string
 }
 
-// NewFaults returns the faults of a batch of n rows: none yet.
-func NewFaults(n int) *Faults {
+// newFaults returns the faults of a batch of n rows: none yet.
+func newFaults(n int) *faults {
 	ok := make([]bool, n)
 	for i := range ok {
 		ok[i] = true
 	}
-	return &Faults{ok: ok, reason: map[int]string{}}
+	return &faults{ok: ok, reason: map[int]string{}}
 }
 
-// Mark records that row i cannot be scored, and why (the first reason
+// mark records that row i cannot be scored, and why (the first reason
 // given stays).
-func (b *Faults) Mark(i int, why string) {
+func (b *faults) mark(i int, why string) {
 	if b.ok[i] {
 		b.ok[i] = false
 		b.reason[i] = why
 	}
 }
 
-// Missing fills in feature j of row i of x, which is missing: the mean
+// missing fills in feature j of row i of x, which is missing: the mean
 // the model was trained to impute, or the row cannot be scored.
-func (f *Features) Missing(x []float32, i, j int, name string, bad *Faults) {
+func (f *Features) missing(x []float32, i, j int, name string, bad *faults) {
 	if f.impute != nil {
 		x[i*f.Width+j] = float32(f.impute[j])
 		return
 	}
-	bad.Mark(i, fmt.Sprintf("column %q is missing (the model was trained without impute: mean)", name))
+	bad.mark(i, fmt.Sprintf("column %q is missing (the model was trained without impute: mean)", name))
 }
 
 // Rows finishes n raw rows of features (row-major in x, in the model's
@@ -200,16 +197,16 @@ func (f *Features) Rows(x []float32, n int, nulls []data.NullCell, name func(j i
 	if len(x) < n*f.Width {
 		return nil, nil, nil, fmt.Errorf("%d values for %d rows of %d features", len(x), n, f.Width)
 	}
-	bad := NewFaults(n)
+	bad := newFaults(n)
 	for _, c := range nulls {
-		f.Missing(x, c.Row, c.Col, name(c.Col), bad)
+		f.missing(x, c.Row, c.Col, name(c.Col), bad)
 	}
 	return f.finish(x[:n*f.Width], n, bad, name, finite)
 }
 
 // finish checks that the n rows of x are finite, standardizes them and
 // compacts the rows that can be scored.
-func (f *Features) finish(x []float32, n int, bad *Faults, name func(j int) string, finite bool) ([]float32, []int, []data.BadRow, error) {
+func (f *Features) finish(x []float32, n int, bad *faults, name func(j int) string, finite bool) ([]float32, []int, []data.BadRow, error) {
 	w := f.Width
 	if !finite {
 		finite = kernel.FiniteF32(x[:n*w])
@@ -218,7 +215,7 @@ func (f *Features) finish(x []float32, n int, bad *Faults, name func(j int) stri
 		for i := range n {
 			for j, v := range x[i*w : (i+1)*w] {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					bad.Mark(i, fmt.Sprintf("feature %d (%s) is %v", j, name(j), v))
+					bad.mark(i, fmt.Sprintf("feature %d (%s) is %v", j, name(j), v))
 					break
 				}
 			}

@@ -22,7 +22,7 @@ type frameCol struct {
 // (row-major, imputed, standardized) and reports the others. buf is
 // reused for the matrix when it is large enough (every value is
 // written); the matrix returned may be a new one.
-func (f *Features) Frame(in *data.Frame, buf []float32) (x []float32, rows []int, bad []data.BadRow, err error) {
+func (f *Features) Frame(in *data.Frame, buf []float32) (x []float32, rows []int, errs []data.BadRow, err error) {
 	cols, feat, err := f.frameColumns(in)
 	if err != nil {
 		return nil, nil, nil, err
@@ -32,8 +32,8 @@ func (f *Features) Frame(in *data.Frame, buf []float32) (x []float32, rows []int
 		buf = make([]float32, n*w)
 	}
 	x = buf[:n*w]
-	faults := NewFaults(n)
-	gatherFrame(x, w, n, cols, feat, faults)
+	bad := newFaults(n)
+	gatherFrame(x, w, n, cols, feat, bad)
 	// Nulls: imputed when the model was trained with mean imputation,
 	// otherwise the row cannot be scored.
 	for j, s := range feat {
@@ -43,12 +43,12 @@ func (f *Features) Frame(in *data.Frame, buf []float32) (x []float32, rows []int
 		}
 		for i := range n {
 			if c.c.IsNull(i) || (c.vec != nil && c.vec.ElemNull(i, s.elem)) {
-				f.Missing(x, i, j, f.Name(c.c.Name(), s.elem), faults)
+				f.missing(x, i, j, f.Name(c.c.Name(), s.elem), bad)
 			}
 		}
 	}
 	name := func(j int) string { return f.Name(cols[feat[j].col].c.Name(), feat[j].elem) }
-	return f.finish(x, n, faults, name, false)
+	return f.finish(x, n, bad, name, false)
 }
 
 // ImputeFrame returns in with the missing values of the model's scalar
@@ -157,7 +157,7 @@ func (f *Features) frameColumns(in *data.Frame) ([]frameCol, []source, error) {
 // gatherFrame writes the n rows of features feat of cols into x
 // (row-major, w values a row), marking the text cells that are not
 // numbers.
-func gatherFrame(x []float32, w, n int, cols []frameCol, feat []source, faults *Faults) {
+func gatherFrame(x []float32, w, n int, cols []frameCol, feat []source, bad *faults) {
 	// The common layouts take a fast path: one float32 vector column
 	// holding every feature in order, or float32 scalar columns.
 	oneVec := len(cols) == 1 && cols[0].vec != nil && cols[0].vec.Elem() == data.Float32 && cols[0].vec.Width() == w
@@ -219,7 +219,7 @@ func gatherFrame(x []float32, w, n int, cols []frameCol, feat []source, faults *
 					}
 					v, err := strconv.ParseFloat(c.str[i], 64)
 					if err != nil {
-						faults.Mark(i, fmt.Sprintf("column %q: cannot parse %q as a number", c.c.Name(), c.str[i]))
+						bad.mark(i, fmt.Sprintf("column %q: cannot parse %q as a number", c.c.Name(), c.str[i]))
 					}
 					x[i*w+j] = float32(v)
 				}
