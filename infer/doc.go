@@ -6,7 +6,9 @@
 // network (package modelfile), optionally cut at a named layer to emit its
 // activations as features for a downstream model (transfer learning);
 // Pipeline wraps a fitted ml pipeline. Load picks the right one for a
-// model file.
+// model file. A Net turns its rows into features through the model's
+// modelfile.Features (columns by name, vector elements, imputation,
+// standardization), the same path eval, predict and serve take.
 //
 // ListPartitions expands files, globs and directories into partitions:
 // Parquet and CSV files laid out as Spark and PyArrow write them, the keys

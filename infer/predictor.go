@@ -3,12 +3,10 @@ package infer
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/fathom-ml/fathom/data"
-	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/ml"
 	"github.com/fathom-ml/fathom/modelfile"
@@ -78,20 +76,12 @@ func Load(path, outputLayer string) (Predictor, error) {
 // ("prediction"); with an output layer, that layer's activations as one
 // vector column ("features").
 type Net struct {
-	m      *modelfile.Model
-	net    *nn.Sequential // the whole network, or its prefix up to the output layer
-	layer  int            // the output layer's index, −1 for predictions
-	inputs []string       // source columns
-	feat   []source       // where each feature value comes from
-	width  int
-	mean   []float32 // standardization, or nil
-	inv    []float32
-	buf    []float32 // the last batch's features
+	m     *modelfile.Model
+	net   *nn.Sequential // the whole network, or its prefix up to the output layer
+	layer int            // the output layer's index, −1 for predictions
+	feat  *modelfile.Features
+	buf   []float32 // the last batch's features
 }
-
-// source locates a feature value: column col of the batch (by its index
-// in Inputs), element elem of a vector column (−1 for a scalar).
-type source struct{ col, elem int }
 
 // FeaturesCol is the vector column of an output layer's activations.
 const FeaturesCol = "features"
@@ -109,7 +99,7 @@ const FeaturesCol = "features"
 // column names reads the input's columns in order (in Run, all but the
 // kept and key=value columns).
 func NewNet(m *modelfile.Model, outputLayer string) (*Net, error) {
-	p := &Net{m: m, net: m.Net, layer: -1, width: numel(m.Spec.Input)}
+	p := &Net{m: m, net: m.Net, layer: -1, feat: m.Features()}
 	if outputLayer != "" {
 		n := m.Net.Len()
 		i, err := strconv.Atoi(strings.TrimSpace(outputLayer))
@@ -126,34 +116,6 @@ func NewNet(m *modelfile.Model, outputLayer string) (*Net, error) {
 		p.net = nn.NewSequential(m.Net.Layers()[:i+1]...)
 		p.net.Eval()
 	}
-	// Resolve the feature columns: v[e] names element e of vector column v.
-	idx := map[string]int{}
-	for _, name := range m.Columns {
-		col, elem := name, -1
-		if b, rest, ok := strings.Cut(name, "["); ok && strings.HasSuffix(rest, "]") {
-			if e, err := strconv.Atoi(strings.TrimSuffix(rest, "]")); err == nil && e >= 0 {
-				col, elem = b, e
-			}
-		}
-		k, ok := idx[col]
-		if !ok {
-			k = len(p.inputs)
-			idx[col] = k
-			p.inputs = append(p.inputs, col)
-		}
-		p.feat = append(p.feat, source{k, elem})
-	}
-	if m.Scaler != nil {
-		p.mean = make([]float32, len(m.Scaler.Mean))
-		p.inv = make([]float32, len(m.Scaler.Std))
-		for j := range p.mean {
-			p.mean[j] = float32(m.Scaler.Mean[j])
-			p.inv[j] = 1
-			if s := m.Scaler.Std[j]; s != 0 {
-				p.inv[j] = float32(1 / s)
-			}
-		}
-	}
 	return p, nil
 }
 
@@ -168,280 +130,21 @@ func layerList(m *modelfile.Model) string {
 	return b.String()
 }
 
-func numel(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
-
 // Model returns the network's model file.
 func (p *Net) Model() *modelfile.Model { return p.m }
 
 // Inputs returns the columns the network's features come from (nil when
 // the model does not name its columns).
-func (p *Net) Inputs() []string { return p.inputs }
+func (p *Net) Inputs() []string { return p.feat.Inputs }
 
 // Predict implements Predictor.
 func (p *Net) Predict(in *data.Frame) (Result, error) {
-	x, rows, bad, err := p.features(in)
+	x, rows, bad, err := p.feat.Frame(in, p.buf)
 	if err != nil {
 		return Result{}, err
 	}
+	p.buf = x[:cap(x)]
 	return p.forward(x, rows, bad)
-}
-
-// features gathers the feature values of the rows of in that have all of
-// them (row-major, standardized) and reports the others.
-func (p *Net) features(in *data.Frame) (x []float32, rows []int, bad []data.BadRow, err error) {
-	n := in.Len()
-	type col struct {
-		c   data.Column
-		f32 []float32
-		f64 []float64
-		i64 []int64
-		str []string
-		vec *data.VectorColumn
-	}
-	var feat []source
-	var cols []col
-	if p.inputs == nil {
-		// No names: every column, scalars and vectors, in order.
-		for k, c := range in.Columns() {
-			cols = append(cols, col{c: c})
-			if v, ok := c.(*data.VectorColumn); ok {
-				for e := range v.Width() {
-					feat = append(feat, source{k, e})
-				}
-			} else {
-				feat = append(feat, source{k, -1})
-			}
-		}
-	} else {
-		feat = p.feat
-		for _, name := range p.inputs {
-			c := in.Col(name)
-			if c == nil {
-				return nil, nil, nil, fmt.Errorf("the input has no column %q (the model reads %s)", name, strings.Join(p.inputs, ", "))
-			}
-			cols = append(cols, col{c: c})
-		}
-	}
-	if len(feat) != p.width {
-		return nil, nil, nil, fmt.Errorf("the input has %d feature values per row, the model reads %d (shape %v)", len(feat), p.width, p.m.Spec.Input)
-	}
-	for k := range cols {
-		c := &cols[k]
-		switch v := c.c.(type) {
-		case *data.ScalarColumn[float32]:
-			c.f32 = v.Values()
-		case *data.ScalarColumn[float64]:
-			c.f64 = v.Values()
-		case *data.ScalarColumn[int64]:
-			c.i64 = v.Values()
-		case *data.VectorColumn:
-			c.vec = v
-		case *data.ScalarColumn[string]:
-			// Text (a CSV column whose first rows were not all numbers):
-			// each cell is parsed, and a row whose cell is not a number
-			// cannot be scored.
-			c.str = v.Values()
-		default:
-			return nil, nil, nil, fmt.Errorf("column %q is %s; features must be numbers", c.c.Name(), c.c.Kind())
-		}
-	}
-	for _, s := range feat {
-		c := cols[s.col]
-		if (s.elem >= 0) != (c.vec != nil) {
-			return nil, nil, nil, fmt.Errorf("column %q: the model reads it as %s", c.c.Name(), map[bool]string{true: "a vector", false: "a number"}[s.elem >= 0])
-		}
-		if c.vec != nil && s.elem >= c.vec.Width() {
-			return nil, nil, nil, fmt.Errorf("column %q has %d elements, the model reads element %d", c.c.Name(), c.vec.Width(), s.elem)
-		}
-	}
-	w := p.width
-	// The buffer is reused from batch to batch: every value is written.
-	if cap(p.buf) < n*w {
-		p.buf = make([]float32, n*w)
-	}
-	x = p.buf[:n*w]
-	// The common layouts take a fast path: one float32 vector column
-	// holding every feature in order, or float32 scalar columns.
-	oneVec := len(cols) == 1 && cols[0].vec != nil && cols[0].vec.Elem() == data.Float32 && cols[0].vec.Width() == w
-	if oneVec {
-		for j, s := range feat {
-			if s.elem != j {
-				oneVec = false
-			}
-		}
-	}
-	okRow, reason, markBad := faults(n)
-	// Float32 scalar columns, the usual layout of images and of tables
-	// written by data.WriteParquet, are gathered eight columns at a time:
-	// each row gets 32 contiguous bytes per step.
-	var f32 [][]float32
-	for _, s := range feat {
-		c := cols[s.col]
-		if c.f32 == nil {
-			f32 = nil
-			break
-		}
-		f32 = append(f32, c.f32)
-	}
-	if oneVec {
-		copy(x, cols[0].vec.Float32s())
-	} else if f32 != nil {
-		gather32(x, f32, n)
-	} else {
-		// Column to row order in tiles of rows, so that the rows being
-		// written stay in cache while every column is visited.
-		const tile = 128
-		for i0 := 0; i0 < n; i0 += tile {
-			i1 := min(i0+tile, n)
-			for j, s := range feat {
-				c := cols[s.col]
-				switch {
-				case c.f32 != nil:
-					for i, v := range c.f32[i0:i1] {
-						x[(i0+i)*w+j] = v
-					}
-				case c.f64 != nil:
-					for i, v := range c.f64[i0:i1] {
-						x[(i0+i)*w+j] = float32(v)
-					}
-				case c.i64 != nil:
-					for i, v := range c.i64[i0:i1] {
-						x[(i0+i)*w+j] = float32(v)
-					}
-				case c.vec != nil:
-					for i := i0; i < i1; i++ {
-						x[i*w+j] = float32(c.vec.At(i, s.elem))
-					}
-				case c.str != nil:
-					for i := i0; i < i1; i++ {
-						if c.c.IsNull(i) {
-							continue
-						}
-						v, err := strconv.ParseFloat(c.str[i], 64)
-						if err != nil {
-							markBad(i, fmt.Sprintf("column %q: cannot parse %q as a number", c.c.Name(), c.str[i]))
-						}
-						x[i*w+j] = float32(v)
-					}
-				}
-			}
-		}
-	}
-	// Nulls: imputed when the model was trained with mean imputation,
-	// otherwise the row cannot be scored.
-	for j, s := range feat {
-		c := cols[s.col]
-		if c.c.NullCount() == 0 && (c.vec == nil || c.vec.ElemValid() == nil) {
-			continue
-		}
-		for i := range n {
-			if c.c.IsNull(i) || (c.vec != nil && c.vec.ElemNull(i, s.elem)) {
-				p.missing(x, i, j, p.featName(c.c.Name(), s.elem), markBad)
-			}
-		}
-	}
-	return p.finish(x, n, okRow, reason, markBad, func(j int) string { return p.featName(cols[feat[j].col].c.Name(), feat[j].elem) }, false)
-}
-
-// missing fills in feature j of row i, which is null: the mean the model
-// was trained to impute, or the row cannot be scored.
-func (p *Net) missing(x []float32, i, j int, name string, markBad func(int, string)) {
-	if p.m.Impute != nil {
-		x[i*p.width+j] = float32(p.m.Impute[j])
-		return
-	}
-	markBad(i, fmt.Sprintf("column %q is missing (the model was trained without impute: mean)", name))
-}
-
-// finish checks that the n rows of x are finite, standardizes them and
-// compacts the rows that can be scored.
-// finite says the values are known to be finite (the reader summed
-// them).
-func (p *Net) finish(x []float32, n int, okRow []bool, reason map[int]string, markBad func(int, string), name func(j int) string, finite bool) ([]float32, []int, []data.BadRow, error) {
-	w := p.width
-	if !finite {
-		finite = kernel.FiniteF32(x[:n*w])
-	}
-	if !finite {
-		for i := range n {
-			for j, v := range x[i*w : (i+1)*w] {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					markBad(i, fmt.Sprintf("feature %d (%s) is %v", j, name(j), v))
-					break
-				}
-			}
-		}
-	}
-	if p.mean != nil {
-		for i := range n {
-			row := x[i*w : (i+1)*w]
-			for j := range row {
-				row[j] = (row[j] - p.mean[j]) * p.inv[j]
-			}
-		}
-	}
-	var rows []int
-	var bad []data.BadRow
-	if len(reason) == 0 {
-		rows = make([]int, n)
-		for i := range rows {
-			rows[i] = i
-		}
-		return x, rows, nil, nil
-	}
-	// Compact the good rows.
-	k := 0
-	for i := range n {
-		if !okRow[i] {
-			bad = append(bad, data.BadRow{Row: i, Reason: reason[i]})
-			continue
-		}
-		copy(x[k*w:(k+1)*w], x[i*w:(i+1)*w])
-		rows = append(rows, i)
-		k++
-	}
-	return x[:k*w], rows, bad, nil
-}
-
-// faults returns the rows-that-can-be-scored flags of a batch of n rows,
-// the reason of each row that cannot, and the function that marks one.
-func faults(n int) (okRow []bool, reason map[int]string, markBad func(int, string)) {
-	okRow = make([]bool, n)
-	for i := range okRow {
-		okRow[i] = true
-	}
-	reason = make(map[int]string)
-	markBad = func(i int, why string) {
-		if okRow[i] {
-			okRow[i] = false
-			reason[i] = why
-		}
-	}
-	return okRow, reason, markBad
-}
-
-// matrixColumns says which columns data.ParquetMatrix reads for this
-// network: its input columns when each feature is a column of its own, in
-// order, or one vector column of every feature; nil with ok when the
-// model does not name its columns (every column but the kept and key
-// ones). ok is false for other layouts.
-func (p *Net) matrixColumns() (cols []string, ok bool) {
-	if p.inputs == nil {
-		return nil, true
-	}
-	vector := len(p.inputs) == 1 && p.feat[0].elem >= 0
-	for j, s := range p.feat {
-		if vector && s.elem != j || !vector && (s.elem >= 0 || s.col != j) {
-			return nil, false
-		}
-	}
-	return p.inputs, true
 }
 
 // columnMajor reports whether the network takes its features best
@@ -462,36 +165,33 @@ func (p *Net) columnMajor() bool {
 // found every value finite); names are the matrix's columns. x is
 // standardized in place.
 func (p *Net) predictMatrix(x []float32, n, ld int, nulls []data.NullCell, names []string, finite bool) (Result, error) {
+	w := p.feat.Width
 	if ld > 0 {
-		if len(x) < (p.width-1)*ld+n || ld < n {
-			return Result{}, fmt.Errorf("%d values for %d rows of %d features %d apart", len(x), n, p.width, ld)
+		if len(x) < (w-1)*ld+n || ld < n {
+			return Result{}, fmt.Errorf("%d values for %d rows of %d features %d apart", len(x), n, w, ld)
 		}
 		if len(nulls) == 0 && finite {
 			return p.forwardColumns(x, n, ld)
 		}
 		// Rows to impute or to drop: row-major, as the other readers give.
-		rm := make([]float32, n*p.width)
-		for j := range p.width {
+		rm := make([]float32, n*w)
+		for j := range w {
 			for i, v := range x[j*ld : j*ld+n] {
-				rm[i*p.width+j] = v
+				rm[i*w+j] = v
 			}
 		}
 		x = rm
 	}
-	if len(x) < n*p.width {
-		return Result{}, fmt.Errorf("%d values for %d rows of %d features", len(x), n, p.width)
+	if len(x) < n*w {
+		return Result{}, fmt.Errorf("%d values for %d rows of %d features", len(x), n, w)
 	}
 	name := func(j int) string {
-		if len(names) == 1 && p.width > 1 {
-			return p.featName(names[0], j)
+		if len(names) == 1 && w > 1 {
+			return p.feat.Name(names[0], j)
 		}
 		return names[j]
 	}
-	okRow, reason, markBad := faults(n)
-	for _, c := range nulls {
-		p.missing(x, c.Row, c.Col, name(c.Col), markBad)
-	}
-	x, rows, bad, err := p.finish(x[:n*p.width], n, okRow, reason, markBad, name, finite)
+	x, rows, bad, err := p.feat.Rows(x, n, nulls, name, finite)
 	if err != nil {
 		return Result{}, err
 	}
@@ -515,16 +215,8 @@ func (p *Net) forward(x []float32, rows []int, bad []data.BadRow) (Result, error
 // forwardColumns standardizes and scores the n rows of the column-major x
 // (feature j of row i at x[j*ld+i]), every value present and finite.
 func (p *Net) forwardColumns(x []float32, n, ld int) (Result, error) {
-	w := p.width
-	if p.mean != nil {
-		for j := range w {
-			m, inv := p.mean[j], p.inv[j]
-			col := x[j*ld : j*ld+n]
-			for i, v := range col {
-				col[i] = (v - m) * inv
-			}
-		}
-	}
+	w := p.feat.Width
+	p.feat.StandardizeColumns(x, n, ld)
 	rows := make([]int, n)
 	for i := range rows {
 		rows[i] = i
@@ -538,37 +230,6 @@ func (p *Net) forwardColumns(x []float32, n, ld int) (Result, error) {
 	var err error
 	res.Out, err = p.outputs(out, n)
 	return res, err
-}
-
-// gather32 writes the n rows of the columns cols into x, row-major.
-func gather32(x []float32, cols [][]float32, n int) {
-	w := len(cols)
-	const tile = 256
-	for i0 := 0; i0 < n; i0 += tile {
-		i1 := min(i0+tile, n)
-		j := 0
-		for ; j+8 <= w; j += 8 {
-			c0, c1, c2, c3 := cols[j][i0:i1], cols[j+1][i0:i1], cols[j+2][i0:i1], cols[j+3][i0:i1]
-			c4, c5, c6, c7 := cols[j+4][i0:i1], cols[j+5][i0:i1], cols[j+6][i0:i1], cols[j+7][i0:i1]
-			for i := range c0 {
-				r := x[(i0+i)*w+j : (i0+i)*w+j+8 : (i0+i)*w+j+8]
-				r[0], r[1], r[2], r[3] = c0[i], c1[i], c2[i], c3[i]
-				r[4], r[5], r[6], r[7] = c4[i], c5[i], c6[i], c7[i]
-			}
-		}
-		for ; j < w; j++ {
-			for i, v := range cols[j][i0:i1] {
-				x[(i0+i)*w+j] = v
-			}
-		}
-	}
-}
-
-func (p *Net) featName(col string, elem int) string {
-	if elem < 0 {
-		return col
-	}
-	return col + "[" + strconv.Itoa(elem) + "]"
 }
 
 // outputs turns the network's output for n rows into output columns.
@@ -615,7 +276,7 @@ func (p *Net) outputs(out *tensor.Tensor, n int) (*data.Frame, error) {
 
 // layerWidth is the number of activations per row of the output layer.
 func (p *Net) layerWidth() int {
-	x := tensor.FromFloat32(make([]float32, p.width), append([]int{1}, p.m.Spec.Input...)...)
+	x := tensor.FromFloat32(make([]float32, p.feat.Width), append([]int{1}, p.m.Spec.Input...)...)
 	return len(p.net.Forward(x.NoGrad()).Float32s())
 }
 

@@ -434,7 +434,7 @@ func (r *runner) openMatrix(p Partition) *matrixSource {
 	if !ok || !data.IsParquetFile(p.Path) {
 		return nil
 	}
-	cols, ok := net.matrixColumns()
+	cols, ok := net.feat.MatrixColumns()
 	if !ok || slices.ContainsFunc(cols, p.hasKey) {
 		return nil
 	}
@@ -442,7 +442,7 @@ func (r *runner) openMatrix(p Partition) *matrixSource {
 	for _, k := range p.Keys {
 		except = append(except, k.Name)
 	}
-	mx, err := data.OpenParquetMatrix(p.Path, data.MatrixOptions{Columns: cols, Except: except, Width: net.width, BatchSize: r.opts.BatchSize})
+	mx, err := data.OpenParquetMatrix(p.Path, data.MatrixOptions{Columns: cols, Except: except, Width: net.feat.Width, BatchSize: r.opts.BatchSize})
 	if err != nil {
 		// Not a matrix layout, or an error the record batch reader
 		// reports in its own words.
@@ -455,7 +455,7 @@ func (r *runner) openMatrix(p Partition) *matrixSource {
 		r.bufs <- nil
 		r.bufs <- nil
 	}
-	s := &matrixSource{mx: mx, free: r.bufs, size: r.opts.BatchSize * net.width, names: mx.Columns()}
+	s := &matrixSource{mx: mx, free: r.bufs, size: r.opts.BatchSize * net.feat.Width, names: mx.Columns()}
 	// Columns for a network whose first layer packs a column-major batch
 	// as its GEMM's A, unless the file's columns are narrow dictionaries
 	// that the vector gather turns into rows at little more than the cost
@@ -504,49 +504,13 @@ func (r *runner) readColumns(p Partition) []string {
 // data.ErrNotMatrix when the file turns out not to).
 func (r *runner) partition(ctx context.Context, p Partition, matrix bool) (rows, nerr int64, err error) {
 	pstart := time.Now()
-	var src batchSource
-	if matrix {
-		if m := r.openMatrix(p); m != nil {
-			src = m
-		}
-	}
-	if src == nil {
-		rd, err := data.OpenBatches(p.Path, data.BatchOptions{Columns: r.readColumns(p), BatchSize: r.opts.BatchSize})
-		if err != nil {
-			return 0, 0, err
-		}
-		have := rd.Columns()
-		for _, k := range r.opts.Keep {
-			if !slices.Contains(have, k) && !p.hasKey(k) {
-				rd.Close()
-				return 0, 0, fmt.Errorf("%s: --keep %s: no such column (columns: %s)", p.Path, k, strings.Join(have, ", "))
-			}
-		}
-		src = &frameSource{rd: rd}
+	src, err := r.openSource(p, matrix)
+	if err != nil {
+		return 0, 0, err
 	}
 	defer src.close()
-	// Read ahead one batch while the current one is scored.
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	batches := make(chan batch, 1)
-	go func() {
-		defer close(batches)
-		for {
-			b := src.next()
-			if b.err == io.EOF {
-				return
-			}
-			select {
-			case batches <- b:
-			case <-ctx.Done():
-				src.done(b)
-				return
-			}
-			if b.err != nil {
-				return
-			}
-		}
-	}()
+	batches := readAhead(ctx, src)
 	defer func() {
 		cancel()
 		for b := range batches { // let the reader finish before Close
@@ -601,21 +565,7 @@ func (r *runner) partition(ctx context.Context, p Partition, matrix bool) (rows,
 				Seconds: time.Since(pstart).Seconds()})
 		}
 		if pw == nil {
-			// No row was scored: an output with the kept columns only.
-			if lastKeep == nil {
-				lastKeep, _ = data.NewFrame()
-			}
-			if lastKeep.NumCols() == 0 {
-				lastKeep, _ = data.NewFrame(data.NewColumn("prediction", []string{}, nil))
-			}
-			pw, err := data.NewParquetFrameWriter(w, lastKeep, data.ParquetWriteOptions{})
-			if err != nil {
-				return err
-			}
-			if err := pw.Write(lastKeep.Slice(0, 0)); err != nil {
-				return err
-			}
-			if err := pw.Close(); err != nil {
+			if err := writeEmpty(w, lastKeep); err != nil {
 				return err
 			}
 		} else if err := pw.Close(); err != nil {
@@ -641,6 +591,73 @@ func (r *runner) partition(ctx context.Context, p Partition, matrix bool) (rows,
 		writeErrors(ErrorsPath(r.opts.Out, p), failed)
 	}
 	return rows, nerr, err
+}
+
+// openSource opens the batches of partition p: straight into matrices
+// when matrix and the file allows, else as frames.
+func (r *runner) openSource(p Partition, matrix bool) (batchSource, error) {
+	if matrix {
+		if m := r.openMatrix(p); m != nil {
+			return m, nil
+		}
+	}
+	rd, err := data.OpenBatches(p.Path, data.BatchOptions{Columns: r.readColumns(p), BatchSize: r.opts.BatchSize})
+	if err != nil {
+		return nil, err
+	}
+	have := rd.Columns()
+	for _, k := range r.opts.Keep {
+		if !slices.Contains(have, k) && !p.hasKey(k) {
+			rd.Close()
+			return nil, fmt.Errorf("%s: --keep %s: no such column (columns: %s)", p.Path, k, strings.Join(have, ", "))
+		}
+	}
+	return &frameSource{rd: rd}, nil
+}
+
+// readAhead reads the batches of src one ahead of the one being scored,
+// until the end, an error, or ctx is done; the channel closes then.
+func readAhead(ctx context.Context, src batchSource) <-chan batch {
+	batches := make(chan batch, 1)
+	go func() {
+		defer close(batches)
+		for {
+			b := src.next()
+			if b.err == io.EOF {
+				return
+			}
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				src.done(b)
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	return batches
+}
+
+// writeEmpty writes the output of a partition of which no row was
+// scored: the kept columns only (of keep, the last batch's), or an empty
+// prediction column.
+func writeEmpty(w io.Writer, keep *data.Frame) error {
+	if keep == nil {
+		keep, _ = data.NewFrame()
+	}
+	if keep.NumCols() == 0 {
+		keep, _ = data.NewFrame(data.NewColumn("prediction", []string{}, nil))
+	}
+	pw, err := data.NewParquetFrameWriter(w, keep, data.ParquetWriteOptions{})
+	if err != nil {
+		return err
+	}
+	if err := pw.Write(keep.Slice(0, 0)); err != nil {
+		return err
+	}
+	return pw.Close()
 }
 
 // scored is a batch's output: the kept columns and the predictions of

@@ -26,7 +26,16 @@
 // writes one. [Model.Predict] runs a table of raw features (matching
 // columns by name and standardizing a copy), [Model.PredictRows] raw
 // float32 rows with no table, [Model.Evaluate] scores a labelled table, and
-// [Model.ReadInput] reads a CSV or Parquet input. [Predictions] write
+// [Model.ReadInput] reads a CSV or Parquet input.
+//
+// [Features] ([Model.Features]) is the one path from input rows to the
+// network's input, used by eval, predict, batch predict (package infer)
+// and serve: [Features.Table] for a Table, [Features.Frame] for a Frame
+// (vector columns v read element by element as v[0], v[1], ...) and
+// [Features.Rows] for raw rows (an OIP request, a Parquet matrix). Each
+// imputes missing values with the training means and standardizes in
+// float64 as training did (data.Standardizer.Apply), so the same rows give
+// the same features, bit for bit, whoever reads them. [Predictions] write
 // themselves as CSV, JSON lines or Parquet ([Predictions.WriteFile]).
 //
 //	m, err := modelfile.Load("runs/iris/model.safetensors")

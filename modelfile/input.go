@@ -66,7 +66,8 @@ func (m *Model) ReadInput(path string, label bool) (*data.Table, error) {
 }
 
 // readImputed reads the input as a Frame, fills the nulls of the model's
-// feature columns with the training means and converts it to a Table.
+// feature columns with the training means (Features.ImputeFrame) and
+// converts it to a Table.
 func (m *Model) readImputed(path string, parquet bool, label string, kind data.LabelKind) (*data.Table, error) {
 	cols := slices.Clone(m.Columns)
 	if label != "" {
@@ -82,34 +83,8 @@ func (m *Model) readImputed(path string, parquet bool, label string, kind data.L
 	if err != nil {
 		return nil, err
 	}
-	for j, name := range m.Columns {
-		c := f.Col(name)
-		if c == nil || c.NullCount() == 0 {
-			continue
-		}
-		vals := make([]float64, c.Len())
-		switch c := c.(type) {
-		case *data.Float64Column:
-			copy(vals, c.Values())
-		case *data.Float32Column:
-			for i, v := range c.Values() {
-				vals[i] = float64(v)
-			}
-		case *data.Int64Column:
-			for i, v := range c.Values() {
-				vals[i] = float64(v)
-			}
-		default:
-			return nil, fmt.Errorf("%s: column %q is %s, not a number", path, name, c.Kind())
-		}
-		for i := range vals {
-			if c.IsNull(i) {
-				vals[i] = m.Impute[j]
-			}
-		}
-		if f, err = f.With(data.NewColumn(name, vals, nil)); err != nil {
-			return nil, err
-		}
+	if f, err = m.Features().ImputeFrame(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	t, err := f.Table(data.TableOptions{Label: label, LabelKind: kind, Features: m.Columns, Source: path})
 	if err != nil {

@@ -157,40 +157,9 @@ func numel(shape []int) int {
 
 // PrepareInput checks that t has the model's feature columns (reordering
 // them by name when both sides have names) and returns a standardized
-// copy ready for the network.
+// copy ready for the network (see Features.Table).
 func (m *Model) PrepareInput(t *data.Table) (*data.Table, error) {
-	want := numel(m.Spec.Input)
-	in := t
-	if m.Columns != nil && t.Columns != nil && !slices.Equal(m.Columns, t.Columns) {
-		idx := make([]int, len(m.Columns))
-		for j, name := range m.Columns {
-			idx[j] = t.Column(name)
-			if idx[j] < 0 {
-				return nil, fmt.Errorf("the input has no column %q (the model reads %v)", name, m.Columns)
-			}
-		}
-		sel := &data.Table{Rows: t.Rows, Cols: len(idx), X: make([]float32, t.Rows*len(idx)), Columns: m.Columns,
-			LabelName: t.LabelName, Labels: t.Labels, Classes: t.Classes, Y: t.Y}
-		for i := range t.Rows {
-			row := t.Row(i)
-			for j, k := range idx {
-				sel.X[i*len(idx)+j] = row[k]
-			}
-		}
-		in = sel
-	}
-	if in.Cols != want {
-		return nil, fmt.Errorf("the input has %d feature columns, the model reads %d (shape %v)", in.Cols, want, m.Spec.Input)
-	}
-	if m.Scaler != nil {
-		if in == t {
-			in = t.Clone()
-		}
-		if err := m.Scaler.Apply(in); err != nil {
-			return nil, err
-		}
-	}
-	return in, nil
+	return m.Features().Table(t)
 }
 
 // Predict runs the model over the rows of t in batches of batchSize (in

@@ -27,8 +27,9 @@
 // first waiting request, gathers more until the batch holds MaxBatch rows
 // or MaxDelay has passed (by default, until the queue is empty: whatever
 // queued while the model was busy), runs one modelfile.Model.PredictRows
-// over all
-// their rows and hands each request its own rows' results. Only the
+// over all their rows (their features prepared by the model's
+// modelfile.Features, as eval, predict and batch predict prepare theirs)
+// and hands each request its own rows' results. Only the
 // batcher calls the model. A full queue answers 503 at once.
 //
 //	m, err := modelfile.Load("runs/iris/model.safetensors")
