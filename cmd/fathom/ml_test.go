@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fathom-ml/fathom/bench"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/ml"
 )
@@ -123,7 +124,7 @@ type cmdAccuracy struct {
 func (e *cmdAccuracy) Metric() string     { return e.MetricName }
 func (e *cmdAccuracy) LargerBetter() bool { return true }
 func (e *cmdAccuracy) Evaluate(f *data.Frame, c ml.Comm) (float64, error) {
-	v, err := accuracy(f)
+	v, err := bench.Accuracy(f)
 	if err != nil {
 		return 0, err
 	}
@@ -316,24 +317,6 @@ tuning:
 		_, err := execute(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
-		}
-	}
-}
-
-// TestBenchMLRecipes decodes every recipe's params over its registered
-// stage (once the algorithms are registered).
-func TestBenchMLRecipes(t *testing.T) {
-	for _, algo := range benchMLAlgos() {
-		r := benchMLRecipes[algo]
-		if !slices.Contains(ml.StageTypes(), r.stage) {
-			t.Logf("%s: stage %s not registered in this build; skipped", algo, r.stage)
-			continue
-		}
-		if _, err := execute(t, "bench", "ml", algo, "--rows", "1", "--param", "bogusParam=1"); err == nil || !strings.Contains(err.Error(), "bogusParam") {
-			t.Errorf("%s: a bogus param: %v", algo, err)
-		}
-		if err := checkRecipe(r); err != nil {
-			t.Errorf("%s: %v", algo, err)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-ml/fathom/bench"
 	"github.com/fathom-ml/fathom/data"
 	"github.com/fathom-ml/fathom/train/job"
 )
@@ -216,33 +217,13 @@ func TestBadInputs(t *testing.T) {
 	}
 }
 
-// TestBenchRecipesMatchExamples keeps `fathom bench train` and the example
-// configs describing the same jobs.
-func TestBenchRecipesMatchExamples(t *testing.T) {
-	for model, file := range map[string]string{"mlp": "fashion-mlp.yaml", "cnn": "fashion-cnn.yaml"} {
-		bench, err := job.ParseConfig([]byte(benchRecipes[model]), model, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ex, err := job.Load("../../examples/"+file, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(bench.Model, ex.Model) || !reflect.DeepEqual(bench.Optimizer, ex.Optimizer) ||
-			bench.BatchSize != ex.BatchSize || bench.Epochs != ex.Epochs || bench.Seed != ex.Seed ||
-			!reflect.DeepEqual(bench.Data.Shape, ex.Data.Shape) || bench.Loss != ex.Loss {
-			t.Errorf("bench recipe %s differs from examples/%s", model, file)
-		}
-	}
-}
-
 // TestFashionMLPIntegration trains examples/fashion-mlp.yaml for one
 // epoch; the test accuracy must pass 0.8.
 func TestFashionMLPIntegration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on Fashion-MNIST; skipped with -short")
 	}
-	if reason := fashionMNISTMissing(); reason != "" {
+	if reason := bench.FashionMNISTMissing(); reason != "" {
 		t.Skip(reason)
 	}
 	out, err := captureStdout(t, true, func() error {
