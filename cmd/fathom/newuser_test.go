@@ -185,7 +185,7 @@ func TestEvalRefusesChangedData(t *testing.T) {
 	}
 	cfgPath := filepath.Join(dir, "lin.yaml")
 	if err := os.WriteFile(cfgPath, []byte(`
-data: {source: csv, path: linear.csv, label: y, test: 0.2}
+data: {source: csv, train: linear.csv, label: y, test_fraction: 0.2}
 model: [{type: linear, out: 1}]
 loss: mse
 optimizer: {type: sgd, lr: 0.1}
@@ -230,7 +230,7 @@ func writeLinearConfig(t *testing.T, dir, csvName, extra string) string {
 	t.Helper()
 	p := filepath.Join(dir, "lin.yaml")
 	if err := os.WriteFile(p, []byte(`
-data: {source: csv, path: `+csvName+`, label: y, test: 0.2`+extra+`}
+data: {source: csv, train: `+csvName+`, label: y, test_fraction: 0.2`+extra+`}
 model: [{type: linear, out: 1}]
 loss: mse
 optimizer: {type: sgd, lr: 0.1}

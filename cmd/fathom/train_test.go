@@ -163,8 +163,8 @@ func TestBadInputs(t *testing.T) {
 		return p
 	}
 	badCSV := write("bad.csv", "x1,x2,y\n1,2,3\n4,oops,6\n")
-	csvCfg := write("csv.yaml", "data: {source: csv, path: bad.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
-	missingCfg := write("missing.yaml", "data: {source: csv, path: nowhere.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
+	csvCfg := write("csv.yaml", "data: {source: csv, train: bad.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
+	missingCfg := write("missing.yaml", "data: {source: csv, train: nowhere.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
 	iris, _ := os.ReadFile("../../examples/iris.yaml")
 	unknown := write("unknown.yaml", strings.Replace(string(iris), "epochs: 60", "epochs: 60\nepohcs: 3", 1))
 	chain := write("chain.yaml", strings.Replace(string(iris), "{type: linear, out: 3}", "{type: linear, in: 32, out: 3}", 1))
