@@ -8,9 +8,9 @@ import (
 	"github.com/fathom-ml/fathom/train/job"
 )
 
-// TestBenchRecipesMatchExamples keeps `fathom bench train` and the example
+// TestTrainRecipesMatchExamples keeps `fathom bench train` and the example
 // configs describing the same jobs.
-func TestBenchRecipesMatchExamples(t *testing.T) {
+func TestTrainRecipesMatchExamples(t *testing.T) {
 	for model, file := range map[string]string{"mlp": "fashion-mlp.yaml", "cnn": "fashion-cnn.yaml"} {
 		bench, err := job.ParseConfig([]byte(TrainRecipes[model]), model, nil)
 		if err != nil {
