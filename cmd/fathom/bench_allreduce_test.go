@@ -7,50 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fathom-ml/fathom/bench"
 )
-
-func TestArParseSize(t *testing.T) {
-	for _, test := range []struct {
-		in   string
-		want int
-		ok   bool
-	}{
-		{"4096", 4096, true},
-		{"4KB", 4 << 10, true},
-		{"4kb", 4 << 10, true},
-		{"64MB", 64 << 20, true},
-		{"256MiB", 256 << 20, true},
-		{"1GiB", 1 << 30, true},
-		{"1.5K", 1536, true},
-		{"16m", 16 << 20, true},
-		{"", 0, false},
-		{"-1MB", 0, false},
-		{"12XB", 0, false},
-	} {
-		got, err := arParseSize(test.in)
-		if (err == nil) != test.ok || got != test.want {
-			t.Errorf("arParseSize(%q) = %d, %v; want %d (ok=%v)", test.in, got, err, test.want, test.ok)
-		}
-	}
-}
-
-func TestArWorkerArgs(t *testing.T) {
-	for _, test := range []struct{ in, want []string }{
-		{[]string{"bench", "allreduce", "--local", "2", "--size", "4KB"}, []string{"bench", "allreduce", "--size", "4KB"}},
-		{[]string{"bench", "allreduce", "--local=4", "--json"}, []string{"bench", "allreduce", "--json"}},
-		{[]string{"--json", "bench", "allreduce", "-local", "3"}, []string{"--json", "bench", "allreduce"}},
-		{[]string{"bench", "allreduce"}, []string{"bench", "allreduce"}},
-	} {
-		if got := arWorkerArgs(test.in); !slices.Equal(got, test.want) {
-			t.Errorf("arWorkerArgs(%q) = %q, want %q", test.in, got, test.want)
-		}
-	}
-}
 
 // TestBenchAllreduceLocal builds the fathom binary and runs
 // `bench allreduce --local 2` end to end: two workers started through
@@ -75,7 +38,7 @@ func TestBenchAllreduceLocal(t *testing.T) {
 		t.Fatalf("want 2 JSON lines (rank 0, one per size), got %d:\n%s", len(lines), stdout.String())
 	}
 	for i, size := range []int{4 << 10, 64 << 10} {
-		var res allreduceResult
+		var res bench.AllReduceResult
 		if err := json.Unmarshal([]byte(lines[i]), &res); err != nil {
 			t.Fatalf("line %d %q: %v", i, lines[i], err)
 		}

@@ -41,7 +41,7 @@ func TestBenchInfer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on Fashion-MNIST; skipped with -short")
 	}
-	if reason := fashionMNISTMissing(); reason != "" {
+	if reason := bench.FashionMNISTMissing(); reason != "" {
 		t.Skip(reason)
 	}
 	dir := t.TempDir()

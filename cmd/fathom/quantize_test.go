@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fathom-ml/fathom/bench"
 	"github.com/fathom-ml/fathom/modelfile"
 	"github.com/fathom-ml/fathom/nn"
 	"github.com/fathom-ml/fathom/train/job"
@@ -111,7 +112,7 @@ func TestQuantizeFashionMLP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on Fashion-MNIST; skipped with -short")
 	}
-	if reason := fashionMNISTMissing(); reason != "" {
+	if reason := bench.FashionMNISTMissing(); reason != "" {
 		t.Skip(reason)
 	}
 	dir := t.TempDir()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,20 +14,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fathom-ml/fathom/dashboard"
-	"github.com/fathom-ml/fathom/metrics"
 	"github.com/fathom-ml/fathom/runlog"
 	"github.com/fathom-ml/fathom/train"
 	"github.com/fathom-ml/fathom/train/job"
 )
-
-// trainEpochLine is one `fathom train --json` line per epoch. Eval holds
-// the metrics of the split evaluated after the epoch, which EvalSplit
-// names: "val" (data.validation) or "test" (no validation split: the test
-// split, scored for the curves; early stopping refuses it).
-type trainEpochLine struct {
-	runlog.Epoch
-	EvalSplit string `json:"eval_split,omitempty"`
-}
 
 func init() {
 	var sets []string
@@ -133,14 +122,10 @@ func runTrainOn(ctx context.Context, path string, sets []string, quiet bool, boa
 			}
 		}
 		if !quiet {
-			fmt.Fprintln(stderr, epochSummary(r, cfg.Epochs, cfg.EvalSplit()))
+			fmt.Fprintln(stderr, cfg.EpochSummary(r))
 		}
 		if jsonOut {
-			line := trainEpochLine{Epoch: r}
-			if r.Eval != nil {
-				line.EvalSplit = cfg.EvalSplit()
-			}
-			return printJSON(line)
+			return printJSON(cfg.EpochLine(r))
 		}
 		return nil
 	}
@@ -151,77 +136,11 @@ func runTrainOn(ctx context.Context, path string, sets []string, quiet bool, boa
 	if !res.Main {
 		return nil // a distributed job's other workers: rank 0 reports
 	}
-	final := map[string]any{
-		"train_loss":         nil,
-		"test_loss":          finiteOrNil(res.Test.Loss),
-		"seconds_per_epoch":  res.SecondsPerEpoch,
-		"samples_per_second": res.SamplesPerSecond,
-		"epochs":             len(res.Epochs),
-		"early_stopped":      res.Stopped,
-		"model_path":         res.ModelPath,
-		"task":               res.Task.String(),
-		"weights_sha256":     res.WeightsSHA256,
-	}
-	if n := len(res.Epochs); n > 0 {
-		final["train_loss"] = finiteOrNil(res.Epochs[n-1].Train.Loss)
-	}
-	if res.Task == metrics.Regression {
-		final["test_rmse"] = finiteOrNil(res.Test.RMSE)
-	} else {
-		final["test_accuracy"] = finiteOrNil(res.Test.Accuracy)
-	}
-	if res.MetricsPath != "" {
-		final["metrics_path"] = res.MetricsPath
-	}
-	if res.AllreduceSeconds > 0 {
-		final["allreduce_seconds"] = res.AllreduceSeconds
-		final["allreduce_hidden_fraction"] = res.AllreduceHidden
-	}
-	if res.OptimizerStateBytes != nil {
-		final["optimizer_state_bytes"] = res.OptimizerStateBytes()
-	}
-	if res.TimelinePath != "" {
-		final["timeline_path"] = res.TimelinePath
-	}
-	if res.PlotPath != "" {
-		final["plot_path"] = res.PlotPath
-	}
 	if jsonOut {
-		return printJSON(final)
+		return printJSON(res.FinalLine())
 	}
-	metric := fmt.Sprintf("test accuracy %.4f", res.Test.Accuracy)
-	if res.Task == metrics.Regression {
-		metric = fmt.Sprintf("test RMSE %.4g", res.Test.RMSE)
-	}
-	fmt.Printf("%s, test loss %.4f, %.3g s/epoch (%.0f samples/s); model: %s\n",
-		metric, res.Test.Loss, res.SecondsPerEpoch, res.SamplesPerSecond, res.ModelPath)
+	fmt.Println(res.FinalSummary())
 	return nil
-}
-
-func finiteOrNil(v float64) any {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return v
-}
-
-// epochSummary is the human line printed after each epoch.
-func epochSummary(r runlog.Epoch, epochs int, evalSplit string) string {
-	part := func(name string, m metrics.Metrics) string {
-		s := fmt.Sprintf("%s loss %.4f", name, m.Loss)
-		if !math.IsNaN(m.Accuracy) {
-			s += fmt.Sprintf(" acc %.4f", m.Accuracy)
-		}
-		if !math.IsNaN(m.RMSE) {
-			s += fmt.Sprintf(" rmse %.4g", m.RMSE)
-		}
-		return s
-	}
-	s := fmt.Sprintf("epoch %d/%d: %s", r.Epoch, epochs, part("train", r.Train))
-	if r.Eval != nil {
-		s += " | " + part(evalSplit, *r.Eval)
-	}
-	return s + fmt.Sprintf(" | lr %.3g | %.2f s", r.LR, r.Seconds)
 }
 
 // progressHooks draws one progress bar per epoch on w: batches done, the

@@ -1,53 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fathom-ml/fathom/bench"
 	"github.com/fathom-ml/fathom/data"
-	"github.com/fathom-ml/fathom/train/job"
 )
-
-// captureStdout runs f with os.Stdout redirected and returns what it
-// printed. The --json flag is set for the call when asJSON is true.
-func captureStdout(t *testing.T, asJSON bool, f func() error) (string, error) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, oldJSON := os.Stdout, jsonOut
-	os.Stdout, jsonOut = w, asJSON
-	done := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- string(b)
-	}()
-	ferr := f()
-	w.Close()
-	os.Stdout, jsonOut = old, oldJSON
-	return <-done, ferr
-}
-
-// lastJSON decodes the last line of out.
-func lastJSON(t *testing.T, out string) map[string]any {
-	t.Helper()
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var m map[string]any
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
-		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
-	}
-	return m
-}
 
 // TestTrainIrisJSON runs `fathom train examples/iris.yaml --json` for
 // several seeds; every run must reach 0.95 test accuracy.
@@ -81,75 +45,6 @@ func TestTrainIrisJSON(t *testing.T) {
 	}
 }
 
-// TestPredictMatchesTraining trains through the same code path as `fathom
-// train`, then checks that `fathom predict` on the saved file prints the
-// trained model's predictions exactly.
-func TestPredictMatchesTraining(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := job.Load("../../examples/iris.yaml", []string{"epochs=10", "output.dir=" + dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := job.Run(context.Background(), cfg, job.RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	input := filepath.Join(dir, "iris.csv")
-	if err := os.WriteFile(input, data.IrisCSV(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	iris, _ := data.Iris()
-	want, err := res.Model.Predict(iris, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf strings.Builder
-	if err := runPredict(res.ModelPath, input, "", 1024, &buf, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(strings.NewReader(buf.String())).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 151 || !reflect.DeepEqual(recs[0], []string{"prediction", "prob_setosa", "prob_versicolor", "prob_virginica"}) {
-		t.Fatalf("header %v, %d rows", recs[0], len(recs))
-	}
-	for i, rec := range recs[1:] {
-		if rec[0] != want.Classes[want.Class[i]] {
-			t.Fatalf("row %d: class %s, trained model says %s", i+1, rec[0], want.Classes[want.Class[i]])
-		}
-		for j := range 3 {
-			v, err := strconv.ParseFloat(rec[j+1], 32)
-			if err != nil || float32(v) != want.Probs[3*i+j] {
-				t.Fatalf("row %d: probability %s, trained model says %v", i+1, rec[j+1], want.Probs[3*i+j])
-			}
-		}
-	}
-	// Parquet output holds the same predictions.
-	pq := filepath.Join(dir, "pred.parquet")
-	if _, err := captureStdout(t, false, func() error { return runPredict(res.ModelPath, input, pq, 64, io.Discard, io.Discard) }); err != nil {
-		t.Fatal(err)
-	}
-	tab, err := data.ReadParquet(pq, data.ParquetOptions{Label: "prediction", Classes: want.Classes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(tab.X, want.Probs) || !reflect.DeepEqual(tab.Labels, want.Class) {
-		t.Fatal("Parquet predictions differ")
-	}
-	// fathom eval on the config scores the same test rows as training did.
-	out, err := captureStdout(t, true, func() error {
-		return runEval(res.ModelPath, evalOptions{source: "../../examples/iris.yaml", batch: 100}, io.Discard, io.Discard)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := lastJSON(t, out)
-	if ev["accuracy"] != res.Test.Accuracy || int(ev["rows"].(float64)) != res.Test.Samples {
-		t.Fatalf("eval %v, training reported %+v", ev, res.Test)
-	}
-}
-
 // TestBadInputs checks that bad files and configs give errors saying what
 // and where, through the CLI code paths.
 func TestBadInputs(t *testing.T) {
@@ -162,8 +57,8 @@ func TestBadInputs(t *testing.T) {
 		return p
 	}
 	badCSV := write("bad.csv", "x1,x2,y\n1,2,3\n4,oops,6\n")
-	csvCfg := write("csv.yaml", "data: {source: csv, path: bad.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
-	missingCfg := write("missing.yaml", "data: {source: csv, path: nowhere.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
+	csvCfg := write("csv.yaml", "data: {source: csv, train: bad.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
+	missingCfg := write("missing.yaml", "data: {source: csv, train: nowhere.csv, label: y}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: {type: sgd, lr: 0.1}\nepochs: 1\nbatch_size: 4\n")
 	iris, _ := os.ReadFile("../../examples/iris.yaml")
 	unknown := write("unknown.yaml", strings.Replace(string(iris), "epochs: 60", "epochs: 60\nepohcs: 3", 1))
 	chain := write("chain.yaml", strings.Replace(string(iris), "{type: linear, out: 3}", "{type: linear, in: 32, out: 3}", 1))
@@ -216,33 +111,13 @@ func TestBadInputs(t *testing.T) {
 	}
 }
 
-// TestBenchRecipesMatchExamples keeps `fathom bench train` and the example
-// configs describing the same jobs.
-func TestBenchRecipesMatchExamples(t *testing.T) {
-	for model, file := range map[string]string{"mlp": "fashion-mlp.yaml", "cnn": "fashion-cnn.yaml"} {
-		bench, err := job.ParseConfig([]byte(benchRecipes[model]), model, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ex, err := job.Load("../../examples/"+file, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(bench.Model, ex.Model) || !reflect.DeepEqual(bench.Optimizer, ex.Optimizer) ||
-			bench.BatchSize != ex.BatchSize || bench.Epochs != ex.Epochs || bench.Seed != ex.Seed ||
-			!reflect.DeepEqual(bench.Data.Shape, ex.Data.Shape) || bench.Loss != ex.Loss {
-			t.Errorf("bench recipe %s differs from examples/%s", model, file)
-		}
-	}
-}
-
 // TestFashionMLPIntegration trains examples/fashion-mlp.yaml for one
 // epoch; the test accuracy must pass 0.8.
 func TestFashionMLPIntegration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on Fashion-MNIST; skipped with -short")
 	}
-	if reason := fashionMNISTMissing(); reason != "" {
+	if reason := bench.FashionMNISTMissing(); reason != "" {
 		t.Skip(reason)
 	}
 	out, err := captureStdout(t, true, func() error {
@@ -256,38 +131,4 @@ func TestFashionMLPIntegration(t *testing.T) {
 		t.Fatalf("test accuracy %v after one epoch, want > 0.8", acc)
 	}
 	t.Logf("fashion-mlp, 1 epoch: %v", final)
-}
-
-// TestPredictJSONLines checks the one-line-per-row JSON output.
-func TestPredictJSONLines(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := captureStdout(t, true, func() error {
-		return runTrain(context.Background(), "../../examples/iris.yaml", []string{"epochs=3", "output.dir=" + dir}, true, io.Discard)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	input := filepath.Join(dir, "iris.csv")
-	os.WriteFile(input, data.IrisCSV(), 0o644)
-	out, err := captureStdout(t, true, func() error {
-		return runPredict(filepath.Join(dir, "model.safetensors"), input, "", 100, io.Discard, io.Discard)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	n := 0
-	for sc.Scan() {
-		var line struct {
-			Row           int                `json:"row"`
-			Prediction    string             `json:"prediction"`
-			Probabilities map[string]float64 `json:"probabilities"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || line.Row != n+1 || len(line.Probabilities) != 3 {
-			t.Fatalf("line %d: %s (%v)", n+1, sc.Text(), err)
-		}
-		n++
-	}
-	if n != 150 {
-		t.Fatalf("%d lines, want 150", n)
-	}
 }

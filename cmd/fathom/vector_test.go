@@ -57,7 +57,7 @@ func TestTrainPredictParquetVectors(t *testing.T) {
 	cfg := filepath.Join(dir, "train.yaml")
 	if err := os.WriteFile(cfg, []byte(`
 output: {dir: `+filepath.Join(dir, "run")+`}
-data: {source: parquet, path: iris.parquet, label: species, test: 0.3, standardize: true}
+data: {source: parquet, train: iris.parquet, label: species, test_fraction: 0.3, standardize: true}
 model:
   - {type: linear, out: 16}
   - {type: relu}

@@ -30,7 +30,7 @@ import (
 //
 //	data:
 //	  source: iris
-//	  test: 0.2
+//	  test_fraction: 0.2
 //	  standardize: true
 //	model:
 //	  - {type: linear, out: 16}

@@ -172,7 +172,7 @@ func TestModelSizeErrors(t *testing.T) {
 // pass validation again.
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(baseConfig), "epochs=2")
-	f.Add([]byte("data: {source: csv, path: a.csv}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: sgd\nepochs: 1\nbatch_size: 1\n"), "optimizer.lr=0.1")
+	f.Add([]byte("data: {source: csv, train: a.csv}\nmodel: [{type: linear, out: 1}]\nloss: mse\noptimizer: sgd\nepochs: 1\nbatch_size: 1\n"), "optimizer.lr=0.1")
 	f.Add([]byte("{}"), "model.0.out=1")
 	f.Add([]byte("a: &x [1]\nb: *x\n"), "a.b.c=[1, {x: 2}]")
 	f.Add([]byte(""), "=")

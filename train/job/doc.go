@@ -8,7 +8,10 @@
 // model.safetensors (modelfile.Model, which records
 // the data and split it was trained on: UseTrainedSplit and
 // CheckTrainedOn score it again on the same held-out rows), metrics.csv
-// and curves.png (runlog, runlog/plot).
+// and curves.png (runlog, runlog/plot). What `fathom train` prints comes
+// from here too: Config.EpochSummary and Config.EpochLine after each
+// epoch, Result.FinalSummary and Result.FinalLine (the --json line) at the
+// end.
 //
 //	data:                       # iris | fashion-mnist | mnist | csv | parquet | idx
 //	  source: csv

@@ -37,7 +37,7 @@ func pretrained(t *testing.T) (string, map[string][]float32) {
 }
 
 const fineTuneConfig = `
-data: {source: iris, test: 0.2, standardize: true}
+data: {source: iris, test_fraction: 0.2, standardize: true}
 model:
   - {type: linear, out: 16}
   - {type: relu}

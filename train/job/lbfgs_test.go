@@ -50,7 +50,7 @@ func TestLBFGSMatchesSklearn(t *testing.T) {
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			c, err := ParseConfig([]byte(`
-data: {source: csv, path: testdata/blobs_train.csv, test_path: testdata/blobs_test.csv, label: label}
+data: {source: csv, train: testdata/blobs_train.csv, test: testdata/blobs_test.csv, label: label}
 model: [{type: linear, out: 3}]
 loss: cross_entropy
 optimizer: {type: lbfgs}

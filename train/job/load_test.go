@@ -40,9 +40,9 @@ func TestDataSources(t *testing.T) {
 		name, data                string
 		train, eval, test, nClass int
 	}{
-		{"parquet", "data: {source: parquet, path: iris.parquet, label: species, standardize: true, validation: 0.25}\n", 90, 30, 30, 3},
-		{"csv with test file", "data: {source: csv, path: iris.csv, test_path: iris.csv, label: species, columns: [petal_length, petal_width]}\n", 150, 150, 150, 3},
-		{"idx", "data: {source: idx, images: x.idx, labels: y.idx, test: 0.2, standardize: true}\n", 120, 30, 30, 3},
+		{"parquet", "data: {source: parquet, train: iris.parquet, label: species, standardize: true, validation: 0.25}\n", 90, 30, 30, 3},
+		{"csv with test file", "data: {source: csv, train: iris.csv, test: iris.csv, label: species, columns: [petal_length, petal_width]}\n", 150, 150, 150, 3},
+		{"idx", "data: {source: idx, images: x.idx, labels: y.idx, test_fraction: 0.2, standardize: true}\n", 120, 30, 30, 3},
 	} {
 		p := filepath.Join(dir, test.name+".yaml")
 		if err := os.WriteFile(p, []byte(test.data+model), 0o644); err != nil {

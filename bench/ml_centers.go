@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -6,34 +6,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/fathom-ml/fathom/ml"
-	"github.com/fathom-ml/fathom/ml/cluster"
-	"github.com/fathom-ml/fathom/ml/decomp"
 )
 
-// unsupervisedResult fills res from a clustering or decomposition model
-// (inertia, explained variance) and reports whether m was one.
-func unsupervisedResult(m ml.Model, res *benchMLResult) (bool, error) {
-	switch m := m.(type) {
-	case *cluster.KMeansModel:
-		res.Inertia = m.TrainingCost
-		return true, nil
-	case *decomp.PCAModel:
-		s := 0.0
-		for _, v := range m.ExplainedVariance {
-			s += v
-		}
-		res.ExplainedVarianceRatioSum = s
-		return true, nil
-	}
-	return false, nil
-}
-
-// readCenters reads k-means starting centers, one per line, numbers
-// separated by commas or spaces, as --param settings of k and
-// initialCenters.
-func readCenters(path string) ([]string, error) {
+// ReadCenters reads k-means starting centers, one per line, numbers
+// separated by commas or spaces, as MLOptions.Params settings of k and
+// initialCenters (`fathom bench ml kmeans --init-centers FILE`).
+func ReadCenters(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--init-centers: %w", err)
