@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -50,10 +51,10 @@ func (it *adagradItem) size() int { return len(it.p32) + len(it.p64) }
 
 func (it *adagradItem) update(lo, hi int) {
 	if it.f32 {
-		adagradF32(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)
+		kernel.AdagradF32(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)
 		return
 	}
-	adagradUpdate(it.p64[lo:hi], it.g64[lo:hi], it.s64[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)
+	kernel.AdagradUpdate(it.p64[lo:hi], it.g64[lo:hi], it.s64[lo:hi], it.clr, it.eps, it.weightDecay, it.maximize)
 }
 
 // NewAdagrad returns Adagrad over params, one group.

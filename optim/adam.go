@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -85,7 +86,7 @@ type adamItem struct {
 	x32                []float32 // AMSGrad maximum
 	p64, g64, m64, v64 []float64
 	x64                []float64
-	a                  adamArgs
+	a                  kernel.AdamArgs
 	c                  [9]float32
 }
 
@@ -93,10 +94,10 @@ func (it *adamItem) size() int { return len(it.p32) + len(it.p64) }
 
 func (it *adamItem) update(lo, hi int) {
 	if it.f32 {
-		adamF32(it.p32[lo:hi], it.g32[lo:hi], it.m32[lo:hi], it.v32[lo:hi], sub(it.x32, lo, hi), it.a, &it.c)
+		kernel.AdamF32(it.p32[lo:hi], it.g32[lo:hi], it.m32[lo:hi], it.v32[lo:hi], sub(it.x32, lo, hi), it.a, &it.c)
 		return
 	}
-	adamUpdate(it.p64[lo:hi], it.g64[lo:hi], it.m64[lo:hi], it.v64[lo:hi], sub(it.x64, lo, hi), it.a)
+	kernel.AdamUpdate(it.p64[lo:hi], it.g64[lo:hi], it.m64[lo:hi], it.v64[lo:hi], sub(it.x64, lo, hi), it.a)
 }
 
 // NewAdam returns Adam over params, one group.
@@ -156,17 +157,17 @@ func (o *Adam) Step() error {
 			}
 			o.steps[i]++
 			t := float64(o.steps[i])
-			a := adamArgs{
-				beta1: o.opt.Beta1, beta2: o.opt.Beta2, eps: o.opt.Eps,
-				weightDecay: g.weightDecay, decay: 1,
-				stepSize: g.lr / (1 - math.Pow(o.opt.Beta1, t)),
-				bc2Sqrt:  math.Sqrt(1 - math.Pow(o.opt.Beta2, t)),
-				amsgrad:  o.opt.AMSGrad, maximize: o.opt.Maximize,
+			a := kernel.AdamArgs{
+				Beta1: o.opt.Beta1, Beta2: o.opt.Beta2, Eps: o.opt.Eps,
+				WeightDecay: g.weightDecay, Decay: 1,
+				StepSize: g.lr / (1 - math.Pow(o.opt.Beta1, t)),
+				BC2Sqrt:  math.Sqrt(1 - math.Pow(o.opt.Beta2, t)),
+				AMSGrad:  o.opt.AMSGrad, Maximize: o.opt.Maximize,
 			}
 			if o.decoupled {
-				a.weightDecay, a.decay = 0, 1-g.lr*g.weightDecay
+				a.WeightDecay, a.Decay = 0, 1-g.lr*g.weightDecay
 			}
-			it := adamItem{a: a, c: a.consts()}
+			it := adamItem{a: a, c: a.Consts()}
 			if p.DType() == tensor.Float32 {
 				it.f32, it.p32, it.g32 = true, p.Float32s(), grad.Float32s()
 				it.m32, it.v32, it.x32 = o.m[i].Float32s(), o.v[i].Float32s(), f32s(o.vmax[i])

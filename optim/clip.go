@@ -151,6 +151,9 @@ func ClipGradValue(params []*tensor.Tensor, clip float64) error {
 	return nil
 }
 
+// float is the element type of a gradient.
+type float interface{ ~float32 | ~float64 }
+
 func clampSlice[T float](s []T, c T) {
 	for i, v := range s {
 		if v > c {

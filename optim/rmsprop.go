@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -43,17 +44,17 @@ type rmspropItem struct {
 	f32                     bool
 	p32, g32, s32, a32, b32 []float32
 	p64, g64, s64, a64, b64 []float64
-	a                       rmspropArgs
+	a                       kernel.RMSpropArgs
 }
 
 func (it *rmspropItem) size() int { return len(it.p32) + len(it.p64) }
 
 func (it *rmspropItem) update(lo, hi int) {
 	if it.f32 {
-		rmspropF32(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], sub(it.a32, lo, hi), sub(it.b32, lo, hi), it.a)
+		kernel.RMSpropF32(it.p32[lo:hi], it.g32[lo:hi], it.s32[lo:hi], sub(it.a32, lo, hi), sub(it.b32, lo, hi), it.a)
 		return
 	}
-	rmspropUpdate(it.p64[lo:hi], it.g64[lo:hi], it.s64[lo:hi], sub(it.a64, lo, hi), sub(it.b64, lo, hi), it.a)
+	kernel.RMSpropUpdate(it.p64[lo:hi], it.g64[lo:hi], it.s64[lo:hi], sub(it.a64, lo, hi), sub(it.b64, lo, hi), it.a)
 }
 
 // NewRMSprop returns RMSprop over params, one group.
@@ -94,8 +95,8 @@ func (o *RMSprop) Step() error {
 	}
 	o.items = o.items[:0]
 	for _, g := range o.groups {
-		a := rmspropArgs{lr: g.lr, alpha: o.opt.Alpha, eps: o.opt.Eps, weightDecay: g.weightDecay,
-			momentum: o.opt.Momentum, centered: o.opt.Centered, maximize: o.opt.Maximize}
+		a := kernel.RMSpropArgs{LR: g.lr, Alpha: o.opt.Alpha, Eps: o.opt.Eps, WeightDecay: g.weightDecay,
+			Momentum: o.opt.Momentum, Centered: o.opt.Centered, Maximize: o.opt.Maximize}
 		for _, i := range g.idx {
 			p := o.params[i]
 			grad := p.Grad()
@@ -105,10 +106,10 @@ func (o *RMSprop) Step() error {
 			if o.sq[i] == nil {
 				o.sq[i] = newBuffer(p)
 			}
-			if a.centered && o.gavg[i] == nil {
+			if a.Centered && o.gavg[i] == nil {
 				o.gavg[i] = newBuffer(p)
 			}
-			if a.momentum > 0 && o.mbuf[i] == nil {
+			if a.Momentum > 0 && o.mbuf[i] == nil {
 				o.mbuf[i] = newBuffer(p)
 			}
 			o.steps[i]++

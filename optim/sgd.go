@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 
+	"github.com/fathom-ml/fathom/internal/kernel"
 	"github.com/fathom-ml/fathom/tensor"
 )
 
@@ -38,7 +39,7 @@ type sgdItem struct {
 	f32           bool
 	p32, g32, b32 []float32
 	p64, g64, b64 []float64
-	a             sgdArgs
+	a             kernel.SGDArgs
 	c             [3]float32
 }
 
@@ -46,10 +47,10 @@ func (it *sgdItem) size() int { return len(it.p32) + len(it.p64) }
 
 func (it *sgdItem) update(lo, hi int) {
 	if it.f32 {
-		sgdF32(it.p32[lo:hi], it.g32[lo:hi], sub(it.b32, lo, hi), it.a, &it.c)
+		kernel.SGDF32(it.p32[lo:hi], it.g32[lo:hi], sub(it.b32, lo, hi), it.a, &it.c)
 		return
 	}
-	sgdUpdate(it.p64[lo:hi], it.g64[lo:hi], sub(it.b64, lo, hi), it.a)
+	kernel.SGDUpdate(it.p64[lo:hi], it.g64[lo:hi], sub(it.b64, lo, hi), it.a)
 }
 
 // NewSGD returns SGD over params, one group.
@@ -92,20 +93,20 @@ func (o *SGD) Step() error {
 	}
 	o.items = o.items[:0]
 	for _, g := range o.groups {
-		a := sgdArgs{lr: g.lr, weightDecay: g.weightDecay, momentum: o.opt.Momentum,
-			dampening: o.opt.Dampening, nesterov: o.opt.Nesterov, maximize: o.opt.Maximize}
+		a := kernel.SGDArgs{LR: g.lr, WeightDecay: g.weightDecay, Momentum: o.opt.Momentum,
+			Dampening: o.opt.Dampening, Nesterov: o.opt.Nesterov, Maximize: o.opt.Maximize}
 		for _, i := range g.idx {
 			p := o.params[i]
 			grad := p.Grad()
 			if grad == nil {
 				continue
 			}
-			a.first = false
-			if a.momentum != 0 && o.buf[i] == nil {
+			a.First = false
+			if a.Momentum != 0 && o.buf[i] == nil {
 				o.buf[i] = newBuffer(p)
-				a.first = true
+				a.First = true
 			}
-			it := sgdItem{a: a, c: a.consts()}
+			it := sgdItem{a: a, c: a.Consts()}
 			if p.DType() == tensor.Float32 {
 				it.f32, it.p32, it.g32, it.b32 = true, p.Float32s(), grad.Float32s(), f32s(o.buf[i])
 			} else {

@@ -211,13 +211,8 @@ func cholSolve(a, b []float64, k int) error {
 // to compare with the Go code).
 var useAsm = haveAsm
 
-// asmRows is the number of Gram rows the kernel of row stride ld fills.
-func asmRows(ld int) int {
-	if ld == 8 {
-		return 8
-	}
-	return 12
-}
+// haveAsm says whether the AVX-512 Gram kernels of package kernel run here.
+var haveAsm = kernel.HaveGramAsm()
 
 // stride returns the row stride of rank-k factors: 8 or 16 (zero padded)
 // where the AVX-512 kernels take them, else k.
@@ -262,12 +257,12 @@ func grow(b *[]float64, n int) []float64 {
 	return (*b)[:n]
 }
 
-// kernel runs the assembly kernel and copies its upper triangle to a
+// kernel runs the assembly kernel (kernel.Gram) and copies its upper triangle to a
 // (k×k) and its right-hand side to b.
 func (g *gram) kernel(a, b, y []float64, ld, k int, idx []int32, val []float32, wa, wb []float64) {
-	acc := grow(&g.acc, asmRows(ld)*ld)
+	acc := grow(&g.acc, kernel.GramRows(ld)*ld)
 	rhs := grow(&g.rhs, ld)
-	gramAsm(ld, y, idx, val, wa, wb, acc, rhs)
+	kernel.Gram(ld, y, idx, val, wa, wb, acc, rhs)
 	for p := range k {
 		copy(a[p*k+p:p*k+k], acc[p*ld+p:p*ld+k])
 	}

@@ -1,5 +1,6 @@
-// Command _asm_bf16 generates the bfloat16 GEMM kernels of package kernel
-// (../gemm_bf16_amd64.s and ../gemm_bf16_stubs_amd64.go) with avo.
+// Package bf16 generates the bfloat16 GEMM kernels of package kernel
+// (gemm_bf16_amd64.s and gemm_bf16_stubs_amd64.go) with avo: `go run . -gen
+// bf16` in internal/kernel/_asm.
 //
 // Run `go generate` in internal/kernel (see gemm_bf16_amd64.go) to
 // regenerate.
@@ -16,7 +17,7 @@
 // a[p*lda+i] (flavor C), broadcast to all 16 lanes; B(q, j) at b[q*ldb+j],
 // 32 columns as two vectors. 28 accumulators, two B vectors and two
 // broadcast registers fill the 32 zmm registers, as in the float32 14×32
-// tile of ../_asm (see that generator for the design, after GotoBLAS/BLIS).
+// tile of package gemm (see that generator for the design, after GotoBLAS/BLIS).
 //
 // It also emits the conversions the driver uses to lay the operands out in
 // pairs: VCVTNE2PS2BF16 rounds float32 to bfloat16 to nearest even (and
@@ -26,7 +27,7 @@
 // this generator encodes them itself (evex below) and emits their bytes; the
 // encodings were checked with objdump, and the kernel tests compare every
 // result with the Go reference.
-package main
+package bf16
 
 import (
 	"fmt"
@@ -47,8 +48,9 @@ const (
 // unroll is the k-loop unroll factor (the C flavor's addressing assumes 4).
 const unroll = 4
 
-func main() {
-	ConstraintExpr("!purego")
+// Build adds the bfloat16 GEMM kernels (gemm_bf16_amd64.s) to avo's global context;
+// the caller sets the build constraint and calls Generate.
+func Build() {
 	for _, flavor := range []byte{'R', 'C'} {
 		for rows := 1; rows <= mr; rows++ {
 			gen(flavor, rows)
@@ -57,7 +59,6 @@ func main() {
 	genPairs()
 	genContig()
 	genAMX()
-	Generate()
 }
 
 var zmms = []reg.VecPhysical{
@@ -95,7 +96,7 @@ func vdpbf16ps(acc, x, y int) { evex(2, 0x52, acc, x, y) }
 // bfloat16 of lo in the low half of dst, those of hi in the high half.
 func vcvtne2ps2bf16(dst, hi, lo int) { evex(3, 0x72, dst, hi, lo) }
 
-// Register roles of the micro-kernels (as in ../_asm).
+// Register roles of the micro-kernels (as in package gemm).
 var (
 	regK    = reg.RCX // remaining k pairs
 	regB    = reg.RDX // B pointer

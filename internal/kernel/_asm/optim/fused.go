@@ -1,16 +1,15 @@
-// Command fused_asm generates optim/fused_amd64.s and its Go declarations
-// with avo: AVX-512 and AVX2+FMA bodies of the float32 Adam, SGD, RMSprop
-// and Adagrad update loops of package optim (see optim/fused.go for the formulas and the Go
+// Package optim generates internal/kernel/optim_amd64.s and its Go
+// declarations with avo (`go run . -gen optim` in internal/kernel/_asm):
+// AVX-512 and AVX2+FMA bodies of the float32 Adam, SGD, RMSprop and Adagrad
+// update loops (see internal/kernel/optim.go for the formulas and the Go
 // reference each kernel must match).
 //
 // Every kernel processes the longest prefix of p whose length is a multiple
 // of the vector width (16 lanes for AVX-512, 8 for AVX2) and leaves the rest
 // to the Go wrapper. Scalars arrive in a small float32 array, broadcast once.
 //
-// Run `go generate` in this directory.
-package main
-
-//go:generate go run . -out ../fused_amd64.s -stubs ../fused_stubs_amd64.go -pkg optim
+// Run `go generate` in internal/kernel (see optim_amd64.go) to regenerate.
+package optim
 
 import (
 	"fmt"
@@ -306,8 +305,9 @@ func genAdaptive(s isa) {
 	RET()
 }
 
-func main() {
-	ConstraintExpr("!purego")
+// Build adds the fused optimizer updates (optim_amd64.s) to avo's global context;
+// the caller sets the build constraint and calls Generate.
+func Build() {
 	for _, s := range []isa{avx512, avx2} {
 		genAdam(s, false)
 		genAdam(s, true)
@@ -315,5 +315,4 @@ func main() {
 		genSGD(s)
 		genAdaptive(s)
 	}
-	Generate()
 }

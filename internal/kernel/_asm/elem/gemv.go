@@ -1,4 +1,4 @@
-package main
+package elem
 
 import (
 	. "github.com/mmcloughlin/avo/build"

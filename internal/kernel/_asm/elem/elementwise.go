@@ -1,5 +1,5 @@
-// Command elementwise_asm generates internal/kernel/elementwise_amd64.s and
-// its Go declarations with avo: the AVX-512 and AVX2+FMA bodies of the
+// Package elem generates internal/kernel/elementwise_amd64.s and its Go
+// declarations with avo (`go run . -gen elem` in internal/kernel/_asm): the AVX-512 and AVX2+FMA bodies of the
 // elementwise maps and reductions of package kernel.
 //
 // Every generated function processes the longest prefix of its input whose
@@ -8,11 +8,9 @@
 // which finishes it with the reference code. Functions that return a
 // reduction need at least one full vector.
 //
-// Run `go generate` in this directory (or `go run . -out ../elementwise_amd64.s
-// -stubs ../elementwise_stubs_amd64.go -pkg kernel`).
-package main
-
-//go:generate go run . -out ../elementwise_amd64.s -stubs ../elementwise_stubs_amd64.go -pkg kernel
+// Run `go generate` in internal/kernel (see elementwise_amd64.go) to
+// regenerate.
+package elem
 
 import (
 	"fmt"
@@ -993,8 +991,9 @@ func genGatherRows16(nt bool) {
 	RET()
 }
 
-func main() {
-	ConstraintExpr("!purego")
+// Build adds the elementwise maps, reductions and GEMV (elementwise_amd64.s) to avo's global context;
+// the caller sets the build constraint and calls Generate.
+func Build() {
 	defineConstants()
 	for _, s := range []isa{avx512, avx2} {
 		for _, t := range []dtype{f32, f64} {
@@ -1030,5 +1029,4 @@ func main() {
 	}
 	genGatherRows16(false)
 	genGatherRows16(true)
-	Generate()
 }

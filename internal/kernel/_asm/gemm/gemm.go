@@ -1,5 +1,6 @@
-// Command _asm generates the GEMM micro-kernels of package kernel
-// (../gemm_amd64.s and ../gemm_stubs_amd64.go) with avo.
+// Package gemm generates the GEMM micro-kernels of package kernel
+// (gemm_amd64.s and gemm_stubs_amd64.go) with avo: `go run . -gen gemm` in
+// internal/kernel/_asm.
 //
 // Run `go generate` in internal/kernel (see gemm_amd64.go) to regenerate.
 //
@@ -33,7 +34,7 @@
 // padding. Column edges use AVX-512 opmasks (mask bit j enables column j); the
 // AVX2 kernels always write a full nr-wide tile and the Go driver routes
 // partial column tiles through a scratch tile.
-package main
+package gemm
 
 import (
 	"fmt"
@@ -63,9 +64,9 @@ const bcastReg = true
 // unroll is the k-loop unroll factor (the C flavor's addressing assumes 4).
 const unroll = 4
 
-func main() {
-	ConstraintExpr("!purego")
-
+// Build adds the GEMM micro-kernels (gemm_amd64.s) to avo's global context;
+// the caller sets the build constraint and calls Generate.
+func Build() {
 	specs := []kernelSpec{
 		{prefix: "sgemmAVX512", elem: "float32", size: 4, lanes: 16, mr: 14, nv: 2, avx512: true},
 		{prefix: "dgemmAVX512", elem: "float64", size: 8, lanes: 8, mr: 14, nv: 2, avx512: true},
@@ -83,7 +84,6 @@ func main() {
 	}
 	genTransposeS16()
 	genTransposeD8()
-	Generate()
 }
 
 var zmms = []reg.VecPhysical{

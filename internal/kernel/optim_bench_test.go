@@ -1,4 +1,4 @@
-package optim
+package kernel
 
 import (
 	"fmt"
@@ -14,11 +14,11 @@ func BenchmarkAdamKernelF32(b *testing.B) {
 			for i := range g {
 				g[i] = float32(i%17) * 1e-3
 			}
-			a := adamArgs{beta1: 0.9, beta2: 0.999, eps: 1e-8, decay: 1, stepSize: 1e-3, bc2Sqrt: 0.5}
-			c := a.consts()
+			a := AdamArgs{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Decay: 1, StepSize: 1e-3, BC2Sqrt: 0.5}
+			c := a.Consts()
 			b.SetBytes(int64(28 * n))
 			for range b.N {
-				adamF32(p, g, m, v, nil, a, &c)
+				AdamF32(p, g, m, v, nil, a, &c)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
 		})
@@ -31,11 +31,11 @@ func BenchmarkSGDMomentumKernelF32(b *testing.B) {
 	for _, n := range []int{4 << 10, 64 << 10, 235146, 1 << 20} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			p, g, buf := make([]float32, n), make([]float32, n), make([]float32, n)
-			a := sgdArgs{lr: 0.01, momentum: 0.9}
-			c := a.consts()
+			a := SGDArgs{LR: 0.01, Momentum: 0.9}
+			c := a.Consts()
 			b.SetBytes(int64(20 * n))
 			for range b.N {
-				sgdF32(p, g, buf, a, &c)
+				SGDF32(p, g, buf, a, &c)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/elem")
 		})

@@ -1,4 +1,4 @@
-package optim
+package kernel
 
 import (
 	"math"
@@ -7,7 +7,8 @@ import (
 	"github.com/fathom-ml/fathom/internal/cpufeat"
 )
 
-// Fused update loops: one pass over a parameter's contiguous storage, its
+// Fused optimizer update loops (package optim runs them over its
+// parameters): one pass over a parameter's contiguous storage, its
 // gradient and its state buffers, with no temporaries. Each loop follows
 // the order of operations of PyTorch 1.13's single-tensor implementation
 // (torch/optim/*.py, _single_tensor_*), so float64 runs agree with PyTorch
@@ -18,11 +19,11 @@ import (
 // float64 and are rounded to the parameter's type once per call, as
 // PyTorch casts its Python-float scalars to the tensor's dtype.
 
-// simd selects the float32 kernels (fused_amd64.go): the best level the
+// optimSIMD selects the float32 kernels (optim_amd64.go): the best level the
 // CPU offers, Generic (the Go loops below) under the purego tag. Tests set
-// it to each of simdVariants in turn to compare every variant against the
+// it to each of optimVariants in turn to compare every variant against the
 // Go reference.
-var simd = cpufeat.Best()
+var optimSIMD = cpufeat.Best()
 
 const (
 	simdNone   = cpufeat.Generic
@@ -30,10 +31,8 @@ const (
 	simdAVX512 = cpufeat.AVX512
 )
 
-// simdVariants lists the variants this CPU can run, for tests.
-func simdVariants() []cpufeat.Level { return cpufeat.Levels() }
-
-type float interface{ ~float32 | ~float64 }
+// optimVariants lists the variants this CPU can run, for tests.
+func optimVariants() []cpufeat.Level { return cpufeat.Levels() }
 
 func sqrtT[T float](x T) T { return T(math.Sqrt(float64(x))) }
 
@@ -63,36 +62,36 @@ func flushSub[T float](x T) T {
 // roundings differ from one only in rare halfway cases.)
 func fma[T float](a, b, c T) T { return T(math.FMA(float64(a), float64(b), float64(c))) }
 
-// sgdArgs are the scalars of one SGD update of one parameter.
-type sgdArgs struct {
-	lr, weightDecay, momentum, dampening float64
-	nesterov, maximize                   bool
-	// first is true on the step that creates the momentum buffer, which
+// SGDArgs are the scalars of one SGD update of one parameter.
+type SGDArgs struct {
+	LR, WeightDecay, Momentum, Dampening float64
+	Nesterov, Maximize                   bool
+	// First is true on the step that creates the momentum buffer, which
 	// PyTorch initializes to the (decayed) gradient itself.
-	first bool
+	First bool
 }
 
-// consts returns the scalars of the float32 kernels, in the order of the
+// Consts returns the scalars of the float32 kernels, in the order of the
 // assembly: μ, 1−τ, −lr.
-func (a sgdArgs) consts() [3]float32 {
-	return [3]float32{float32(a.momentum), float32(1 - a.dampening), float32(-a.lr)}
+func (a SGDArgs) Consts() [3]float32 {
+	return [3]float32{float32(a.Momentum), float32(1 - a.Dampening), float32(-a.LR)}
 }
 
-// sgdUpdate applies SGD (torch.optim.SGD):
+// SGDUpdate applies SGD (torch.optim.SGD):
 //
 //	d ← ±g + λ·p;  b ← μ·b + (1−τ)·d (b ← d on the first step);
 //	d ← d + μ·b (Nesterov) or d ← b;  p ← p − lr·d.
 //
 // buf is ignored when momentum is 0.
-func sgdUpdate[T float](p, g, buf []T, a sgdArgs) {
+func SGDUpdate[T float](p, g, buf []T, a SGDArgs) {
 	n := len(p)
 	g = g[:n]
-	lr, wd, mu, damp := T(a.lr), T(a.weightDecay), T(a.momentum), T(1-a.dampening)
+	lr, wd, mu, damp := T(a.LR), T(a.WeightDecay), T(a.Momentum), T(1-a.Dampening)
 	sign := T(1)
-	if a.maximize {
+	if a.Maximize {
 		sign = -1
 	}
-	if a.momentum == 0 {
+	if a.Momentum == 0 {
 		if wd == 0 {
 			for i := range p {
 				p[i] = fma(-lr, sign*g[i], p[i])
@@ -106,26 +105,26 @@ func sgdUpdate[T float](p, g, buf []T, a sgdArgs) {
 	}
 	buf = buf[:n]
 	switch {
-	case a.first && !a.nesterov:
+	case a.First && !a.Nesterov:
 		for i := range p {
 			d := fma(wd, p[i], sign*g[i])
 			buf[i] = flushSub(d)
 			p[i] = fma(-lr, d, p[i])
 		}
-	case a.first && a.nesterov:
+	case a.First && a.Nesterov:
 		for i := range p {
 			d := fma(wd, p[i], sign*g[i])
 			buf[i] = flushSub(d)
 			p[i] = fma(-lr, fma(mu, d, d), p[i])
 		}
-	case !a.nesterov && wd == 0 && !a.maximize:
+	case !a.Nesterov && wd == 0 && !a.Maximize:
 		// The common case: heavy-ball momentum without decay.
 		for i := range p {
 			b := flushSub(fma(damp, g[i], buf[i]*mu))
 			buf[i] = b
 			p[i] = fma(-lr, b, p[i])
 		}
-	case !a.nesterov:
+	case !a.Nesterov:
 		for i := range p {
 			d := fma(wd, p[i], sign*g[i])
 			b := flushSub(fma(damp, d, buf[i]*mu))
@@ -142,36 +141,36 @@ func sgdUpdate[T float](p, g, buf []T, a sgdArgs) {
 	}
 }
 
-// adamArgs are the scalars of one Adam or AdamW update of one parameter.
-type adamArgs struct {
-	beta1, beta2, eps float64
-	// weightDecay is the L2 coefficient added to the gradient (Adam);
-	// decay multiplies the parameter before the update (AdamW: 1−lr·λ,
+// AdamArgs are the scalars of one Adam or AdamW update of one parameter.
+type AdamArgs struct {
+	Beta1, Beta2, Eps float64
+	// WeightDecay is the L2 coefficient added to the gradient (Adam);
+	// Decay multiplies the parameter before the update (AdamW: 1−lr·λ,
 	// 1 for Adam).
-	weightDecay, decay float64
-	// stepSize is lr/(1−β1^t); bc2Sqrt is √(1−β2^t).
-	stepSize, bc2Sqrt float64
-	amsgrad, maximize bool
+	WeightDecay, Decay float64
+	// StepSize is lr/(1−β1^t); BC2Sqrt is √(1−β2^t).
+	StepSize, BC2Sqrt float64
+	AMSGrad, Maximize bool
 }
 
-// plain reports whether the update is Adam without weight decay,
+// Plain reports whether the update is Adam without weight decay,
 // minimizing: the fast path.
-func (a adamArgs) plain() bool {
-	return a.decay == 1 && a.weightDecay == 0 && !a.maximize
+func (a AdamArgs) Plain() bool {
+	return a.Decay == 1 && a.WeightDecay == 0 && !a.Maximize
 }
 
-// consts returns the scalars of the float32 kernels, in the order of the
-// assembly (see _asm/fused_asm.go).
-func (a adamArgs) consts() [9]float32 {
+// Consts returns the scalars of the float32 kernels, in the order of the
+// assembly (see _asm/optim).
+func (a AdamArgs) Consts() [9]float32 {
 	sign := float32(1)
-	if a.maximize {
+	if a.Maximize {
 		sign = -1
 	}
-	return [9]float32{float32(a.beta1), float32(1 - a.beta1), float32(a.beta2), float32(1 - a.beta2),
-		float32(-a.stepSize * a.bc2Sqrt), float32(a.eps * a.bc2Sqrt), float32(a.decay), float32(a.weightDecay), sign}
+	return [9]float32{float32(a.Beta1), float32(1 - a.Beta1), float32(a.Beta2), float32(1 - a.Beta2),
+		float32(-a.StepSize * a.BC2Sqrt), float32(a.Eps * a.BC2Sqrt), float32(a.Decay), float32(a.WeightDecay), sign}
 }
 
-// adamUpdate applies Adam (Kingma & Ba, 2015, Algorithm 1, with PyTorch's
+// AdamUpdate applies Adam (Kingma & Ba, 2015, Algorithm 1, with PyTorch's
 // placement of ε) or AdamW (Loshchilov & Hutter, 2019, decoupled decay):
 //
 //	x ← decay·p;  g ← ±g + λ·x;
@@ -181,18 +180,18 @@ func (a adamArgs) consts() [9]float32 {
 // The last line is evaluated as p ← x + (s′·m)/(√v + ε′) with
 // s′ = −stepSize·√(1−β2^t) and ε′ = ε·√(1−β2^t): the same value with one
 // division per element instead of two. vmax is used only with amsgrad.
-func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
+func AdamUpdate[T float](p, g, m, v, vmax []T, a AdamArgs) {
 	n := len(p)
 	g, m, v = g[:n], m[:n], v[:n]
-	b1, omb1 := T(a.beta1), T(1-a.beta1)
-	b2, omb2 := T(a.beta2), T(1-a.beta2)
-	wd, decay := T(a.weightDecay), T(a.decay)
-	step, eps := T(-a.stepSize*a.bc2Sqrt), T(a.eps*a.bc2Sqrt)
+	b1, omb1 := T(a.Beta1), T(1-a.Beta1)
+	b2, omb2 := T(a.Beta2), T(1-a.Beta2)
+	wd, decay := T(a.WeightDecay), T(a.Decay)
+	step, eps := T(-a.StepSize*a.BC2Sqrt), T(a.Eps*a.BC2Sqrt)
 	sign := T(1)
-	if a.maximize {
+	if a.Maximize {
 		sign = -1
 	}
-	if a.amsgrad {
+	if a.AMSGrad {
 		vmax = vmax[:n]
 		for i := range p {
 			x := p[i] * decay
@@ -206,7 +205,7 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 		}
 		return
 	}
-	if a.plain() {
+	if a.Plain() {
 		for i := range p {
 			gi := g[i]
 			mi := flushSub(fma(omb1, gi, m[i]*b1))
@@ -226,32 +225,32 @@ func adamUpdate[T float](p, g, m, v, vmax []T, a adamArgs) {
 	}
 }
 
-// rmspropArgs are the scalars of one RMSprop update of one parameter.
-type rmspropArgs struct {
-	lr, alpha, eps, weightDecay, momentum float64
-	centered, maximize                    bool
+// RMSpropArgs are the scalars of one RMSprop update of one parameter.
+type RMSpropArgs struct {
+	LR, Alpha, Eps, WeightDecay, Momentum float64
+	Centered, Maximize                    bool
 }
 
-// rmspropUpdate applies RMSprop (Hinton, Lecture 6e of "Neural Networks
+// RMSpropUpdate applies RMSprop (Hinton, Lecture 6e of "Neural Networks
 // for Machine Learning", 2012; centered variant of Graves, 2013, eq. 38–45),
 // as torch.optim.RMSprop:
 //
 //	g ← ±g + λ·p;  s ← α·s + (1−α)·g²;  ḡ ← α·ḡ + (1−α)·g (centered);
 //	a ← √(s − ḡ²) + ε (centered) or √s + ε;
 //	b ← μ·b + g/a, p ← p − lr·b (momentum) or p ← p − lr·g/a.
-func rmspropUpdate[T float](p, g, sq, gavg, buf []T, a rmspropArgs) {
+func RMSpropUpdate[T float](p, g, sq, gavg, buf []T, a RMSpropArgs) {
 	n := len(p)
 	g, sq = g[:n], sq[:n]
-	alpha, oma := T(a.alpha), T(1-a.alpha)
-	lr, eps, wd, mu := T(a.lr), T(a.eps), T(a.weightDecay), T(a.momentum)
+	alpha, oma := T(a.Alpha), T(1-a.Alpha)
+	lr, eps, wd, mu := T(a.LR), T(a.Eps), T(a.WeightDecay), T(a.Momentum)
 	sign := T(1)
-	if a.maximize {
+	if a.Maximize {
 		sign = -1
 	}
-	if a.centered {
+	if a.Centered {
 		gavg = gavg[:n]
 	}
-	if a.momentum > 0 {
+	if a.Momentum > 0 {
 		buf = buf[:n]
 	}
 	for i := range p {
@@ -259,14 +258,14 @@ func rmspropUpdate[T float](p, g, sq, gavg, buf []T, a rmspropArgs) {
 		s := fma(oma*gi, gi, sq[i]*alpha)
 		sq[i] = s
 		var avg T
-		if a.centered {
+		if a.Centered {
 			ga := fma(oma, gi, gavg[i]*alpha)
 			gavg[i] = ga
 			avg = sqrtT(s-ga*ga) + eps
 		} else {
 			avg = sqrtT(s) + eps
 		}
-		if a.momentum > 0 {
+		if a.Momentum > 0 {
 			b := buf[i]*mu + gi/avg
 			buf[i] = b
 			p[i] = fma(-lr, b, p[i])
@@ -276,11 +275,11 @@ func rmspropUpdate[T float](p, g, sq, gavg, buf []T, a rmspropArgs) {
 	}
 }
 
-// adagradUpdate applies Adagrad (Duchi, Hazan & Singer, 2011) as
+// AdagradUpdate applies Adagrad (Duchi, Hazan & Singer, 2011) as
 // torch.optim.Adagrad, with clr = lr/(1+(t−1)·lr_decay):
 //
 //	g ← ±g + λ·p;  s ← s + g²;  p ← p − clr·g/(√s + ε).
-func adagradUpdate[T float](p, g, sum []T, clr, eps, weightDecay float64, maximize bool) {
+func AdagradUpdate[T float](p, g, sum []T, clr, eps, weightDecay float64, maximize bool) {
 	n := len(p)
 	g, sum = g[:n], sum[:n]
 	step, e, wd := T(-clr), T(eps), T(weightDecay)

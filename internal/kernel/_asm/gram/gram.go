@@ -1,5 +1,5 @@
-// Command gram_asm generates ml/recommend/gram_amd64.s and its Go
-// declarations with avo: the AVX-512 kernels that build the normal
+// Package gram generates internal/kernel/gram_amd64.s and its Go
+// declarations with avo (`go run . -gen gram` in internal/kernel/_asm): the AVX-512 kernels that build the normal
 // equations of ALS.
 //
 // Each kernel walks one entity's ratings; for every rating it loads the
@@ -12,9 +12,8 @@
 // (R+1)·ld/8 FMAs; the row of the rating 8 places on is prefetched. The E kernels read float32 ratings (w_a = 1, w_b = r),
 // the W kernels two float64 weight arrays.
 //
-// Run `go generate` in ml/recommend (or `go run . -out ../gram_amd64.s
-// -stubs ../gram_stubs_amd64.go -pkg recommend` here).
-package main
+// Run `go generate` in internal/kernel (see gram_amd64.go) to regenerate.
+package gram
 
 import (
 	"fmt"
@@ -137,11 +136,11 @@ func genGram(ld int, weighted bool) {
 	RET()
 }
 
-func main() {
-	ConstraintExpr("!purego")
+// Build adds the ALS Gram kernels (gram_amd64.s) to avo's global context;
+// the caller sets the build constraint and calls Generate.
+func Build() {
 	for _, ld := range []int{8, 16} {
 		genGram(ld, false)
 		genGram(ld, true)
 	}
-	Generate()
 }

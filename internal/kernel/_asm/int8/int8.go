@@ -1,13 +1,13 @@
-// Command _asm_int8 generates the int8 GEMM micro-kernels of package kernel
-// (../int8_amd64.s and ../int8_stubs_amd64.go) with avo.
+// Package int8 generates the int8 GEMM micro-kernels of package kernel
+// (int8_amd64.s and int8_stubs_amd64.go) with avo: `go run . -gen int8` in
+// internal/kernel/_asm. It needs avo v0.6.0, the first release that knows
+// the AVX512-VNNI instructions.
 //
 // Run `go generate` in internal/kernel (see int8_amd64.go) to regenerate.
-// This generator has its own module because it needs avo v0.6.0, the first
-// release that knows the AVX512-VNNI instructions.
 //
 // Each micro-kernel computes one int32 tile of C = A·Wᵀ from packed panels:
 // A is uint8, W int8, and k runs in groups of four (kg groups), the unit of
-// VPDPBUSD. The layouts (see ../int8.go):
+// VPDPBUSD. The layouts (see internal/kernel/int8.go):
 //
 //	A panel: a[g*4*rows + 4*i + t] = A(i, 4g+t)       rows × 4 bytes per group
 //	W panel: b[g*128 + 4*j + t]    = W(j, 4g+t)       32 columns × 4 bytes per group
@@ -38,7 +38,7 @@
 // i8PeakVNNI runs VPDPBUSD on registers only: the instruction throughput
 // that bounds any int8 GEMM on this core (fathom bench matmul --dtype int8
 // reports it beside the GEMM's rate).
-package main
+package int8
 
 import (
 	"fmt"
@@ -81,8 +81,9 @@ var (
 
 const signature = "func(kg int, a *uint8, b *int8, c *int32)"
 
-func main() {
-	ConstraintExpr("!purego")
+// Build adds the int8 GEMM kernels (int8_amd64.s) to avo's global context;
+// the caller sets the build constraint and calls Generate.
+func Build() {
 	for rows := 1; rows <= vnniMR; rows++ {
 		genVNNI(rows)
 	}
@@ -102,7 +103,6 @@ func main() {
 	genQuant()
 	genMinMax()
 	genPrefetch()
-	Generate()
 }
 
 func prologue() {
