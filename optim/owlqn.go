@@ -43,24 +43,11 @@ const (
 // it. As with MinimizeLBFGS, reaching a limit is not an error.
 func MinimizeOWLQN(f func(x, grad []float64) float64, x0, l1 []float64, opt MinimizeOptions) (Result, error) {
 	opt = opt.withDefaults()
-	if opt.MaxIter < 1 || opt.MaxEval < 1 || opt.History < 1 || opt.GradTol < 0 || opt.FuncTol < 0 || opt.StepTol < 0 || opt.FixedStep != 0 {
-		return Result{}, fmt.Errorf("optim: MinimizeOWLQN: invalid options %+v", opt)
+	l1, err := checkOWLQN(opt, x0, l1)
+	if err != nil {
+		return Result{}, err
 	}
 	n := len(x0)
-	if n == 0 {
-		return Result{}, fmt.Errorf("optim: MinimizeOWLQN: empty starting point: %w", ErrBadStart)
-	}
-	if l1 == nil {
-		l1 = make([]float64, n)
-	}
-	if len(l1) != n {
-		return Result{}, fmt.Errorf("optim: MinimizeOWLQN: %d L1 penalties for %d coordinates", len(l1), n)
-	}
-	for i, v := range l1 {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return Result{}, fmt.Errorf("optim: MinimizeOWLQN: L1 penalty %d is %g, want a finite value ≥ 0", i, v)
-		}
-	}
 	penalty := func(x []float64) float64 {
 		s := 0.0
 		for i, v := range x {
@@ -104,36 +91,8 @@ func MinimizeOWLQN(f func(x, grad []float64) float64, x0, l1 []float64, opt Mini
 			break
 		}
 		iter++
-		h.direction(d, pg)
-		// Keep the direction in the orthant that −◇F points to.
-		for i := range d {
-			if d[i]*pg[i] >= 0 {
-				d[i] = 0
-			}
-		}
-		slope := dot(pg, d)
-		if !(slope < 0) {
-			// The projection left no descent: restart from steepest descent.
-			h.reset()
-			for i := range d {
-				d[i] = -pg[i]
-			}
-			slope = dot(pg, d)
-		}
-		for i := range orth {
-			switch {
-			case x[i] > 0:
-				orth[i] = 1
-			case x[i] < 0:
-				orth[i] = -1
-			case pg[i] < 0:
-				orth[i] = 1
-			case pg[i] > 0:
-				orth[i] = -1
-			default:
-				orth[i] = 0
-			}
-		}
+		orthantDirection(&h, d, pg)
+		chooseOrthant(orth, x, pg)
 		t := 1.0
 		if h.len() == 0 {
 			// No curvature yet: a first step of unit length in max norm,
@@ -143,21 +102,11 @@ func MinimizeOWLQN(f func(x, grad []float64) float64, x0, l1 []float64, opt Mini
 		var Ft, ft float64
 		accepted := false
 		for back := 0; back < owlqnMaxBack && evals < opt.MaxEval; back++ {
-			for i := range xt {
-				v := x[i] + t*d[i]
-				if v*orth[i] <= 0 {
-					v = 0
-				}
-				xt[i] = v
-			}
+			projectStep(xt, x, d, orth, t)
 			ft = f(xt, gt)
 			evals++
 			Ft = ft + penalty(xt)
-			decrease := 0.0
-			for i := range xt {
-				decrease += pg[i] * (xt[i] - x[i])
-			}
-			if finite(Ft) && Ft <= F+owlqnC1*decrease {
+			if finite(Ft) && Ft <= F+owlqnC1*dotDiff(pg, xt, x) {
 				accepted = true
 				break
 			}
@@ -202,6 +151,88 @@ func MinimizeOWLQN(f func(x, grad []float64) float64, x0, l1 []float64, opt Mini
 		return res, fmt.Errorf("optim: MinimizeOWLQN: F = %g after %d iterations: %w", F, iter, ErrNonFinite)
 	}
 	return res, nil
+}
+
+// checkOWLQN checks MinimizeOWLQN's options, starting point and
+// penalties, and returns the penalties (zeros for nil).
+func checkOWLQN(opt MinimizeOptions, x0, l1 []float64) ([]float64, error) {
+	if opt.MaxIter < 1 || opt.MaxEval < 1 || opt.History < 1 || opt.GradTol < 0 || opt.FuncTol < 0 || opt.StepTol < 0 || opt.FixedStep != 0 {
+		return nil, fmt.Errorf("optim: MinimizeOWLQN: invalid options %+v", opt)
+	}
+	n := len(x0)
+	if n == 0 {
+		return nil, fmt.Errorf("optim: MinimizeOWLQN: empty starting point: %w", ErrBadStart)
+	}
+	if l1 == nil {
+		l1 = make([]float64, n)
+	}
+	if len(l1) != n {
+		return nil, fmt.Errorf("optim: MinimizeOWLQN: %d L1 penalties for %d coordinates", len(l1), n)
+	}
+	for i, v := range l1 {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("optim: MinimizeOWLQN: L1 penalty %d is %g, want a finite value ≥ 0", i, v)
+		}
+	}
+	return l1, nil
+}
+
+// orthantDirection writes the quasi-Newton direction for the
+// pseudo-gradient pg into d, kept in the orthant that −pg points to; where
+// that leaves no descent, the history is dropped and d is −pg.
+func orthantDirection(h *qnHistory, d, pg []float64) {
+	h.direction(d, pg)
+	for i := range d {
+		if d[i]*pg[i] >= 0 {
+			d[i] = 0
+		}
+	}
+	if !(dot(pg, d) < 0) {
+		h.reset()
+		for i := range d {
+			d[i] = -pg[i]
+		}
+	}
+}
+
+// chooseOrthant writes the orthant of the step into orth: the sign of x,
+// or where x is 0 the sign of −pg.
+func chooseOrthant(orth, x, pg []float64) {
+	for i := range orth {
+		switch {
+		case x[i] > 0:
+			orth[i] = 1
+		case x[i] < 0:
+			orth[i] = -1
+		case pg[i] < 0:
+			orth[i] = 1
+		case pg[i] > 0:
+			orth[i] = -1
+		default:
+			orth[i] = 0
+		}
+	}
+}
+
+// projectStep writes x + t·d into xt, with every coordinate that leaves
+// the orthant orth set to 0.
+func projectStep(xt, x, d, orth []float64, t float64) {
+	for i := range xt {
+		v := x[i] + t*d[i]
+		if v*orth[i] <= 0 {
+			v = 0
+		}
+		xt[i] = v
+	}
+}
+
+// dotDiff returns Σ a[i]·(b[i] − c[i]).
+func dotDiff(a, b, c []float64) float64 {
+	s := 0.0
+	for i := range b {
+		s += a[i] * (b[i] - c[i])
+	}
+	return s
 }
 
 // pseudoGradient writes the pseudo-gradient of f + Σλ|x| at x into pg
