@@ -36,6 +36,8 @@ import (
 	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/fathom-ml/fathom/internal/kernel/_asm/asmlib"
 )
 
 const (
@@ -59,13 +61,6 @@ func Build() {
 	genPairs()
 	genContig()
 	genAMX()
-}
-
-var zmms = []reg.VecPhysical{
-	reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
-	reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
-	reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
-	reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
 }
 
 var kmasks = []reg.OpmaskPhysical{reg.K1, reg.K2}
@@ -103,66 +98,24 @@ var (
 	regC    = reg.RDI // current C row pointer
 	regLdc  = reg.R8  // C row stride in bytes
 	regCnt  = reg.R9  // unrolled iteration count
-	regLda  = reg.R10 // A stride in bytes
+	regLda  = asmlib.RegLda
 	regTmp  = reg.RAX // scratch (prologue/epilogue)
 	regMask = reg.RBX // column mask (prologue)
 	regLdb  = reg.RBX // B stride in bytes (k loop)
 	regLdb3 = reg.RAX // 3·ldb (k loop)
-	// A pointers. Flavor R: base rows 0, 3, 5, 10 (every row 0..13 is a base
-	// plus 0, 1, 2, 4 or 8 strides). Flavor C: regA, with regA3 = 3·lda and
-	// regA4 = 4·lda.
-	regA   = reg.RSI
-	regA3  = reg.R11
-	regA4  = reg.R12
-	rowReg = map[int]reg.GPPhysical{0: reg.RSI, 3: reg.R11, 5: reg.R12, 10: reg.R13}
+	// A pointers: asmlib's A-panel registers (flavor R: base rows 0, 3, 5,
+	// 10; flavor C: regA, regA3 = 3·lda, regA4 = 4·lda).
+	regA   = asmlib.RegA
+	regA3  = asmlib.RegA3
+	regA4  = asmlib.RegA4
+	rowReg = asmlib.RowReg
 )
 
-// rowBases lists the base rows flavor R needs for a tile of `rows` rows.
-func rowBases(rows int) []int {
-	var bs []int
-	for _, b := range []int{0, 3, 5, 10} {
-		if b < rows {
-			bs = append(bs, b)
-		}
-	}
-	return bs
-}
-
 // rowMem is A(i, pair u) for flavor R.
-func rowMem(i, u int) Mem {
-	for _, b := range []int{10, 5, 3, 0} {
-		switch d := i - b; d {
-		case 0:
-			return Mem{Base: rowReg[b], Disp: u * size}
-		case 1, 2, 4, 8:
-			return Mem{Base: rowReg[b], Index: regLda, Scale: uint8(d), Disp: u * size}
-		}
-	}
-	panic(fmt.Sprintf("row %d not addressable", i))
-}
+func rowMem(i, u int) Mem { return asmlib.RowMem(i, u*size) }
 
 // colMem is A(i, pair u) for flavor C (u < 4).
-func colMem(i, u int) Mem {
-	m := Mem{Base: regA, Disp: i * size}
-	switch u {
-	case 1:
-		m.Index, m.Scale = regLda, 1
-	case 2:
-		m.Index, m.Scale = regLda, 2
-	case 3:
-		m.Index, m.Scale = regA3, 1
-	}
-	return m
-}
-
-// paramAddr is the frame address of a scalar argument.
-func paramAddr(name string) Mem {
-	b, err := Param(name).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
-}
+func colMem(i, u int) Mem { return asmlib.ColMem(i, u, size) }
 
 func gen(flavor byte, rows int) {
 	name := fmt.Sprintf("sbgemmAVX512%c%d", flavor, rows)
@@ -185,7 +138,7 @@ func gen(flavor byte, rows int) {
 	Load(Param("ldc"), regLdc)
 	SHLQ(U8(2), regLdc)
 	if flavor == 'R' {
-		for _, b := range rowBases(rows)[1:] {
+		for _, b := range asmlib.RowBases(rows)[1:] {
 			IMUL3Q(U32(b), regLda, rowReg[b])
 			ADDQ(regA, rowReg[b])
 		}
@@ -275,7 +228,7 @@ func kStep(flavor byte, rows, u int) {
 // advanceA moves the A pointers forward by `steps` k pairs.
 func advanceA(flavor byte, rows, steps int) {
 	if flavor == 'R' {
-		for _, b := range rowBases(rows) {
+		for _, b := range asmlib.RowBases(rows) {
 			ADDQ(U32(steps*size), rowReg[b])
 		}
 		return
@@ -291,19 +244,19 @@ func advanceA(flavor byte, rows, steps int) {
 // column), merging beta·C unless beta is zero.
 func epilogue(name string, rows int) {
 	alpha, beta, tmp := reg.Z29, reg.Z30, reg.Z31 // never accumulators (≤ 28)
-	VBROADCASTSS(paramAddr("alpha"), alpha)
+	VBROADCASTSS(asmlib.ParamAddr("alpha"), alpha)
 	for i := 0; i < rows*nv; i++ {
 		VMULPS(alpha, zmms[i], zmms[i])
 	}
 	// beta is +0 or -0 exactly when its bits shifted left by one are zero.
-	MOVL(paramAddr("beta"), reg.EAX)
+	MOVL(asmlib.ParamAddr("beta"), reg.EAX)
 	SHLL(U8(1), reg.EAX)
 	JNZ(LabelRef(name + "_beta"))
 	writeC(rows, func(acc reg.VecPhysical, m Mem, j int) {
 		VMOVUPS(acc, kmasks[j], m)
 	})
 	Label(name + "_beta")
-	VBROADCASTSS(paramAddr("beta"), beta)
+	VBROADCASTSS(asmlib.ParamAddr("beta"), beta)
 	writeC(rows, func(acc reg.VecPhysical, m Mem, j int) {
 		VMOVUPS_Z(m, kmasks[j], tmp)
 		VFMADD231PS(tmp, beta, acc)
@@ -491,8 +444,8 @@ func genAMX() {
 	Load(Param("c"), cPtr)
 	Load(Param("scratch"), scr)
 	MOVQ(U32(128), s128)
-	VBROADCASTSS(paramAddr("alpha"), alpha)
-	VBROADCASTSS(paramAddr("beta"), beta)
+	VBROADCASTSS(asmlib.ParamAddr("alpha"), alpha)
+	VBROADCASTSS(asmlib.ParamAddr("beta"), beta)
 	Load(Param("npanels"), pCnt)
 	MOVL(U32(0xffff), tmp.As32())
 	KMOVW(tmp.As32(), reg.K1)
@@ -543,7 +496,7 @@ func genAMX() {
 	MOVQ(cPtr, cRow)
 	MOVQ(scr, tmp)
 	Load(Param("rows"), rowCnt)
-	MOVL(paramAddr("beta"), reg.EAX.As32())
+	MOVL(asmlib.ParamAddr("beta"), reg.EAX.As32())
 	// (EAX is tmp's low half: reload tmp after the test.)
 	SHLL(U8(1), reg.EAX)
 	JNZ(LabelRef("amx_merge_beta"))
@@ -586,3 +539,5 @@ func genAMX() {
 	VZEROUPPER()
 	RET()
 }
+
+var zmms = asmlib.Zmms

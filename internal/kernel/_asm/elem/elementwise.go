@@ -20,6 +20,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/fathom-ml/fathom/internal/kernel/_asm/asmlib"
 )
 
 // isa describes one vector instruction set: its register constructor and
@@ -157,27 +159,7 @@ func elem(base, i reg.GPVirtual, t dtype, s isa, j int) Mem {
 // single vectors, while at least one whole vector is left. body(u) emits the
 // work for u vectors at index i; the loop advances i.
 func loop(label string, i, n reg.GPVirtual, lanes, unroll int, body func(u int)) {
-	limU := GP64()
-	MOVQ(n, limU)
-	ANDQ(I32(^(lanes*unroll - 1)), limU)
-	lim1 := GP64()
-	MOVQ(n, lim1)
-	ANDQ(I32(^(lanes - 1)), lim1)
-	if unroll > 1 {
-		Label(label + "_blocks")
-		CMPQ(i, limU)
-		JAE(LabelRef(label + "_singles"))
-		body(unroll)
-		ADDQ(U32(lanes*unroll), i)
-		JMP(LabelRef(label + "_blocks"))
-	}
-	Label(label + "_singles")
-	CMPQ(i, lim1)
-	JAE(LabelRef(label + "_done"))
-	body(1)
-	ADDQ(U32(lanes), i)
-	JMP(LabelRef(label + "_singles"))
-	Label(label + "_done")
+	asmlib.Loop(label, i, n, lanes, unroll, body)
 }
 
 // hreduce folds the lanes of v with op (an add, max or min of type t) and
@@ -215,10 +197,7 @@ func vzeroupper() { VZEROUPPER() }
 
 // text starts a function. None of them keeps a pointer to its arguments, so
 // all are marked noescape (callers' buffers may stay on the stack).
-func text(name, signature string) {
-	TEXT(name, NOSPLIT, signature)
-	Pragma("noescape")
-}
+func text(name, signature string) { asmlib.Text(name, signature) }
 
 // ------------------------------------------------------------- generators
 

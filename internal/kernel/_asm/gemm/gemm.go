@@ -42,6 +42,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/fathom-ml/fathom/internal/kernel/_asm/asmlib"
 )
 
 // kernelSpec describes one family of micro-kernels.
@@ -86,18 +88,6 @@ func Build() {
 	genTransposeD8()
 }
 
-var zmms = []reg.VecPhysical{
-	reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
-	reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
-	reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
-	reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
-}
-
-var ymms = []reg.VecPhysical{
-	reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
-	reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
-}
-
 // vec returns vector register i at the spec's width.
 func vec(s kernelSpec, i int) reg.VecPhysical {
 	if s.avx512 {
@@ -115,57 +105,24 @@ var (
 	regC    = reg.RDI // current C row pointer
 	regLdc  = reg.R8  // C row stride in bytes
 	regCnt  = reg.R9  // unrolled iteration count
-	regLda  = reg.R10 // A stride in bytes
+	regLda  = asmlib.RegLda
 	regTmp  = reg.RAX // scratch (prologue/epilogue)
 	regMask = reg.RBX // column mask (prologue)
 	regLdb  = reg.RBX // B k-step stride in bytes (k loop)
 	regLdb3 = reg.RAX // 3·ldb (k loop)
-	// A pointers. Flavor R: base rows 0, 3, 5, 10 (every row 0..13 is a base
-	// plus 0, 1, 2, 4 or 8 strides). Flavor C: regA, with regA3 = 3·lda and
-	// regA4 = 4·lda.
-	regA   = reg.RSI
-	regA3  = reg.R11
-	regA4  = reg.R12
-	rowReg = map[int]reg.GPPhysical{0: reg.RSI, 3: reg.R11, 5: reg.R12, 10: reg.R13}
+	// A pointers: asmlib's A-panel registers (flavor R: base rows 0, 3, 5,
+	// 10; flavor C: regA, regA3 = 3·lda, regA4 = 4·lda).
+	regA   = asmlib.RegA
+	regA3  = asmlib.RegA3
+	regA4  = asmlib.RegA4
+	rowReg = asmlib.RowReg
 )
 
-// rowBases lists the base rows flavor R needs for a tile of `rows` rows.
-func rowBases(rows int) []int {
-	var bs []int
-	for _, b := range []int{0, 3, 5, 10} {
-		if b < rows {
-			bs = append(bs, b)
-		}
-	}
-	return bs
-}
-
 // rowMem is A(i, step u) for flavor R.
-func rowMem(s kernelSpec, i, u int) Mem {
-	for _, b := range []int{10, 5, 3, 0} {
-		switch d := i - b; d {
-		case 0:
-			return Mem{Base: rowReg[b], Disp: u * s.size}
-		case 1, 2, 4, 8:
-			return Mem{Base: rowReg[b], Index: regLda, Scale: uint8(d), Disp: u * s.size}
-		}
-	}
-	panic(fmt.Sprintf("row %d not addressable", i))
-}
+func rowMem(s kernelSpec, i, u int) Mem { return asmlib.RowMem(i, u*s.size) }
 
 // colMem is A(i, step u) for flavor C (u < 4).
-func colMem(s kernelSpec, i, u int) Mem {
-	m := Mem{Base: regA, Disp: i * s.size}
-	switch u {
-	case 1:
-		m.Index, m.Scale = regLda, 1
-	case 2:
-		m.Index, m.Scale = regLda, 2
-	case 3:
-		m.Index, m.Scale = regA3, 1
-	}
-	return m
-}
+func colMem(s kernelSpec, i, u int) Mem { return asmlib.ColMem(i, u, s.size) }
 
 func isF32(s kernelSpec) bool { return s.size == 4 }
 
@@ -217,15 +174,6 @@ func signature(s kernelSpec) string {
 	return sig + ")"
 }
 
-// paramAddr is the frame address of a scalar argument.
-func paramAddr(name string) Mem {
-	b, err := Param(name).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
-}
-
 func gen(s kernelSpec, flavor byte, rows int) {
 	name := fmt.Sprintf("%s%c%d", s.prefix, flavor, rows)
 	nr := s.nv * s.lanes
@@ -247,7 +195,7 @@ func gen(s kernelSpec, flavor byte, rows int) {
 	Load(Param("ldc"), regLdc)
 	SHLQ(U8(log2(s.size)), regLdc)
 	if flavor == 'R' {
-		for _, b := range rowBases(rows)[1:] {
+		for _, b := range asmlib.RowBases(rows)[1:] {
 			IMUL3Q(U32(b), regLda, rowReg[b])
 			ADDQ(regA, rowReg[b])
 		}
@@ -374,7 +322,7 @@ func kStep(s kernelSpec, flavor byte, rows, u int) {
 // advanceA moves the A pointers forward by `steps` k steps.
 func advanceA(s kernelSpec, flavor byte, rows, steps int) {
 	if flavor == 'R' {
-		for _, b := range rowBases(rows) {
+		for _, b := range asmlib.RowBases(rows) {
 			ADDQ(U32(steps*s.size), rowReg[b])
 		}
 		return
@@ -395,16 +343,16 @@ func epilogue(s kernelSpec, name string, rows int) {
 	} else {
 		alpha, beta, tmp = reg.Y13, reg.Y14, reg.Y15 // accumulators ≤ 12, B and broadcast dead
 	}
-	bcast(s, paramAddr("alpha"), alpha)
+	bcast(s, asmlib.ParamAddr("alpha"), alpha)
 	for i := 0; i < rows*s.nv; i++ {
 		mul(s, alpha, vec(s, i))
 	}
 	// beta is +0 or -0 exactly when its bits shifted left by one are zero.
 	if isF32(s) {
-		MOVL(paramAddr("beta"), reg.EAX)
+		MOVL(asmlib.ParamAddr("beta"), reg.EAX)
 		SHLL(U8(1), reg.EAX)
 	} else {
-		MOVQ(paramAddr("beta"), regTmp)
+		MOVQ(asmlib.ParamAddr("beta"), regTmp)
 		SHLQ(U8(1), regTmp)
 	}
 	JNZ(LabelRef(name + "_beta"))
@@ -412,7 +360,7 @@ func epilogue(s kernelSpec, name string, rows int) {
 		storeC(s, acc, m, j)
 	})
 	Label(name + "_beta")
-	bcast(s, paramAddr("beta"), beta)
+	bcast(s, asmlib.ParamAddr("beta"), beta)
 	writeC(s, rows, func(acc reg.VecPhysical, m Mem, j int) {
 		if s.avx512 {
 			if isF32(s) {
@@ -571,3 +519,7 @@ func transposeLoop(size, n int, body func()) {
 	VZEROUPPER()
 	RET()
 }
+
+var zmms = asmlib.Zmms
+
+var ymms = asmlib.Ymms

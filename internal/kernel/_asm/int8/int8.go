@@ -46,24 +46,9 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/fathom-ml/fathom/internal/kernel/_asm/asmlib"
 )
-
-var zmms = []reg.VecPhysical{
-	reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
-	reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
-	reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
-	reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
-}
-
-var ymms = []reg.VecPhysical{
-	reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7,
-	reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15,
-}
-
-var xmms = []reg.VecPhysical{
-	reg.X0, reg.X1, reg.X2, reg.X3, reg.X4, reg.X5, reg.X6, reg.X7,
-	reg.X8, reg.X9, reg.X10, reg.X11, reg.X12, reg.X13, reg.X14, reg.X15,
-}
 
 const (
 	vnniMR = 14
@@ -292,7 +277,7 @@ func genDequant() {
 	Load(Param("off"), tmp)
 	VMOVUPS(Mem{Base: tmp}, zmms[4])
 	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
-	VBROADCASTSS(paramAddr("floor"), zmms[6])
+	VBROADCASTSS(asmlib.ParamAddr("floor"), zmms[6])
 	Load(Param("dst"), dst)
 	Load(Param("ldd"), ldd)
 	SHLQ(U8(2), ldd)
@@ -338,7 +323,7 @@ func genDequantT() {
 	Load(Param("off"), tmp)
 	VMOVUPS(Mem{Base: tmp}, zmms[4])
 	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
-	VBROADCASTSS(paramAddr("floor"), zmms[6])
+	VBROADCASTSS(asmlib.ParamAddr("floor"), zmms[6])
 	Load(Param("idx"), tmp)
 	VMOVDQU32(Mem{Base: tmp}, zmms[7])
 	VMOVDQU32(Mem{Base: tmp, Disp: 64}, zmms[8])
@@ -389,7 +374,7 @@ func genDequantPool() {
 	Load(Param("off"), tmp)
 	VMOVUPS(Mem{Base: tmp}, zmms[4])
 	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
-	VBROADCASTSS(paramAddr("floor"), zmms[6])
+	VBROADCASTSS(asmlib.ParamAddr("floor"), zmms[6])
 	Load(Param("dst"), dst)
 	Load(Param("ldd"), ldd)
 	SHLQ(U8(2), ldd)
@@ -440,7 +425,7 @@ func genDequantRows() {
 	for i := 0; i < 6; i++ {
 		VMOVUPS(Mem{Base: tmp, Disp: 64 * i}, zmms[2+i]) // u0 u1 v0 v1 b0 b1
 	}
-	VBROADCASTSS(paramAddr("floor"), zmms[8])
+	VBROADCASTSS(asmlib.ParamAddr("floor"), zmms[8])
 	Load(Param("rs"), rs)
 	Load(Param("rz"), rz)
 	Load(Param("dst"), dst)
@@ -495,7 +480,7 @@ func genDequantPoolT() {
 	Load(Param("off"), tmp)
 	VMOVUPS(Mem{Base: tmp}, zmms[4])
 	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
-	VBROADCASTSS(paramAddr("floor"), zmms[6])
+	VBROADCASTSS(asmlib.ParamAddr("floor"), zmms[6])
 	Load(Param("idx"), tmp)
 	VMOVDQU32(Mem{Base: tmp}, zmms[9])
 	VMOVDQU32(Mem{Base: tmp, Disp: 64}, zmms[10])
@@ -547,8 +532,8 @@ func genRequant() {
 	Load(Param("off"), tmp)
 	VMOVUPS(Mem{Base: tmp}, zmms[4])
 	VMOVUPS(Mem{Base: tmp, Disp: 64}, zmms[5])
-	VBROADCASTSS(paramAddr("lo"), zmms[6])
-	VBROADCASTSS(paramAddr("hi"), zmms[7])
+	VBROADCASTSS(asmlib.ParamAddr("lo"), zmms[6])
+	VBROADCASTSS(asmlib.ParamAddr("hi"), zmms[7])
 	Load(Param("dst"), dst)
 	Load(Param("ldd"), ldd)
 	Load(Param("mask"), tmp)
@@ -683,9 +668,9 @@ func genQuant() {
 	Load(Param("n"), n)
 	Load(Param("x"), x)
 	Load(Param("dst"), dst)
-	VBROADCASTSS(paramAddr("inv"), zmms[1])
-	VBROADCASTSS(paramAddr("lo"), zmms[2])
-	VBROADCASTSS(paramAddr("hi"), zmms[3])
+	VBROADCASTSS(asmlib.ParamAddr("inv"), zmms[1])
+	VBROADCASTSS(asmlib.ParamAddr("lo"), zmms[2])
+	VBROADCASTSS(asmlib.ParamAddr("hi"), zmms[3])
 	Load(Param("zero"), reg.EAX)
 	VPBROADCASTD(reg.EAX, zmms[4])
 	SHRQ(U8(4), n)
@@ -706,11 +691,8 @@ func genQuant() {
 	RET()
 }
 
-// paramAddr is the frame address of a scalar argument.
-func paramAddr(name string) Mem {
-	b, err := Param(name).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
-}
+var zmms = asmlib.Zmms
+
+var ymms = asmlib.Ymms
+
+var xmms = asmlib.Xmms

@@ -17,6 +17,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/fathom-ml/fathom/internal/kernel/_asm/asmlib"
 )
 
 type isa struct {
@@ -40,33 +42,11 @@ func at(base, i reg.GPVirtual, s isa, j int) Mem {
 
 // loop emits blocks of u vectors while enough are left, then single vectors.
 func loop(label string, i, n reg.GPVirtual, s isa, body func(u int)) {
-	lanes := s.lanes()
-	limU := GP64()
-	MOVQ(n, limU)
-	ANDQ(I32(^(lanes*s.unroll - 1)), limU)
-	lim1 := GP64()
-	MOVQ(n, lim1)
-	ANDQ(I32(^(lanes - 1)), lim1)
-	if s.unroll > 1 {
-		Label(label + "_blocks")
-		CMPQ(i, limU)
-		JAE(LabelRef(label + "_singles"))
-		body(s.unroll)
-		ADDQ(U32(lanes*s.unroll), i)
-		JMP(LabelRef(label + "_blocks"))
-	}
-	Label(label + "_singles")
-	CMPQ(i, lim1)
-	JAE(LabelRef(label + "_done"))
-	body(1)
-	ADDQ(U32(lanes), i)
-	JMP(LabelRef(label + "_singles"))
-	Label(label + "_done")
+	asmlib.Loop(label, i, n, s.lanes(), s.unroll, body)
 }
 
 func text(name, signature, doc string) {
-	TEXT(name, NOSPLIT, signature)
-	Pragma("noescape")
+	asmlib.Text(name, signature)
 	Doc(doc)
 }
 
